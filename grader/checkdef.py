@@ -1,0 +1,56 @@
+"""`@check`: how a graded check is declared.
+
+    @check("finish-at-expiry", points=4)
+    def test_finish_exactly_at_expiry(lab):
+        ...
+
+The body runs in a sandbox child with a fresh `Lab`; the decorator turns it into a pytest test
+that takes the `graded` fixture (see grader/checks/conftest.py). Titles, whys and hints live in
+the message catalogue under `check.<id>.*`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import pytest
+
+ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+DEFAULT_TIMEOUT = 5.0  # wall-clock seconds per check: only a safety net against hangs
+
+
+@dataclass(frozen=True)
+class CheckInfo:
+    id: str
+    points: int
+    module: str
+    timeout: float
+
+
+#: Every declared check, in declaration order (module import order, then source order).
+REGISTRY: dict[str, CheckInfo] = {}
+
+
+def check(check_id: str, points: int, timeout: float = DEFAULT_TIMEOUT):
+    if not ID_PATTERN.match(check_id):
+        raise ValueError(f"check id must be kebab-case: {check_id!r}")
+
+    def decorate(body: Callable) -> Callable:
+        if check_id in REGISTRY and REGISTRY[check_id].module != body.__module__:
+            raise ValueError(f"duplicate check id {check_id!r}")
+        REGISTRY[check_id] = CheckInfo(check_id, points, body.__module__, timeout)
+
+        @pytest.mark.check(id=check_id, points=points)
+        def test(graded):
+            graded.run(check_id, body, timeout)
+
+        test.__name__ = body.__name__
+        test.__qualname__ = body.__qualname__
+        test.__doc__ = body.__doc__
+        test.__module__ = body.__module__
+        test.body = body
+        return test
+
+    return decorate

@@ -1,0 +1,79 @@
+"""pytest glue for the graded checks: the `--impl` option, the sandboxed `graded` fixture and
+the check metadata that goes into the JSON report (read by grader.runner)."""
+
+from __future__ import annotations
+
+import tempfile
+
+import pytest
+
+from grader import sandbox, scenario
+from grader.checkdef import REGISTRY
+from grader.messages import default_lang
+from grader.render import failure_lines
+from grader.target import DEFAULT_TARGET, TargetError, load
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("leaselab", "lease lab grader")
+    group.addoption("--impl", default=DEFAULT_TARGET,
+                    help="module name or .py file to grade (default: lab.queue)")
+    group.addoption("--lang", default=None, choices=("en", "ja"), help="language of messages")
+    group.addoption("--timeout-scale", type=float, default=1.0,
+                    help="multiply every check's wall-clock safety timeout")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "check(id, points): a graded check of the lease lab")
+
+
+@pytest.fixture(scope="session")
+def preflight(request):
+    """Import the target once, in a sandbox: if it cannot be graded, every check says why
+    at once instead of each waiting for its own timeout."""
+    spec = request.config.getoption("--impl")
+    scale = request.config.getoption("--timeout-scale")
+
+    def probe():
+        try:
+            load(spec)
+        except TargetError as exc:
+            return {"outcome": "errored", "kind": exc.kind, "params": exc.params}
+        return {"outcome": "passed"}
+
+    result = sandbox.run(probe, timeout=10.0 * scale)
+    return None if result["outcome"] == "passed" else result
+
+
+class Graded:
+    def __init__(self, request, preflight):
+        self.request = request
+        self.preflight = preflight
+        self.spec = request.config.getoption("--impl")
+        self.scale = request.config.getoption("--timeout-scale")
+        self.lang = request.config.getoption("--lang") or default_lang()
+
+    def run(self, check_id, body, timeout):
+        result = self.preflight
+        if result is None:
+            with tempfile.TemporaryDirectory(prefix="leaselab-") as workdir:
+                result = sandbox.run(lambda: scenario.run_check(body, self.spec, workdir),
+                                     timeout=timeout * self.scale)
+        self.request.node.check_result = result
+        if result["outcome"] != "passed":
+            pytest.fail("\n".join(failure_lines(check_id, result, self.lang)), pytrace=False)
+
+
+@pytest.fixture
+def graded(request, preflight):
+    return Graded(request, preflight)
+
+
+def pytest_json_runtest_metadata(item, call):
+    if call.when != "call":
+        return {}
+    marker = item.get_closest_marker("check")
+    if marker is None:
+        return {}
+    return {"check_id": marker.kwargs["id"], "points": marker.kwargs["points"],
+            "result": getattr(item, "check_result", None)}

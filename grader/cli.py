@@ -1,0 +1,80 @@
+"""`python -m grader`: grade an implementation of the lease lab.
+
+Exit status: 0 when every check passes, 1 when any fails, 2 when the grader cannot run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from . import report_text, results_json
+from .messages import default_lang
+from .render import Style
+from .runner import GraderError, run_checks
+from .target import DEFAULT_TARGET, describe
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m grader", description="Grade the lease lab.")
+    p.add_argument("--impl", default=DEFAULT_TARGET, metavar="MODULE_OR_FILE",
+                   help="module name (lab.queue, solutions.queue) or path to a .py file "
+                        "(default: %(default)s)")
+    p.add_argument("--json", metavar="PATH", help="write Gradescope results.json here")
+    p.add_argument("--html", metavar="PATH", help="write an HTML report here")
+    p.add_argument("--lang", choices=("en", "ja"), help="language (default: from the locale)")
+    p.add_argument("-k", dest="select", metavar="EXPR", help="run only checks matching EXPR")
+    p.add_argument("--timeout-scale", type=float, default=1.0, metavar="X",
+                   help="multiply every check's wall-clock safety timeout (slow machines)")
+    return p
+
+
+#: `python -m grader NAME ...` runs grader.<module>.main(argv) for these subcommands.
+SUBCOMMANDS = {
+    "quiz": "grader.quiz.cli",
+    "batch": "grader.batch",
+    "gradescope-bundle": "grader.gradescope_bundle",
+    "export-student": "grader.export_student",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in SUBCOMMANDS:
+        import importlib
+
+        try:
+            module = importlib.import_module(SUBCOMMANDS[argv[0]])
+        except ModuleNotFoundError:
+            print(f"grader: '{argv[0]}' is not available in this copy of the grader",
+                  file=sys.stderr)
+            return 2
+        return module.main(argv[1:])
+    return grade(argv)
+
+
+def grade(argv: list[str]) -> int:
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exc:  # argparse: bad arguments
+        return 0 if exc.code == 0 else 2
+    lang = args.lang or default_lang()
+    start = time.monotonic()
+    try:
+        results = run_checks(args.impl, lang=lang, timeout_scale=args.timeout_scale,
+                             select=args.select)
+    except GraderError as exc:
+        print(f"grader: {exc}", file=sys.stderr)
+        return 2
+    duration = time.monotonic() - start
+    target = describe(args.impl)
+    print(report_text.render(results, lang, Style.for_stream(sys.stdout), target=target))
+    if args.json:
+        results_json.write(args.json, results_json.build(results, lang, target=target,
+                                                         duration=duration))
+    if args.html:
+        from . import report_html
+
+        report_html.write(args.html, results, lang, target=target)
+    return 0 if results and all(r.passed for r in results) else 1

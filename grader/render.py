@@ -1,0 +1,162 @@
+"""Turn check results (language-neutral dicts) into text: the terminal report and the
+`output` of results.json. Colours only when asked (a TTY without NO_COLOR)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from lab.store import COLUMNS
+
+from .messages import text
+
+
+class Style:
+    CODES = {"red": "31", "green": "32", "yellow": "33", "dim": "2", "bold": "1"}
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    def __call__(self, name: str, s: str) -> str:
+        return f"\033[{self.CODES[name]}m{s}\033[0m" if self.enabled else s
+
+    @classmethod
+    def for_stream(cls, stream=sys.stdout) -> "Style":
+        wanted = stream.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+        return cls(wanted)
+
+
+PLAIN = Style(False)
+
+
+def value(v) -> str:
+    return "NULL" if v is None else str(v)
+
+
+def claim_result(result, lang: str) -> str:
+    if result is None:
+        return "None"
+    if isinstance(result, dict):
+        return text("timeline.claim-result", lang, **result)
+    return str(result)
+
+
+def event_text(event: dict, lang: str) -> str:
+    op = event["op"]
+    if op == "note":
+        return text(event["key"], lang, **event.get("params", {}))
+    if op == "set-row":
+        values = ", ".join(f"{k}={value(v)}" for k, v in event["values"].items())
+        return text("timeline.set-row", lang, job=event["job"], values=values)
+    if op in ("enqueue", "requeue"):
+        return text(f"timeline.{op}", lang, **event)
+    if "raised" in event:
+        result = text("timeline.raised", lang, error=event["raised"])
+    elif "result" not in event:
+        result = text("timeline.pending", lang)
+    elif op == "claim":
+        result = claim_result(event["result"], lang)
+    else:
+        result = str(event["result"])
+    params = {**event, "result": result}
+    if op == "finish":
+        params["stamp"] = text("timeline.stamp", lang, **event["stamp"])
+    return text(f"timeline.{op}", lang, **params)
+
+
+def timeline_lines(events: list[dict], lang: str, style: Style = PLAIN) -> list[str]:
+    lines = []
+    last_call = max((i for i, e in enumerate(events) if e["op"] in ("claim", "finish", "work_once")),
+                    default=None)
+    for i, event in enumerate(events):
+        t = event.get("t")
+        clock = f"{t:>6} ms" if isinstance(t, int) else " " * 9
+        marker = "▶" if i == last_call else " "
+        line = f"{marker} {clock}  {event_text(event, lang)}"
+        lines.append(style("bold", line) if i == last_call else line)
+    return lines
+
+
+def row_lines(row: dict, lang: str, style: Style = PLAIN) -> list[str]:
+    current, expected = row.get("current"), row.get("expected")
+    head = text("ui.row-of", lang, job=row["job"])
+    if current is None or expected is None:
+        missing = text("ui.no-row", lang)
+        current = current or {c: missing for c in COLUMNS}
+        expected = expected or {c: missing for c in COLUMNS}
+    width = max(len(value(current.get(c))) for c in COLUMNS)
+    width = max(width, len(text("ui.current", lang)))
+    lines = [f"  {head:<14} {text('ui.current', lang):<{width}}    {text('ui.expected-col', lang)}"]
+    for column in COLUMNS:
+        now, want = value(current.get(column)), value(expected.get(column))
+        if now == want:
+            lines.append(f"    {column:<12} {now:<{width}}    {want}")
+        else:
+            lines.append(style("red", f"  ≠ {column:<12} {now:<{width}}    ")
+                         + style("green", want))
+    return lines
+
+
+def step_text(step, lang: str) -> str:
+    return event_text(step, lang) if step else text("kind.nothing-running", lang)
+
+
+def problem_line(result: dict, lang: str) -> str | None:
+    """One sentence for outcomes that are about the code under grade rather than the rule."""
+    kind = result.get("kind")
+    outcome = result.get("outcome")
+    params = result.get("params", {}) or {}
+    if outcome == "timed_out":
+        return text("kind.timed-out", lang, timeout=_seconds(result.get("timeout")),
+                    step=step_text(result.get("step"), lang))
+    if kind == "exited":
+        how = (text("kind.exit-signal", lang, signal=result["signal"]) if "signal" in result
+               else text("kind.exit-code", lang, code=result.get("code")))
+        step = result.get("step") or (result.get("timeline") or [None])[-1]
+        return text("kind.exited", lang, how=how, step=step_text(step, lang))
+    if kind == "raised":
+        at = text("kind.at", lang, where=result["where"]) if result.get("where") else ""
+        return text("kind.raised", lang, function=result["function"], error=result["error"], at=at)
+    if kind in ("not-implemented", "wrong-type"):
+        return text(f"kind.{kind}", lang, **result)
+    if kind in ("syntax-error", "import-error", "missing-function", "no-such-file"):
+        return text(f"kind.{kind}", lang, **params)
+    if kind == "grader-bug":
+        return text("kind.grader-bug", lang) + "\n" + result.get("error", "")
+    return None
+
+
+def failure_lines(check_id: str, result: dict, lang: str, style: Style = PLAIN,
+                  detail: str = "full") -> list[str]:
+    """The teaching part of a failed check: what happened, what came back, the row, the why.
+
+    `detail`: "full" (everything), "actual-only" (no expected value or row), "none" (only why).
+    """
+    lines: list[str] = []
+    problem = problem_line(result, lang)
+    if problem:
+        lines.append(problem)
+    if result.get("detail"):
+        lines.append(text(f"detail.{result['detail']}", lang, **(result.get("params") or {})))
+    elif result.get("kind") == "row-mismatch":
+        lines.append(text("kind.row-mismatch", lang))
+    if detail == "none":
+        lines = [lines[0]] if problem and result.get("outcome") != "failed" else []
+    else:
+        if result.get("timeline"):
+            lines.append(text("ui.timeline", lang))
+            lines += ["  " + line for line in timeline_lines(result["timeline"], lang, style)]
+        if "came_back" in result and result.get("kind") == "mismatch":
+            lines.append(f"{text('ui.came-back', lang)} {result['came_back']}")
+            if detail == "full":
+                lines.append(f"{text('ui.expected', lang)} {result['expected']}")
+        if result.get("row") and detail == "full":
+            lines += row_lines(result["row"], lang, style)
+    lines.append(f"{text('ui.why', lang)} {text(f'check.{check_id}.why', lang)}")
+    if detail == "full":
+        lines.append(f"{text('ui.hint', lang)} {text(f'check.{check_id}.hint', lang)}")
+    return lines
+
+
+def _seconds(timeout) -> str:
+    return f"{timeout:g}" if isinstance(timeout, (int, float)) else "?"

@@ -1,0 +1,33 @@
+"""The terminal report: one line per check, the teaching text under each failure, the score."""
+
+from __future__ import annotations
+
+from .messages import text
+from .render import Style, failure_lines
+from .runner import CheckResult
+
+MARKS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "errored": ("!", "red"),
+         "timed_out": ("⏱", "yellow"), "not_implemented": ("·", "yellow")}
+
+
+def render(results: list[CheckResult], lang: str, style: Style, *, target: str) -> str:
+    lines = [style("bold", text("ui.header", lang, target=target)), ""]
+    for r in results:
+        mark, colour = MARKS.get(r.outcome, ("?", "red"))
+        points = text("ui.points", lang, score=r.score, points=r.points)
+        title = text(f"check.{r.id}.title", lang)
+        status = "" if r.passed else f"  [{text(f'outcome.{r.outcome}', lang)}]"
+        lines.append(f"{style(colour, mark)} {title}  {style('dim', f'{r.id} · {points}')}{status}")
+        if not r.passed:
+            lines += ["    " + line for line in "\n".join(
+                failure_lines(r.id, r.result, lang, style)).splitlines()]
+            lines.append("")
+    score = sum(r.score for r in results)
+    max_score = sum(r.points for r in results)
+    passed = sum(r.passed for r in results)
+    lines.append("")
+    lines.append(style("bold", text("ui.score", lang, score=score, max_score=max_score))
+                 + "   " + text("ui.summary", lang, passed=passed, failed=len(results) - passed))
+    if passed == len(results):
+        lines.append(style("green", text("ui.all-passed", lang)))
+    return "\n".join(lines)

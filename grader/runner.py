@@ -1,0 +1,105 @@
+"""Run the graded checks through pytest (with pytest-json-report) and collect one result per check."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from pytest_jsonreport.plugin import JSONReport
+
+CHECKS_DIR = Path(__file__).with_name("checks")
+
+
+class GraderError(Exception):
+    """The grader itself could not run (exit status 2)."""
+
+
+@dataclass
+class CheckResult:
+    id: str
+    points: int
+    outcome: str  # passed / failed / errored / timed_out / not_implemented
+    result: dict = field(default_factory=dict)
+    duration: float = 0.0
+    nodeid: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+    @property
+    def score(self) -> int:
+        return self.points if self.passed else 0
+
+
+def run_checks(impl: str, *, lang: str = "en", timeout_scale: float = 1.0,
+               select: str | None = None) -> list[CheckResult]:
+    """Grade `impl` (module name or .py path); `select` is a pytest -k expression."""
+    args = [
+        str(CHECKS_DIR), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
+        "-q", "--no-header", "--tb=no", "-p", "pytest_jsonreport.plugin",
+        f"--impl={impl}", f"--lang={lang}", f"--timeout-scale={timeout_scale}",
+        "--json-report-file=none", "--json-report-omit", "log", "streams",
+    ]
+    if select:
+        args += ["-k", select]
+    plugin = JSONReport()
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), _cwd_on_path(), _no_plugin_autoload():
+        code = pytest.main(args, plugins=[plugin])
+    report = plugin.report
+    if report is None or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        raise GraderError(f"the checks could not run (pytest exit {int(code)}):\n{sink.getvalue()}")
+    results = []
+    for test in report["tests"]:
+        meta = test.get("metadata") or {}
+        if "check_id" not in meta:
+            raise GraderError(f"{test['nodeid']} is not a declared check")
+        result = meta.get("result") or _from_pytest(test)
+        results.append(CheckResult(
+            id=meta["check_id"], points=meta["points"], outcome=result["outcome"],
+            result=result, duration=sum(test.get(s, {}).get("duration", 0.0)
+                                        for s in ("setup", "call", "teardown")),
+            nodeid=test["nodeid"]))
+    return results
+
+
+def _from_pytest(test: dict) -> dict:
+    """A check that never reached the sandbox (a fixture or the check module itself broke)."""
+    stage = next((test[s] for s in ("setup", "call") if test.get(s, {}).get("outcome") == "failed"),
+                 {})
+    return {"outcome": "errored", "kind": "grader-bug", "error": stage.get("longrepr", "")}
+
+
+@contextlib.contextmanager
+def _no_plugin_autoload():
+    # Whatever pytest plugins happen to be installed must not change (or slow) the grading.
+    old = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = old
+
+
+@contextlib.contextmanager
+def _cwd_on_path():
+    # `lab.queue` and a student's own modules resolve from the folder the grader runs in.
+    import sys
+
+    cwd = os.getcwd()
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        yield
+    finally:
+        if added and cwd in sys.path:
+            sys.path.remove(cwd)

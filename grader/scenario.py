@@ -1,0 +1,273 @@
+"""What a check sees while it runs (inside the sandbox child): a fresh database, the target's
+three functions wrapped so that every call is recorded on a timeline and its return type is
+checked, and `expect`, which fails the check with the row current vs expected.
+
+Failures are plain dicts (JSON-serialisable, language-neutral); `grader.render` turns them into
+words in English or Japanese.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sqlite3
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+from lab import store
+from lab.store import Claim
+
+from . import sandbox
+
+
+class CheckFailed(Exception):
+    """The check's verdict is 'failed' (or another outcome, given in `failure["outcome"]`)."""
+
+    def __init__(self, failure: dict):
+        super().__init__(failure.get("kind"))
+        self.failure = failure
+
+
+class TargetRaised(Exception):
+    """The target raised: carries the original exception and a one-line description."""
+
+    def __init__(self, function: str, exc: BaseException, where: str | None):
+        super().__init__(function, exc)
+        self.function = function
+        self.exc = exc
+        self.where = where
+
+
+class ManualClock:
+    """A logical clock for work_once: `clock()` reads it, the check moves it."""
+
+    def __init__(self, start: int = 0):
+        self.now = start
+        self.readings: list[int] = []
+
+    def __call__(self) -> int:
+        self.readings.append(self.now)
+        return self.now
+
+    def advance(self, ms: int) -> None:
+        self.now += ms
+
+
+def show(value: Any) -> str:
+    """The value as a student would write it: Claim(...), True, None."""
+    if isinstance(value, Claim):
+        fields = ", ".join(f"{f.name}={getattr(value, f.name)!r}" for f in dataclasses.fields(value))
+        return f"Claim({fields})"
+    return repr(value)
+
+
+def stamp(claim: Claim | None) -> dict | None:
+    return None if claim is None else dataclasses.asdict(claim)
+
+
+class Lab:
+    """One check's world: a fresh database file and the target under grade."""
+
+    def __init__(self, target, workdir: str):
+        self.target = target
+        self.dir = Path(workdir)
+        self.path = self.dir / "queue.db"
+        self.timeline: list[dict] = []
+        self.statements: list[tuple[int | None, str]] = []  # (call number, SQL) seen on conn
+        self._call: int | None = None
+        self._calls = 0
+        self.conn = self.connect()
+        store.init_db(self.conn)
+        self.conn.set_trace_callback(self._trace)
+        self.observer = store.connect(self.path, busy_timeout_ms=1000)
+
+    # -- the world -------------------------------------------------------------------------
+    def connect(self, busy_timeout_ms: int = store.BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+        return store.connect(self.path, busy_timeout_ms=busy_timeout_ms)
+
+    def _trace(self, sql: str) -> None:
+        self.statements.append((self._call, sql))
+
+    def note(self, key: str, **params) -> None:
+        """Add a line of narration (a catalogue key) to the timeline."""
+        self.timeline.append({"op": "note", "key": key, "params": params})
+
+    def enqueue(self, qty: int = 1, deadline: int = 1_000_000, max_attempts: int = 3) -> int:
+        job = store.enqueue(self.observer, qty, deadline, max_attempts)
+        self.timeline.append({"op": "enqueue", "job": job, "qty": qty, "deadline": deadline,
+                              "max_attempts": max_attempts})
+        return job
+
+    def requeue(self, job: int) -> None:
+        store.requeue(self.observer, job)
+        self.timeline.append({"op": "requeue", "job": job})
+
+    def row(self, job: int) -> dict | None:
+        """The job's committed row, read on a connection of the grader's own."""
+        try:
+            return store.get_job(self.observer, job)
+        except sqlite3.OperationalError as exc:
+            self.fail("row-unreadable", job=job, error=str(exc))
+
+    def set_row(self, job: int, **values) -> None:
+        """Put a row into a given state directly (setting up a situation, not a target call)."""
+        sets = ", ".join(f"{column} = ?" for column in values)
+        self.observer.execute(f"UPDATE jobs SET {sets} WHERE id = ?", (*values.values(), job))
+        self.timeline.append({"op": "set-row", "job": job, "values": values})
+
+    # -- calling the target ------------------------------------------------------------------
+    def claim(self, owner: str, now: int, lease_ms: int, conn=None) -> Claim | None:
+        result = self._invoke("claim", conn or self.conn, owner, now, lease_ms,
+                              event={"op": "claim", "actor": owner, "t": now, "lease_ms": lease_ms})
+        if result is not None and not isinstance(result, Claim):
+            self._wrong_type("claim", result, "Claim | None")
+        self.timeline[-1]["result"] = stamp(result)
+        return result
+
+    def finish(self, claim: Claim, now: int, conn=None, actor: str | None = None) -> bool:
+        result = self._invoke("finish", conn or self.conn, claim, now,
+                              event={"op": "finish", "actor": actor or claim.owner, "t": now,
+                                     "stamp": stamp(claim)})
+        if type(result) is not bool:
+            self._wrong_type("finish", result, "bool")
+        self.timeline[-1]["result"] = result
+        return result
+
+    def work_once(self, owner: str, send: Callable, clock: Callable[[], int], lease_ms: int,
+                  conn=None):
+        start = getattr(clock, "now", None)
+        result = self._invoke("work_once", conn or self.conn, owner, send, clock, lease_ms,
+                              event={"op": "work_once", "actor": owner, "t": start,
+                                     "lease_ms": lease_ms})
+        if result is not None and type(result) is not bool:
+            self._wrong_type("work_once", result, "bool | None")
+        self.timeline[-1]["result"] = result
+        return result
+
+    def _invoke(self, function: str, *args, event: dict):
+        self.timeline.append(event)
+        self._calls += 1
+        self._call = self._calls
+        sandbox.report_step(event)
+        try:
+            return getattr(self.target, function)(*args)
+        except NotImplementedError:
+            raise CheckFailed({"outcome": "not_implemented", "kind": "not-implemented",
+                               "function": function, "timeline": self.timeline})
+        except BaseException as exc:
+            raise TargetRaised(function, exc, _where(exc)) from None
+        finally:
+            self._call = None
+
+    def raises(self, call: Callable[[], Any]) -> BaseException | None:
+        """Run `call` (a lambda over lab.claim/finish/work_once); return what the target raised."""
+        try:
+            call()
+        except TargetRaised as raised:
+            self.timeline[-1]["raised"] = _one_line(raised.exc)
+            return raised.exc
+        return None
+
+    def statements_of(self, call: int) -> list[str]:
+        """The SQL the target ran on `conn` during its call number `call` (1 = first call)."""
+        return [sql for n, sql in self.statements if n == call and not sql.startswith("--")]
+
+    @property
+    def calls(self) -> int:
+        return self._calls
+
+    # -- verdicts ------------------------------------------------------------------------------
+    def expect(self, got: Any, expected: Any, *, job: int | None = None,
+               row: dict | None = None, detail: str | None = None, **params) -> None:
+        """Fail unless `got == expected` and (given `job`) the stored row equals `row`."""
+        current = self.row(job) if job is not None else None
+        same_value = got == expected and type(got) is type(expected)
+        if same_value and (job is None or current == row):
+            return
+        raise CheckFailed({
+            "outcome": "failed", "kind": "mismatch",
+            "came_back": show(got), "expected": show(expected),
+            "row": None if job is None else {"job": job, "current": current, "expected": row},
+            "detail": detail, "params": params, "timeline": self.timeline,
+        })
+
+    def expect_row(self, job: int, row: dict, detail: str | None = None, **params) -> None:
+        current = self.row(job)
+        if current != row:
+            raise CheckFailed({
+                "outcome": "failed", "kind": "row-mismatch",
+                "row": {"job": job, "current": current, "expected": row},
+                "detail": detail, "params": params, "timeline": self.timeline,
+            })
+
+    def fail(self, detail: str, **params) -> None:
+        """Fail with a catalogue sentence (`detail.<detail>`) of the check's own."""
+        raise CheckFailed({"outcome": "failed", "kind": "detail", "detail": detail,
+                           "params": params, "timeline": self.timeline})
+
+    def _wrong_type(self, function: str, value: Any, wanted: str) -> None:
+        self.timeline[-1]["result"] = show(value)
+        raise CheckFailed({"outcome": "failed", "kind": "wrong-type", "function": function,
+                           "came_back": show(value), "type": type(value).__name__,
+                           "wanted": wanted, "timeline": self.timeline})
+
+    def close(self) -> None:
+        for conn in (self.conn, self.observer):
+            try:
+                conn.close()
+            except Exception:
+                pass
+
+
+def expected_row(row: dict, **changes) -> dict:
+    """`row` with some columns changed: the row a check expects after a step."""
+    unknown = set(changes) - set(row)
+    assert not unknown, f"not a column: {unknown}"
+    return {**row, **changes}
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _where(exc: BaseException) -> str | None:
+    """file:line of the innermost frame outside the grader (the target's code, usually)."""
+    grader_dir = os.path.dirname(os.path.abspath(__file__))
+    where = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = os.path.abspath(frame.filename)
+        if not path.startswith(grader_dir) and "importlib" not in path:
+            try:
+                where = f"{os.path.relpath(path)}:{frame.lineno}"
+            except ValueError:
+                where = f"{path}:{frame.lineno}"
+    return where
+
+
+def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str) -> dict:
+    """Child side of one check: load the target, run the body, turn every ending into a result."""
+    from . import target as targets
+
+    try:
+        module = targets.load(target_spec)
+    except targets.TargetError as exc:
+        return {"outcome": "errored", "kind": exc.kind, "params": exc.params}
+    lab = Lab(module, workdir)
+    try:
+        body(lab)
+        return {"outcome": "passed"}
+    except CheckFailed as failed:
+        return failed.failure
+    except TargetRaised as raised:
+        return {"outcome": "errored", "kind": "raised", "function": raised.function,
+                "error": _one_line(raised.exc), "where": raised.where,
+                "timeline": lab.timeline}
+    except SystemExit as exc:
+        return {"outcome": "errored", "kind": "exited", "code": exc.code,
+                "timeline": lab.timeline}
+    finally:
+        lab.close()
+        sys.stdout.flush()

@@ -1,0 +1,79 @@
+"""Load the implementation under grade: a module name (`lab.queue`) or a path to a `.py` file."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+FUNCTIONS = ("claim", "finish", "work_once")
+DEFAULT_TARGET = "lab.queue"
+
+
+class TargetError(Exception):
+    """The target cannot be graded at all (does not import, lacks a function)."""
+
+    def __init__(self, kind: str, **params):
+        super().__init__(kind, params)
+        self.kind = kind
+        self.params = params
+
+
+def is_path(spec: str) -> bool:
+    return spec.endswith(".py") or os.sep in spec or "/" in spec
+
+
+def describe(spec: str) -> str:
+    """A short human name of the target, as shown in reports."""
+    if is_path(spec):
+        return str(spec)
+    return spec.replace(".", "/") + ".py" if spec in ("lab.queue", "solutions.queue") else spec
+
+
+def load(spec: str) -> ModuleType:
+    """Import the target and check it has the three functions; raise TargetError otherwise."""
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        if is_path(spec):
+            module = _load_file(Path(spec))
+        else:
+            module = importlib.import_module(spec)
+    except TargetError:
+        raise
+    except SyntaxError as exc:
+        raise TargetError(
+            "syntax-error", file=_short(exc.filename), line=exc.lineno or 0, msg=exc.msg
+        ) from None
+    except BaseException as exc:  # an import that crashes is the target's fault, not ours
+        raise TargetError("import-error", error=f"{type(exc).__name__}: {exc}") from None
+    missing = [name for name in FUNCTIONS if not callable(getattr(module, name, None))]
+    if missing:
+        raise TargetError("missing-function", names=", ".join(missing))
+    return module
+
+
+def _load_file(path: Path) -> ModuleType:
+    if not path.is_file():
+        raise TargetError("no-such-file", file=str(path))
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # a submission may import its own helper modules
+    name = "graded_target"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _short(filename: str | None) -> str:
+    if not filename:
+        return "?"
+    try:
+        return os.path.relpath(filename)
+    except ValueError:
+        return filename

@@ -1,0 +1,45 @@
+"""Helpers for the project's own tests: grade an implementation the way a user does."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MUTANTS = ROOT / "tests" / "mutants"
+
+
+def run_grader(*args: str, cwd: Path = ROOT, env: dict | None = None,
+               timeout: float = 300) -> subprocess.CompletedProcess:
+    """`python -m grader ARGS` in a child process, as a student or CI would run it."""
+    full_env = {**os.environ, "NO_COLOR": "1", "LANG": "C.UTF-8", **(env or {})}
+    full_env.pop("LC_ALL", None)
+    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def grade(impl: str, tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """Grade `impl`; return the process and its results.json."""
+    out = tmp_path / f"results-{abs(hash(impl))}.json"
+    proc = run_grader("--impl", impl, "--json", str(out), *extra)
+    assert out.exists(), f"no results.json (exit {proc.returncode}):\n{proc.stderr}"
+    return proc, json.loads(out.read_text(encoding="utf-8"))
+
+
+def by_check(results: dict) -> dict[str, dict]:
+    return {t["extra_data"]["check_id"]: t for t in results["tests"]}
+
+
+@pytest.fixture(scope="session")
+def solution_results(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict]:
+    return grade("solutions.queue", tmp_path_factory.mktemp("solution"))
+
+
+@pytest.fixture(scope="session")
+def stub_results(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict]:
+    return grade("lab.queue", tmp_path_factory.mktemp("stubs"))
