@@ -143,7 +143,7 @@ def failure_lines(check_id: str, result: dict, lang: str, style: Style = PLAIN,
     if detail == "none":
         lines = [lines[0]] if problem and result.get("outcome") != "failed" else []
     else:
-        if result.get("timeline"):
+        if result.get("timeline") and result.get("outcome") != "not_implemented":
             lines.append(text("ui.timeline", lang))
             lines += ["  " + line for line in timeline_lines(result["timeline"], lang, style)]
         if "came_back" in result and result.get("kind") == "mismatch":

@@ -70,8 +70,9 @@ def stamp(claim: Claim | None) -> dict | None:
 class Lab:
     """One check's world: a fresh database file and the target under grade."""
 
-    def __init__(self, target, workdir: str):
+    def __init__(self, target, workdir: str, target_spec: str | None = None):
         self.target = target
+        self.target_spec = target_spec  # what --impl said: for checks that start processes
         self.dir = Path(workdir)
         self.path = self.dir / "queue.db"
         self.timeline: list[dict] = []
@@ -255,7 +256,7 @@ def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str) -> 
         module = targets.load(target_spec)
     except targets.TargetError as exc:
         return {"outcome": "errored", "kind": exc.kind, "params": exc.params}
-    lab = Lab(module, workdir)
+    lab = Lab(module, workdir, target_spec)
     try:
         body(lab)
         return {"outcome": "passed"}
