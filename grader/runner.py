@@ -26,6 +26,13 @@ class CheckResult:
     result: dict = field(default_factory=dict)
     duration: float = 0.0
     nodeid: str = ""
+    #: With --repeat N: the outcome of each run, in order (empty for a single run).
+    runs: list[str] = field(default_factory=list)
+
+    @property
+    def unstable(self) -> bool:
+        """The verdict changed between repeated runs."""
+        return len({outcome == "passed" for outcome in self.runs}) > 1
 
     @property
     def passed(self) -> bool:
