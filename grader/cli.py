@@ -9,7 +9,9 @@ import argparse
 import sys
 import time
 
+from . import config as configs
 from . import report_text, results_json
+from .checkdef import all_checks
 from .messages import default_lang
 from .render import Style
 from .runner import GraderError, run_checks
@@ -27,7 +29,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-k", dest="select", metavar="EXPR", help="run only checks matching EXPR")
     p.add_argument("--timeout-scale", type=float, default=1.0, metavar="X",
                    help="multiply every check's wall-clock safety timeout (slow machines)")
+    p.add_argument("--repeat", type=_positive, default=1, metavar="N",
+                   help="run every check N times on fresh databases; flag unstable verdicts")
+    p.add_argument("--detail", choices=configs.DETAILS,
+                   help="what failures show: full (default), actual-only (no expected values), "
+                        "none (title and why only)")
+    p.add_argument("--config", metavar="PATH",
+                   help="instructor config (TOML): detail and Gradescope visibility per check")
     return p
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
 
 
 #: `python -m grader NAME ...` runs grader.<module>.main(argv) for these subcommands.
@@ -62,19 +78,23 @@ def grade(argv: list[str]) -> int:
     lang = args.lang or default_lang()
     start = time.monotonic()
     try:
+        config = configs.load(args.config, set(all_checks()))
         results = run_checks(args.impl, lang=lang, timeout_scale=args.timeout_scale,
-                             select=args.select)
-    except GraderError as exc:
+                             select=args.select, repeat=args.repeat)
+    except (configs.ConfigError, GraderError) as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2
+    detail = args.detail or config.detail
     duration = time.monotonic() - start
     target = describe(args.impl)
-    print(report_text.render(results, lang, Style.for_stream(sys.stdout), target=target))
+    print(report_text.render(results, lang, Style.for_stream(sys.stdout), target=target,
+                             detail=detail))
     if args.json:
-        results_json.write(args.json, results_json.build(results, lang, target=target,
-                                                         duration=duration))
+        results_json.write(args.json, results_json.build(
+            results, lang, target=target, duration=duration, detail=detail, config=config))
     if args.html:
         from . import report_html
 
-        report_html.write(args.html, results, lang, target=target)
-    return 0 if results and all(r.passed for r in results) else 1
+        report_html.write(args.html, results, lang, target=target, detail=detail)
+    ok = results and all(r.passed and not r.unstable for r in results)
+    return 0 if ok else 1

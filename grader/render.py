@@ -48,7 +48,7 @@ def event_text(event: dict, lang: str) -> str:
     if op == "set-row":
         values = ", ".join(f"{k}={value(v)}" for k, v in event["values"].items())
         return text("timeline.set-row", lang, job=event["job"], values=values)
-    if op in ("enqueue", "requeue"):
+    if op in ("enqueue", "requeue", "import"):
         return text(f"timeline.{op}", lang, **event)
     if "raised" in event:
         result = text("timeline.raised", lang, error=event["raised"])
@@ -77,19 +77,21 @@ def timeline_lines(events: list[dict], lang: str, style: Style = PLAIN) -> list[
     return lines
 
 
-def row_lines(row: dict, lang: str, style: Style = PLAIN) -> list[str]:
+def row_lines(row: dict, lang: str, style: Style = PLAIN, show_expected: bool = True) -> list[str]:
+    """The job's row as a two-column table, current vs expected, differing fields marked ≠."""
     current, expected = row.get("current"), row.get("expected")
+    missing = text("ui.no-row", lang)
+    current = current or {c: missing for c in COLUMNS}
+    expected = expected or {c: missing for c in COLUMNS}
     head = text("ui.row-of", lang, job=row["job"])
-    if current is None or expected is None:
-        missing = text("ui.no-row", lang)
-        current = current or {c: missing for c in COLUMNS}
-        expected = expected or {c: missing for c in COLUMNS}
-    width = max(len(value(current.get(c))) for c in COLUMNS)
-    width = max(width, len(text("ui.current", lang)))
-    lines = [f"  {head:<14} {text('ui.current', lang):<{width}}    {text('ui.expected-col', lang)}"]
+    width = max([len(value(current.get(c))) for c in COLUMNS] + [len(text("ui.current", lang))])
+    title = f"  {head:<14} {text('ui.current', lang):<{width}}"
+    lines = [title + (f"    {text('ui.expected-col', lang)}" if show_expected else "")]
     for column in COLUMNS:
         now, want = value(current.get(column)), value(expected.get(column))
-        if now == want:
+        if not show_expected:
+            lines.append(f"    {column:<12} {now}")
+        elif now == want:
             lines.append(f"    {column:<12} {now:<{width}}    {want}")
         else:
             lines.append(style("red", f"  ≠ {column:<12} {now:<{width}}    ")
@@ -126,12 +128,20 @@ def problem_line(result: dict, lang: str) -> str | None:
     return None
 
 
+DETAIL_LEVELS = ("full", "actual-only", "none")
+
+
 def failure_lines(check_id: str, result: dict, lang: str, style: Style = PLAIN,
                   detail: str = "full") -> list[str]:
     """The teaching part of a failed check: what happened, what came back, the row, the why.
 
-    `detail`: "full" (everything), "actual-only" (no expected value or row), "none" (only why).
+    `detail` (for hidden grading): "full" shows everything; "actual-only" shows what the code
+    did and produced but no expected value, expected row or hint; "none" shows only the why.
     """
+    why = f"{text('ui.why', lang)} {text(f'check.{check_id}.why', lang)}"
+    if detail == "none":
+        return [why]
+    full = detail == "full"
     lines: list[str] = []
     problem = problem_line(result, lang)
     if problem:
@@ -140,20 +150,17 @@ def failure_lines(check_id: str, result: dict, lang: str, style: Style = PLAIN,
         lines.append(text(f"detail.{result['detail']}", lang, **(result.get("params") or {})))
     elif result.get("kind") == "row-mismatch":
         lines.append(text("kind.row-mismatch", lang))
-    if detail == "none":
-        lines = [lines[0]] if problem and result.get("outcome") != "failed" else []
-    else:
-        if result.get("timeline") and result.get("outcome") != "not_implemented":
-            lines.append(text("ui.timeline", lang))
-            lines += ["  " + line for line in timeline_lines(result["timeline"], lang, style)]
-        if "came_back" in result and result.get("kind") == "mismatch":
-            lines.append(f"{text('ui.came-back', lang)} {result['came_back']}")
-            if detail == "full":
-                lines.append(f"{text('ui.expected', lang)} {result['expected']}")
-        if result.get("row") and detail == "full":
-            lines += row_lines(result["row"], lang, style)
-    lines.append(f"{text('ui.why', lang)} {text(f'check.{check_id}.why', lang)}")
-    if detail == "full":
+    if result.get("timeline") and result.get("outcome") != "not_implemented":
+        lines.append(text("ui.timeline", lang))
+        lines += ["  " + line for line in timeline_lines(result["timeline"], lang, style)]
+    if "came_back" in result and result.get("kind") == "mismatch":
+        lines.append(f"{text('ui.came-back', lang)} {result['came_back']}")
+        if full:
+            lines.append(f"{text('ui.expected', lang)} {result['expected']}")
+    if result.get("row"):
+        lines += row_lines(result["row"], lang, style, show_expected=full)
+    lines.append(why)
+    if full:
         lines.append(f"{text('ui.hint', lang)} {text(f'check.{check_id}.hint', lang)}")
     return lines
 

@@ -6,21 +6,32 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .config import Config
 from .messages import text
 from .render import failure_lines
+from .report_text import stability_line
 from .runner import CheckResult
 
 
-def build(results: list[CheckResult], lang: str, *, target: str, duration: float) -> dict:
+def build(results: list[CheckResult], lang: str, *, target: str, duration: float,
+          detail: str = "full", config: Config | None = None) -> dict:
+    config = config or Config()
     tests = []
     for r in results:
+        output = [] if r.passed else failure_lines(r.id, r.result, lang, detail=detail)
+        extra = {"check_id": r.id, "outcome": r.outcome}
+        if r.runs:
+            output = [stability_line(r, lang)] + output
+            extra.update(runs=len(r.runs), passed_runs=r.passed_runs, unstable=r.unstable,
+                         failed_runs=r.failed_run_numbers, run_outcomes=r.runs)
         tests.append({
             "name": f"{text(f'check.{r.id}.title', lang)} [{r.id}]",
             "score": r.score,
             "max_score": r.points,
             "status": "passed" if r.passed else "failed",
-            "output": "" if r.passed else "\n".join(failure_lines(r.id, r.result, lang)),
-            "extra_data": {"check_id": r.id, "outcome": r.outcome},
+            "output": "\n".join(output),
+            "visibility": config.visibility_of(r.id),
+            "extra_data": extra,
         })
     score = sum(r.score for r in results)
     max_score = sum(r.points for r in results)
@@ -31,7 +42,9 @@ def build(results: list[CheckResult], lang: str, *, target: str, duration: float
         "execution_time": round(duration, 3),
         "output": text("ui.summary", lang, passed=passed, failed=len(results) - passed),
         "tests": tests,
-        "extra_data": {"target": target, "lang": lang},
+        "extra_data": {"target": target, "lang": lang, "detail": detail,
+                       "repeat": max((len(r.runs) for r in results), default=0) or 1,
+                       "unstable": [r.id for r in results if r.unstable]},
     }
 
 

@@ -42,14 +42,25 @@ class CheckResult:
     def score(self) -> int:
         return self.points if self.passed else 0
 
+    @property
+    def passed_runs(self) -> int:
+        return sum(outcome == "passed" for outcome in self.runs)
+
+    @property
+    def failed_run_numbers(self) -> list[int]:
+        """1-based numbers of the runs that did not pass."""
+        return [i for i, outcome in enumerate(self.runs, 1) if outcome != "passed"]
+
 
 def run_checks(impl: str, *, lang: str = "en", timeout_scale: float = 1.0,
-               select: str | None = None) -> list[CheckResult]:
-    """Grade `impl` (module name or .py path); `select` is a pytest -k expression."""
+               select: str | None = None, repeat: int = 1) -> list[CheckResult]:
+    """Grade `impl` (module name or .py path); `select` is a pytest -k expression; `repeat`
+    runs every check that many times on fresh databases."""
     args = [
         str(CHECKS_DIR), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
         "-q", "--no-header", "--tb=no", "-p", "pytest_jsonreport.plugin",
         f"--impl={impl}", f"--lang={lang}", f"--timeout-scale={timeout_scale}",
+        f"--repeat={repeat}",
         "--json-report-file=none", "--json-report-omit", "log", "streams",
     ]
     if select:
@@ -71,7 +82,7 @@ def run_checks(impl: str, *, lang: str = "en", timeout_scale: float = 1.0,
             id=meta["check_id"], points=meta["points"], outcome=result["outcome"],
             result=result, duration=sum(test.get(s, {}).get("duration", 0.0)
                                         for s in ("setup", "call", "teardown")),
-            nodeid=test["nodeid"]))
+            nodeid=test["nodeid"], runs=meta.get("runs") or []))
     return results
 
 

@@ -1,0 +1,92 @@
+"""Untrusted code under grade: whatever it does, the grader answers with a clear failed check,
+never a traceback dump, a hang or a crash of its own."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+
+import pytest
+
+from conftest import by_check, grade
+
+SOLUTION_IMPORTS = "from solutions.queue import claim, finish, work_once\n"
+SOME_CHECKS = "finish_before_expiry or reclaim_exactly_at_expiry"
+
+BROKEN = {
+    "syntax-error": ("def claim(conn, owner, now, lease_ms)\n    return None\n",
+                     "errored", "does not compile"),
+    "import-raises": ("raise RuntimeError('boom at import')\n",
+                      "errored", "does not import: RuntimeError: boom at import"),
+    "import-exits": ("import os\nos._exit(3)\n", "errored", "(exit code 3) during: importing"),
+    "missing-function": ("from solutions.queue import claim\n", "errored",
+                         "does not define: finish, work_once"),
+    "claim-raises": (SOLUTION_IMPORTS + "def claim(conn, owner, now, lease_ms):\n"
+                     "    raise ValueError('bad claim')\n",
+                     "errored", "claim raised ValueError: bad claim"),
+    "claim-exits": (SOLUTION_IMPORTS + "import os\ndef claim(conn, owner, now, lease_ms):\n"
+                    "    os._exit(7)\n", "errored", "exit code 7"),
+    "claim-sys-exit": (SOLUTION_IMPORTS + "import sys\ndef claim(conn, owner, now, lease_ms):\n"
+                       "    sys.exit(4)\n", "errored", "claim raised SystemExit"),
+    "claim-hangs": (SOLUTION_IMPORTS + "def claim(conn, owner, now, lease_ms):\n"
+                    "    while True:\n        pass\n", "timed_out", "Timed out after"),
+    "claim-wrong-type": (SOLUTION_IMPORTS + "def claim(conn, owner, now, lease_ms):\n"
+                         "    return {'id': 1}\n", "failed", "it must return Claim | None"),
+    "claim-kills-itself": (SOLUTION_IMPORTS + "import os, signal\n"
+                           "def claim(conn, owner, now, lease_ms):\n"
+                           "    os.kill(os.getpid(), signal.SIGKILL)\n",
+                           "errored", "signal SIGKILL"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_broken_target_is_a_clear_failed_check(name, tmp_path):
+    source, outcome, message = BROKEN[name]
+    target = tmp_path / f"{name.replace('-', '_')}.py"
+    target.write_text(source)
+    start = time.monotonic()
+    proc, results = grade(str(target), tmp_path, "-k", SOME_CHECKS)
+    assert time.monotonic() - start < 60, "the grader must not hang"
+    assert proc.returncode == 1
+    checks = by_check(results)
+    assert set(checks) == {"finish-before-expiry", "reclaim-at-expiry"}
+    for check_id, test in checks.items():
+        assert test["status"] == "failed", check_id
+        assert test["extra_data"]["outcome"] == outcome, (check_id, test["output"])
+        assert message in test["output"], (check_id, test["output"])
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert results["score"] == 0
+
+
+def test_timed_out_says_what_was_running(tmp_path):
+    target = tmp_path / "hang.py"
+    target.write_text(BROKEN["claim-hangs"][0])
+    proc, results = grade(str(target), tmp_path, "-k", "finish_before_expiry",
+                          "--timeout-scale", "0.3")
+    output = by_check(results)["finish-before-expiry"]["output"]
+    assert "A claims (lease_ms=1000)" in output
+
+
+def test_hanging_import_is_reported_once_not_per_check(tmp_path):
+    target = tmp_path / "hang_at_import.py"
+    target.write_text("while True:\n    pass\n")
+    start = time.monotonic()
+    proc, results = grade(str(target), tmp_path, "-k", SOME_CHECKS, "--timeout-scale", "0.2")
+    assert time.monotonic() - start < 30
+    for test in by_check(results).values():
+        assert test["extra_data"]["outcome"] == "timed_out"
+        assert "during: importing" in test["output"]
+
+
+def test_bad_arguments_exit_2(tmp_path):
+    from conftest import run_grader
+
+    assert run_grader("--no-such-flag").returncode == 2
+    assert run_grader("--lang", "fr").returncode == 2
+    assert run_grader("--repeat", "0").returncode == 2
+
+
+def test_missing_file_is_a_graded_failure(tmp_path):
+    proc, results = grade(str(tmp_path / "nope.py"), tmp_path, "-k", SOME_CHECKS)
+    assert proc.returncode == 1
+    assert all("No such file" in t["output"] for t in results["tests"])
