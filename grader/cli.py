@@ -48,6 +48,7 @@ def _positive(text: str) -> int:
 
 #: `python -m grader NAME ...` runs grader.<module>.main(argv) for these subcommands.
 SUBCOMMANDS = {
+    "checks": "grader.check_list",
     "quiz": "grader.quiz.cli",
     "batch": "grader.batch",
     "gradescope-bundle": "grader.gradescope_bundle",

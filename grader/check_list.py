@@ -1,0 +1,40 @@
+"""`python -m grader checks [--lang en|ja] [--markdown]`: the check catalogue (id, points, title,
+why), in the order the grader runs them. `--markdown` prints the README's table."""
+
+from __future__ import annotations
+
+import argparse
+
+from .checkdef import all_checks
+from .messages import default_lang, text
+
+
+def rows(lang: str) -> list[tuple[str, int, str, str]]:
+    return [(c.id, c.points, text(f"check.{c.id}.title", lang), text(f"check.{c.id}.why", lang))
+            for c in all_checks().values()]
+
+
+def markdown(lang: str = "en") -> str:
+    lines = ["| id | points | what it verifies |", "|---|---:|---|"]
+    for check_id, points, title, why in rows(lang):
+        lines.append(f"| `{check_id}` | {points} | {title}: {why} |")
+    total = sum(r[1] for r in rows(lang))
+    lines.append(f"| | **{total}** | |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="python -m grader checks", description=__doc__)
+    p.add_argument("--lang", choices=("en", "ja"))
+    p.add_argument("--markdown", action="store_true", help="the README's catalogue table")
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    lang = args.lang or default_lang()
+    if args.markdown:
+        print(markdown(lang))
+        return 0
+    for check_id, points, title, _ in rows(lang):
+        print(f"{check_id:<36} {points:>3}  {title}")
+    return 0
