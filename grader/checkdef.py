@@ -32,6 +32,18 @@ class CheckInfo:
 #: Every declared check, in declaration order (module import order, then source order).
 REGISTRY: dict[str, CheckInfo] = {}
 
+#: The order the check modules are run and reported in: the order the lesson tells its rules.
+MODULE_ORDER = (
+    "boundaries", "tokens", "stamps", "selection", "deadlines", "quarantine",
+    "transactions", "work_once", "lock_probe", "race", "crash", "integration",
+)
+
+
+def module_rank(module_name: str) -> int:
+    """Position of a check module (`grader.checks.test_tokens` or `test_tokens`) in MODULE_ORDER."""
+    topic = module_name.rsplit(".", 1)[-1].removeprefix("test_")
+    return MODULE_ORDER.index(topic) if topic in MODULE_ORDER else len(MODULE_ORDER)
+
 
 def check(check_id: str, points: int, timeout: float = DEFAULT_TIMEOUT):
     if not ID_PATTERN.match(check_id):
@@ -61,6 +73,7 @@ def all_checks() -> dict[str, CheckInfo]:
     import importlib
     from pathlib import Path
 
-    for path in sorted(Path(__file__).with_name("checks").glob("test_*.py")):
+    paths = Path(__file__).with_name("checks").glob("test_*.py")
+    for path in sorted(paths, key=lambda p: (module_rank(p.stem), p.stem)):
         importlib.import_module(f"grader.checks.{path.stem}")
-    return REGISTRY
+    return dict(sorted(REGISTRY.items(), key=lambda kv: module_rank(kv[1].module)))

@@ -8,7 +8,7 @@ import tempfile
 import pytest
 
 from grader import sandbox, scenario
-from grader.checkdef import REGISTRY
+from grader.checkdef import module_rank
 from grader.messages import default_lang
 from grader.render import failure_lines
 from grader.target import DEFAULT_TARGET, TargetError, load
@@ -23,6 +23,11 @@ def pytest_addoption(parser):
                     help="multiply every check's wall-clock safety timeout")
     group.addoption("--repeat", type=int, default=1,
                     help="run every check N times, each on a fresh database")
+
+
+def pytest_collection_modifyitems(items):
+    # Run and report the checks in the order the lesson tells its rules (stable within a module).
+    items.sort(key=lambda item: module_rank(item.module.__name__))
 
 
 def pytest_configure(config):
