@@ -39,12 +39,12 @@ def test_quarantine_spares_valid_lease(lab):
 
 @check("quarantine-past-deadline", points=3)
 def test_quarantine_past_deadline(lab):
-    """At 1000 ms job 1 (expired lease, deadline 500) and job 3 (never claimed, deadline exactly
-    1000) are both quarantined, tokens unchanged, by the claim that hands job 2 to B."""
+    """At 1000 ms job 1 (lease expired at 400, deadline 500) and job 3 (never claimed, deadline
+    exactly 1000) are both quarantined, tokens unchanged, by the claim that hands job 2 to B."""
     late = lab.enqueue(qty=5, deadline=500)
     claimable = lab.enqueue(qty=6)
     due_now = lab.enqueue(qty=7, deadline=1000)
-    claims(lab, "A", now=0, job=late, token=1, attempt=1)
+    claims(lab, "A", now=0, job=late, token=1, attempt=1, lease_ms=400)
     rows = snapshot(lab, late, due_now)
     lab.note("timeline.note.quarantine.deadlines-pass", jobs=f"{late}, {due_now}", now=1000)
     claims(lab, "B", now=1000, job=claimable, token=1, attempt=1,

@@ -28,10 +28,10 @@ def test_lowest_id_first(lab):
         claims(lab, owner, now=0, job=job, token=1, attempt=1, lease_ms=lease_ms,
                detail="selection.not-lowest-id")
     lab.note("timeline.note.selection.claimable-now", jobs="1, 3, 4", now=200)
-    for job, token in ((jobs[0], 2), (jobs[2], 2), (jobs[3], 1)):
-        claims(lab, "Z", now=200, job=job, token=token, attempt=token,
+    for job, owner, token in ((jobs[0], "P", 2), (jobs[2], "Q", 2), (jobs[3], "R", 1)):
+        claims(lab, owner, now=200, job=job, token=token, attempt=token,
                detail="selection.not-lowest-id")
-    claims_nothing(lab, "Z", now=200, rows=snapshot(lab, *jobs), detail="selection.took-held-job")
+    claims_nothing(lab, "S", now=200, rows=snapshot(lab, *jobs), detail="selection.took-held-job")
 
 
 @check("skips-done-and-quarantined", points=2)
