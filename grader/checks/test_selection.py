@@ -27,8 +27,9 @@ def test_lowest_id_first(lab):
     for job, owner, lease_ms in zip(jobs, ("X", "Y", "W"), (100, 10_000, 100)):
         claims(lab, owner, now=0, job=job, token=1, attempt=1, lease_ms=lease_ms,
                detail="selection.not-lowest-id")
-    lab.note("timeline.note.selection.claimable-now", jobs="1, 3, 4", now=200)
-    for job, owner, token in ((jobs[0], "P", 2), (jobs[2], "Q", 2), (jobs[3], "R", 1)):
+    claimable = (jobs[0], jobs[2], jobs[3])
+    lab.note("timeline.note.selection.claimable-now", jobs=", ".join(map(str, claimable)), now=200)
+    for job, owner, token in zip(claimable, ("P", "Q", "R"), (2, 2, 1)):
         claims(lab, owner, now=200, job=job, token=token, attempt=token,
                detail="selection.not-lowest-id")
     claims_nothing(lab, "S", now=200, rows=snapshot(lab, *jobs), detail="selection.took-held-job")
@@ -48,7 +49,8 @@ def test_skips_done_and_quarantined(lab):
     claims(lab, "B", now=20, job=spent_job, token=1, attempt=1)
     rows = snapshot(lab, done_job, spent_job, held_job)
     rows[spent_job] = {**rows[spent_job], "status": "quarantined"}
-    claims_nothing(lab, "C", now=1020, rows=rows, detail="selection.only-spent-job-changes")
+    claims_nothing(lab, "C", now=1020, rows=rows, detail="selection.only-spent-job-changes",
+                   which=spent_job, at=1020)
     fresh = lab.enqueue(qty=8)
     lab.note("timeline.note.selection.past-leases", job=done_job, now=2000)
     claims(lab, "D", now=2000, job=fresh, token=1, attempt=1, detail="selection.took-finished-job")
