@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from grader.checkdef import check
 from grader.checks.situations_more import claims, claims_nothing, expect_rows, finishes, snapshot
+from grader.scenario import expected_row
 
 
 @check("claim-result-matches-row", points=2)
@@ -48,7 +49,7 @@ def test_skips_done_and_quarantined(lab):
     lab.note("timeline.note.selection.quarantined-by-hand", job=held_job)
     claims(lab, "B", now=20, job=spent_job, token=1, attempt=1)
     rows = snapshot(lab, done_job, spent_job, held_job)
-    rows[spent_job] = {**rows[spent_job], "status": "quarantined"}
+    rows[spent_job] = expected_row(rows[spent_job], status="quarantined")
     claims_nothing(lab, "C", now=1020, rows=rows, detail="selection.only-spent-job-changes",
                    which=spent_job, at=1020)
     fresh = lab.enqueue(qty=8)
