@@ -1,0 +1,60 @@
+"""More shared steps for the single-process checks (tokens, stamps, selection, deadlines,
+quarantine): a claim that must hand over a given job, a claim that must find nothing, a finish
+that must be accepted or rejected. Each step checks the call's result and the rows it may touch,
+so a failure always shows the row current vs expected at the step that went wrong.
+"""
+
+from __future__ import annotations
+
+from lab.store import Claim
+
+from grader.checks.situations import LEASE_MS, done, leased
+from grader.scenario import Lab
+
+
+def claims(lab: Lab, owner: str, now: int, job: int, *, token: int, attempt: int,
+           lease_ms: int = LEASE_MS, detail: str | None = None, **params) -> tuple[Claim, dict]:
+    """`owner` claims at `now` and must get `job` as its `token`-th generation (`attempt`-th
+    claim), with the lease clamped to the job's deadline. Returns the claim and the new row."""
+    before = lab.row(job)
+    until = min(now + lease_ms, before["deadline"])
+    got = lab.claim(owner, now=now, lease_ms=lease_ms)
+    lab.expect(got, Claim(id=job, qty=before["qty"], owner=owner, token=token, attempt=attempt,
+                          lease_until=until),
+               job=job, row=leased(before, owner, token=token, attempts=attempt, lease_until=until),
+               detail=detail, **params)
+    return got, lab.row(job)
+
+
+def claims_nothing(lab: Lab, owner: str, now: int, rows: dict[int, dict], *,
+                   lease_ms: int = LEASE_MS, detail: str | None = None, **params) -> None:
+    """`owner` claims at `now` and must get None, leaving every row in `rows` (job -> row) as
+    given."""
+    got = lab.claim(owner, now=now, lease_ms=lease_ms)
+    first, *others = rows
+    lab.expect(got, None, job=first, row=rows[first], detail=detail, **params)
+    expect_rows(lab, {job: rows[job] for job in others}, detail=detail, **params)
+
+
+def finishes(lab: Lab, claim: Claim, now: int, *, accepted: bool, job: int | None = None,
+             detail: str | None = None, actor: str | None = None, **params) -> dict:
+    """Finish with `claim` at `now`: accepted -> True and the row done at `now`; rejected ->
+    False and the row exactly as before. `job` is the row to watch (default: the claim's).
+    Returns the row afterwards."""
+    job = claim.id if job is None else job
+    before = lab.row(job)
+    got = lab.finish(claim, now=now, actor=actor)
+    lab.expect(got, accepted, job=job, row=done(before, now) if accepted else before,
+               detail=detail, **params)
+    return lab.row(job)
+
+
+def expect_rows(lab: Lab, rows: dict[int, dict], detail: str | None = None, **params) -> None:
+    """Every row in `rows` (job -> row) is exactly as given."""
+    for job, row in rows.items():
+        lab.expect_row(job, row, detail=detail, **params)
+
+
+def snapshot(lab: Lab, *jobs: int) -> dict[int, dict]:
+    """The current rows of `jobs`, to compare with later (job -> row)."""
+    return {job: lab.row(job) for job in jobs}

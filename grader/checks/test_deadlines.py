@@ -1,0 +1,32 @@
+"""The lease never outlives the job's own deadline: a claim clamps lease_until to the deadline,
+and a finish is accepted only before it."""
+
+from __future__ import annotations
+
+from grader.checkdef import check
+from grader.checks.situations_more import claims, finishes
+
+DEADLINE = 100
+
+
+@check("deadline-clamp", points=3)
+def test_deadline_clamp(lab):
+    """deadline=100, now=0, lease_ms=1000: the Claim and the row both say lease_until=100."""
+    job = lab.enqueue(qty=5, deadline=DEADLINE)
+    claims(lab, "A", now=0, job=job, token=1, attempt=1, lease_ms=1000,
+           detail="deadlines.lease-outlives-deadline", deadline=DEADLINE)
+
+
+@check("finish-at-deadline", points=2)
+def test_finish_at_deadline(lab):
+    """With leases clamped to deadline=100: a finish at 99 is accepted (job 1), a finish at
+    exactly 100 is rejected and leaves the row unchanged (job 2)."""
+    jobs = [lab.enqueue(qty=qty, deadline=DEADLINE) for qty in (5, 6)]
+    a, _ = claims(lab, "A", now=0, job=jobs[0], token=1, attempt=1, lease_ms=1000,
+                  detail="deadlines.lease-outlives-deadline", deadline=DEADLINE)
+    b, _ = claims(lab, "B", now=0, job=jobs[1], token=1, attempt=1, lease_ms=1000,
+                  detail="deadlines.lease-outlives-deadline", deadline=DEADLINE)
+    finishes(lab, a, now=DEADLINE - 1, accepted=True, detail="deadlines.finish-before-rejected",
+             deadline=DEADLINE)
+    finishes(lab, b, now=DEADLINE, accepted=False, detail="deadlines.finish-at-accepted",
+             deadline=DEADLINE)

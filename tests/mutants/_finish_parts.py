@@ -1,0 +1,30 @@
+"""Shared parts for finish mutants: the reference finish's conditions, and `finish_where`,
+which builds a finish from a list of them (one left out, or one changed, is the bug)."""
+
+from __future__ import annotations
+
+#: Every condition the reference finish puts in its UPDATE's WHERE clause.
+CONDITIONS = (
+    "id = :id", "status = 'leased'", "owner = :owner", "token = :token",
+    "attempts = :attempt", "lease_until = :lease_until", ":now < lease_until", ":now < deadline",
+)
+
+
+def finish_where(*conditions: str):
+    """A finish whose single conditional UPDATE checks exactly `conditions`."""
+    sql = "UPDATE jobs SET status = 'done', finished_at = :now WHERE " + " AND ".join(conditions)
+
+    def finish(conn, claim, now):
+        cur = conn.execute(sql, {
+            "now": now, "id": claim.id, "owner": claim.owner, "token": claim.token,
+            "attempt": claim.attempt, "lease_until": claim.lease_until,
+        })
+        return cur.rowcount == 1
+
+    return finish
+
+
+def finish_without(condition: str):
+    """The reference finish with one condition left out."""
+    assert condition in CONDITIONS, condition
+    return finish_where(*(c for c in CONDITIONS if c != condition))

@@ -1,0 +1,13 @@
+"""claim treats any job whose lease ran out as free, whatever its status: done jobs come back.
+
+The selection tests lease_until only (NULL or <= now) and forgets that 'done' and 'quarantined'
+jobs are never claimable."""
+
+from _claim_parts import NOT_VALID, SELECT, claim_with
+from _kit import reference_finish as finish
+from _kit import work_once_with
+
+EXPECT_FAIL = {"skips-done-and-quarantined"}
+
+claim = claim_with(select=SELECT.replace(NOT_VALID, "(lease_until IS NULL OR lease_until <= :now)"))
+work_once = work_once_with(claim, finish)

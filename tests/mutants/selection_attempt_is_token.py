@@ -1,0 +1,14 @@
+"""claim hands back the token as the attempt number: the Claim differs from the row once they part.
+
+RETURNING names token twice; the two numbers agree until a requeue keeps the token and resets
+attempts, and from then on every stamp this claim returns is rejected by finish."""
+
+from _claim_parts import UPDATE, claim_with
+from _kit import reference_finish as finish
+from _kit import work_once_with
+
+EXPECT_FAIL = {"claim-result-matches-row", "requeue-token-increases"}
+
+claim = claim_with(update=UPDATE.replace("RETURNING id, qty, owner, token, attempts",
+                                         "RETURNING id, qty, owner, token, token"))
+work_once = work_once_with(claim, finish)

@@ -1,0 +1,12 @@
+"""finish does not compare the worker's name with the row: a stamp with it changed is accepted.
+
+Every field of the stamp must match the current row; this one is left out of the WHERE clause."""
+
+from _finish_parts import finish_without
+from _kit import reference_claim as claim
+from _kit import work_once_with
+
+EXPECT_FAIL = {"forged-stamp-owner"}
+
+finish = finish_without("owner = :owner")
+work_once = work_once_with(claim, finish)

@@ -1,0 +1,13 @@
+"""claim derives the token from attempts (attempts + 1): after a requeue it goes back to 1.
+
+Until a requeue the two numbers move together, so the bug hides; requeue resets attempts to 0
+but keeps the token, and the next claim hands out a token that was already used."""
+
+from _claim_parts import UPDATE, claim_with
+from _kit import reference_finish as finish
+from _kit import work_once_with
+
+EXPECT_FAIL = {"requeue-token-increases", "claim-result-matches-row"}
+
+claim = claim_with(update=UPDATE.replace("token = token + 1", "token = attempts + 1"))
+work_once = work_once_with(claim, finish)
