@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import unicodedata
 
 from lab.store import COLUMNS
 
@@ -27,6 +28,15 @@ class Style:
 
 
 PLAIN = Style(False)
+
+
+def width(s: str) -> int:
+    """Columns `s` takes in a terminal: East Asian wide characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+
+
+def pad(s: str, columns: int) -> str:
+    return s + " " * max(0, columns - width(s))
 
 
 def value(v) -> str:
@@ -84,17 +94,17 @@ def row_lines(row: dict, lang: str, style: Style = PLAIN, show_expected: bool = 
     current = current or {c: missing for c in COLUMNS}
     expected = expected or {c: missing for c in COLUMNS}
     head = text("ui.row-of", lang, job=row["job"])
-    width = max([len(value(current.get(c))) for c in COLUMNS] + [len(text("ui.current", lang))])
-    title = f"  {head:<14} {text('ui.current', lang):<{width}}"
+    cells = max([width(value(current.get(c))) for c in COLUMNS] + [width(text("ui.current", lang))])
+    title = f"  {pad(head, 14)} {pad(text('ui.current', lang), cells)}"
     lines = [title + (f"    {text('ui.expected-col', lang)}" if show_expected else "")]
     for column in COLUMNS:
         now, want = value(current.get(column)), value(expected.get(column))
         if not show_expected:
             lines.append(f"    {column:<12} {now}")
         elif now == want:
-            lines.append(f"    {column:<12} {now:<{width}}    {want}")
+            lines.append(f"    {column:<12} {pad(now, cells)}    {want}")
         else:
-            lines.append(style("red", f"  ≠ {column:<12} {now:<{width}}    ")
+            lines.append(style("red", f"  ≠ {column:<12} {pad(now, cells)}    ")
                          + style("green", want))
     return lines
 
