@@ -38,7 +38,7 @@ class AnswersError(Exception):
 def read(path: str | Path, bank: Bank) -> dict[str, str | None]:
     """Read and parse the answers file at `path` ('-' is not special: give a real file)."""
     try:
-        content = Path(path).read_bytes().decode("utf-8-sig")
+        content = Path(path).read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise AnswersError(str(path), [Problem(None, "unreadable", {"error": reason})]) from None
@@ -50,6 +50,7 @@ def parse(content: str, bank: Bank, name: str = "<answers>") -> dict[str, str | 
     answers: dict[str, str | None] = {}
     first_line: dict[str, int] = {}
     problems: list[Problem] = []
+    content = content.removeprefix("\ufeff")  # a BOM some editors write
     for number, raw in enumerate(content.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
