@@ -13,6 +13,7 @@ run (bad arguments, an answers file it cannot score, a broken question bank).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -39,6 +40,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `... | head`: the reader left; stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         args = parser().parse_args(sys.argv[1:] if argv is None else argv)
     except SystemExit as exc:  # argparse: --help or bad arguments

@@ -64,20 +64,18 @@ def verdict_lines(question: Question, given: str | None, lang: str,
                   style: Style = PLAIN) -> list[str]:
     """Right or wrong, what the chosen answer misses, and the explanation."""
     t = question.text(lang)
+    correct = wrap(text("quiz.correct-answer", lang,
+                        choice=labelled(question, question.answer, lang)), lang)
+    feedback = wrap(t.feedback[given], lang, "  ") if given in t.feedback else []
     if given == question.answer:
-        lines = [style("green", text("quiz.correct", lang))]
+        lines = [style("green", text("quiz.correct", lang)), *feedback]
     elif given is None:
-        lines = [style("red", text("quiz.no-answer", lang)),
-                 *wrap(text("quiz.correct-answer", lang,
-                            choice=labelled(question, question.answer, lang)), lang, "", "  ")]
+        lines = [style("red", text("quiz.no-answer", lang)), *correct]
     else:
         lines = [style("red", text("quiz.wrong", lang, answer=question.answer)),
                  *wrap(text("quiz.your-answer", lang, choice=labelled(question, given, lang)),
-                       lang, "", "  "),
-                 *wrap(text("quiz.correct-answer", lang,
-                            choice=labelled(question, question.answer, lang)), lang, "", "  ")]
-    if given in t.feedback:
-        lines += wrap(t.feedback[given], lang, "  ")
+                       lang),
+                 *feedback, *correct]
     lines += wrap(f"{text('quiz.explanation', lang)} {t.explanation}", lang)
     return lines
 
