@@ -1,0 +1,90 @@
+"""Score answers against the key: one point per question; a question not answered scores 0.
+
+`results_json` writes the same shape as the grader's results.json (Gradescope): top-level score,
+max_score, tests[] with name, score, max_score, status, output and extra_data.check_id (here the
+question id), so instructors collect quiz results in CI the same way as lab results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..messages import text
+from ..render import PLAIN, Style
+from .bank import Bank, Question
+from .present import verdict_lines
+
+POINTS = 1
+
+
+@dataclass(frozen=True)
+class Graded:
+    question: Question
+    given: str | None   # the chosen letter, or None when not answered
+
+    @property
+    def correct(self) -> bool:
+        return self.given == self.question.answer
+
+    @property
+    def score(self) -> int:
+        return POINTS if self.correct else 0
+
+
+def grade(bank: Bank, answers: dict[str, str | None]) -> list[Graded]:
+    """Every question of the bank, in bank order, with the answer given to it (if any)."""
+    return [Graded(q, answers.get(q.id)) for q in bank]
+
+
+def counts(graded: list[Graded]) -> dict[str, int]:
+    correct = sum(g.correct for g in graded)
+    unanswered = sum(g.given is None for g in graded)
+    return {"correct": correct, "wrong": len(graded) - correct - unanswered,
+            "unanswered": unanswered, "score": correct * POINTS,
+            "max_score": len(graded) * POINTS}
+
+
+def score_lines(graded: list[Graded], lang: str, style: Style = PLAIN) -> list[str]:
+    c = counts(graded)
+    lines = [style("bold", text("quiz.score", lang, **c)) + "   " + text("quiz.summary", lang, **c)]
+    if c["correct"] == len(graded):
+        lines.append(style("green", text("quiz.all-correct", lang)))
+    return lines
+
+
+def summary_lines(graded: list[Graded], lang: str, style: Style = PLAIN) -> list[str]:
+    """The terminal report for an answers file: one line per question, the teaching text under
+    each miss, then the score."""
+    lines = []
+    for g in graded:
+        mark = style("green", "✓") if g.correct else style("red", "✗")
+        lines.append(f"{mark} {g.question.text(lang).title}  {style('dim', g.question.id)}")
+        if not g.correct:
+            lines += ["    " + line for line in verdict_lines(g.question, g.given, lang, style)]
+            lines.append("")
+    return lines + [""] + score_lines(graded, lang, style)
+
+
+def results_json(graded: list[Graded], lang: str, *, answers: str | None,
+                 duration: float) -> dict:
+    tests = []
+    for g in graded:
+        q = g.question
+        tests.append({
+            "name": f"{q.text(lang).title} [{q.id}]",
+            "score": g.score,
+            "max_score": POINTS,
+            "status": "passed" if g.correct else "failed",
+            "output": "\n".join(verdict_lines(q, g.given, lang)),
+            "extra_data": {"check_id": q.id, "answer": g.given, "key": q.answer,
+                           "topics": list(q.topics)},
+        })
+    c = counts(graded)
+    return {
+        "score": c["score"],
+        "max_score": c["max_score"],
+        "execution_time": round(duration, 3),
+        "output": text("quiz.summary", lang, **c),
+        "tests": tests,
+        "extra_data": {"quiz": True, "answers": answers, "lang": lang, **c},
+    }
