@@ -28,15 +28,26 @@ class Courier:
         self.sent: list = []  # what send was given, one entry a call
         self.rows: list[dict | None] = []  # the committed row of that job at that moment
         self.readings_before = 0  # clock readings work_once took before the (first) send
+        self.unreadable: dict | None = None  # the row could not be read: reported afterwards
 
     def __call__(self, claim) -> None:
         if not self.sent:
             self.readings_before = len(self.clock.readings)
         self.sent.append(claim)
-        self.rows.append(self.lab.row(claim.id) if isinstance(claim, Claim) else None)
+        self.rows.append(self._row(claim))
         self.clock.advance(self.takes_ms)
         if self.error is not None:
             raise self.error
+
+    def _row(self, claim) -> dict | None:
+        # Never raise the grader's own failure inside send: the target might catch it.
+        if not isinstance(claim, Claim):
+            return None
+        try:
+            return self.lab.row(claim.id)
+        except CheckFailed as failed:
+            self.unreadable = self.unreadable or failed.failure
+            return None
 
     @property
     def readings_after(self) -> int:
@@ -46,6 +57,8 @@ class Courier:
 # -- what the checks expect ------------------------------------------------------------------------
 def expect_sent_once(lab: Lab, courier: Courier) -> None:
     """send was called exactly once, with a stamp the committed row holds."""
+    if courier.unreadable:
+        raise CheckFailed(courier.unreadable)
     if len(courier.sent) != 1:
         lab.fail("work-once-send-count", times=len(courier.sent))
     sent, row = courier.sent[0], courier.rows[0]
