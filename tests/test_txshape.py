@@ -30,12 +30,12 @@ def test_one_immediate_transaction_is_fine(statements):
     ([SELECT, "BEGIN IMMEDIATE", UPDATE, "COMMIT"], "outside", 0),
     (["BEGIN IMMEDIATE", SELECT, "COMMIT", UPDATE], "outside", 3),
     (["BEGIN", SELECT, UPDATE, "COMMIT"], "not-immediate", 0),
-    (["BEGIN DEFERRED TRANSACTION", SELECT, "COMMIT"], "not-immediate", 0),
+    (["BEGIN DEFERRED TRANSACTION", SELECT, UPDATE, "COMMIT"], "not-immediate", 0),
     (["SAVEPOINT claim", SELECT, UPDATE, "RELEASE claim"], "not-immediate", 0),
     (["BEGIN EXCLUSIVE", SELECT, UPDATE, "COMMIT"], "exclusive", 0),
     (["BEGIN IMMEDIATE", SELECT, "COMMIT", "BEGIN IMMEDIATE", UPDATE, "COMMIT"], "several", 3),
     (["BEGIN IMMEDIATE", SELECT, UPDATE], "left-open", 2),
-    (["BEGIN IMMEDIATE", SELECT, "ROLLBACK TO x"], "left-open", 2),
+    (["BEGIN IMMEDIATE", SELECT, UPDATE, "ROLLBACK TO x"], "left-open", 3),
 ])
 def test_problems_are_found_and_placed(statements, code, at):
     found = txshape.problem(statements)
@@ -43,12 +43,21 @@ def test_problems_are_found_and_placed(statements, code, at):
 
 
 def test_the_opening_statement_is_named():
-    assert txshape.problem(["BEGIN", SELECT, "COMMIT"]).begin == "BEGIN"
+    assert txshape.problem(["BEGIN", SELECT, UPDATE, "COMMIT"]).begin == "BEGIN"
+
+
+@pytest.mark.parametrize("statements", [[UPDATE], ["BEGIN", UPDATE, "COMMIT"], ["BEGIN", SELECT]])
+def test_a_lone_statement_is_atomic_however_wrapped(statements):
+    assert txshape.problem(statements) is None
 
 
 def test_repeats_from_triggers_count_once():
-    assert txshape.single_statement([UPDATE, UPDATE, UPDATE])
-    assert not txshape.single_statement([SELECT, UPDATE])
+    assert txshape.problem([UPDATE, UPDATE, UPDATE]) is None
+    assert txshape.problem([SELECT, UPDATE]).code == "no-transaction"
+
+
+def test_no_sql_is_a_problem_only_when_sql_is_needed():
+    assert txshape.problem(["SELECT 1"], need_sql=False) is None
 
 
 def test_listing_marks_the_statement():

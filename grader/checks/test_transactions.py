@@ -17,7 +17,7 @@ from grader.checks.faults import (attempt, describe, expect_no_transaction_left,
 from grader.checks.situations import LEASE_MS
 from grader.scenario import Lab, show
 
-#: txshape problem code -> the catalogue sentence that explains it for claim.
+#: txshape problem code -> the catalogue sentence that explains it, for claim.
 CLAIM_DETAIL = {
     "no-sql": "tx-no-sql",
     "no-transaction": "tx-none",
@@ -30,25 +30,17 @@ CLAIM_DETAIL = {
 
 
 # -- what the checks expect ------------------------------------------------------------------------
-def expect_claim_shape(lab: Lab) -> None:
-    """The last call (a claim) ran every statement on jobs inside one BEGIN IMMEDIATE ... COMMIT."""
+def expect_atomic(lab: Lab, function: str) -> None:
+    """The last call ran one statement on jobs, or all of them inside one BEGIN IMMEDIATE ...
+    COMMIT, and left no transaction open. claim must run at least one (finish may decide
+    without SQL, e.g. a stamp whose lease has visibly ended)."""
     statements = lab.statements_of(lab.calls)
-    found = txshape.problem(statements)
+    found = txshape.problem(statements, need_sql=function == "claim")
     if found:
-        lab.fail(CLAIM_DETAIL[found.code], function="claim", begin=found.begin,
+        detail = CLAIM_DETAIL[found.code] if function == "claim" else "tx-finish-not-atomic"
+        lab.fail(detail, function=function, begin=found.begin,
                  statements=txshape.listing(statements, found.at))
-    expect_no_transaction_left(lab, "claim")
-
-
-def expect_finish_atomic(lab: Lab) -> None:
-    """The last call (a finish) was one statement on jobs, or all of them in one BEGIN IMMEDIATE."""
-    statements = lab.statements_of(lab.calls)
-    if not txshape.single_statement(statements):
-        found = txshape.problem(statements)
-        if found:
-            lab.fail("tx-finish-not-atomic",
-                     statements=txshape.listing(statements, found.at))
-    expect_no_transaction_left(lab, "finish")
+    expect_no_transaction_left(lab, function)
 
 
 def expect_failed_cleanly(lab: Lab, function: str, error: BaseException | None,
@@ -87,9 +79,9 @@ def test_claim_in_one_immediate_transaction(lab):
     statements on jobs inside one BEGIN IMMEDIATE ... COMMIT and leave no transaction open."""
     lab.enqueue(qty=5)
     lab.claim("A", now=0, lease_ms=LEASE_MS)  # takes the job
-    expect_claim_shape(lab)
+    expect_atomic(lab, "claim")
     lab.claim("B", now=LEASE_MS - 1, lease_ms=LEASE_MS)  # A's lease is valid: nothing to take
-    expect_claim_shape(lab)
+    expect_atomic(lab, "claim")
 
 
 @check("claim-rolls-back-on-error", points=3)
@@ -123,12 +115,12 @@ def test_finish_leaves_no_transaction(lab):
     if a is None:
         lab.fail("tx-no-claim", job=job)
     lab.finish(a, now=LEASE_MS + 1)  # the lease has run out: rejected
-    expect_finish_atomic(lab)
+    expect_atomic(lab, "finish")
     b = lab.claim("B", now=LEASE_MS + 1, lease_ms=LEASE_MS)
     if b is None:
         lab.fail("tx-no-claim", job=job)
     lab.finish(b, now=LEASE_MS + 2)  # B's stamp is current: accepted
-    expect_finish_atomic(lab)
+    expect_atomic(lab, "finish")
     job = lab.enqueue(qty=3)
     c = lab.claim("C", now=LEASE_MS + 2, lease_ms=LEASE_MS)
     if c is None:

@@ -15,6 +15,10 @@ How the statements are read (what the contract leaves open, decided here):
   the write lock only at its first write, and `EXCLUSIVE` also locks out every reader;
 - a statement is "on jobs" when it names the table `jobs`; other statements (PRAGMA, SELECT 1)
   may run anywhere;
+- a lone statement on jobs is atomic by itself however it is wrapped (SQLite takes the write
+  lock at the start of a writing statement, before it reads), so only several statements on
+  jobs need the one BEGIN IMMEDIATE; an open transaction left behind is told by
+  `conn.in_transaction`, not here;
 - consecutive identical statements count once (SQLite reports a statement again when a trigger
   program starts inside it).
 Pure functions: no database, no Lab.
@@ -70,11 +74,16 @@ def on_jobs(sql: str) -> bool:
     return bool(_ON_JOBS.search(sql)) and opening(sql) is None
 
 
-def problem(statements: list[str]) -> Problem | None:
-    """The first break of 'every statement on jobs inside one BEGIN IMMEDIATE ... COMMIT'."""
+def problem(statements: list[str], need_sql: bool = True) -> Problem | None:
+    """The first break of 'every statement on jobs inside one BEGIN IMMEDIATE ... COMMIT'.
+
+    `need_sql`: running no statement on jobs at all is a problem ('no-sql')."""
     sqls = distinct(statements)
-    if not any(on_jobs(sql) for sql in sqls):
-        return Problem("no-sql", None)
+    on_table = sum(on_jobs(sql) for sql in sqls)
+    if on_table == 0:
+        return Problem("no-sql", None) if need_sql else None
+    if on_table == 1:
+        return None
     if not any(opening(sql) for sql in sqls):
         return Problem("no-transaction", next(i for i, sql in enumerate(sqls) if on_jobs(sql)))
     opened_by: str | None = None  # the mode of the open transaction, None outside one
@@ -99,11 +108,6 @@ def problem(statements: list[str]) -> Problem | None:
     if opened_by is not None:
         return Problem("left-open", len(sqls) - 1)
     return None
-
-
-def single_statement(statements: list[str]) -> bool:
-    """At most one statement on jobs: atomic on its own, in or out of a transaction."""
-    return sum(on_jobs(sql) for sql in distinct(statements)) <= 1
 
 
 def _one_line(sql: str) -> str:
