@@ -1,0 +1,107 @@
+"""Make a statement inside the target fail on purpose, and ask what the target left behind:
+an open transaction on `lab.conn`, or a lock that keeps other connections from writing.
+
+`injected_fault(lab, status)` adds a TEMP trigger on the graded connection (`lab.conn`) that
+aborts every UPDATE of jobs that would set `status` to the given value, so the fault hits the
+target's own statement whatever its SQL looks like (a separate quarantine UPDATE, a combined
+one, an UPDATE ... RETURNING). RAISE(ABORT) undoes that one statement and leaves the
+transaction open: what happens next is up to the target (roll back and re-raise, the contract
+says). The trigger is TEMP, so it lives on `lab.conn` only and other connections never see it.
+It counts its firings (`fault.fired`), so a check can tell "the target never ran such an
+UPDATE" (nothing to inject into) from "the target swallowed the error".
+
+`others_can_write(lab)` opens a fresh connection with no busy timeout and takes the write lock
+at once (`BEGIN IMMEDIATE`, then `ROLLBACK`): no waiting, so the answer does not depend on timing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+
+from grader.checks import txshape
+from grader.scenario import Lab
+
+FAULT_MESSAGE = "injected fault"
+_TRIGGER = "leaselab_injected_fault"
+_FIRED = "leaselab_fault_fired"  # SQL function the trigger calls: counts firings
+
+
+class Fault:
+    """How often the injected fault fired (0: the target never ran such an UPDATE)."""
+
+    def __init__(self) -> None:
+        self.fired = 0
+
+    def _fire(self) -> int:
+        self.fired += 1
+        return 1
+
+
+@contextlib.contextmanager
+def injected_fault(lab: Lab, status: str):
+    """While inside: any UPDATE on lab.conn that moves a job to `status` fails."""
+    fault = Fault()
+    lab.conn.create_function(_FIRED, 0, fault._fire)
+    lab.conn.execute(
+        f"CREATE TEMP TRIGGER {_TRIGGER} BEFORE UPDATE ON jobs"
+        f" WHEN NEW.status = '{status}' AND OLD.status IS NOT '{status}' AND {_FIRED}()"
+        f" BEGIN SELECT RAISE(ABORT, '{FAULT_MESSAGE}'); END")
+    lab.note("note.fault-injected", status=status)
+    try:
+        yield fault
+    finally:
+        lab.conn.execute(f"DROP TRIGGER IF EXISTS temp.{_TRIGGER}")
+        lab.note("note.fault-removed")
+
+
+def attempt(lab: Lab, call) -> tuple[object, BaseException | None]:
+    """Run `call` (a lambda over lab.claim/finish/work_once): (what it returned, what it raised)."""
+    returned = []
+    error = lab.raises(lambda: returned.append(call()))
+    return (returned[0] if returned else None), error
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: message`, the way a failure sentence names an exception."""
+    first = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {first[0]}" if first else type(exc).__name__
+
+
+def is_the_fault(exc: BaseException | None) -> bool:
+    """`exc` is the injected error, or wraps it (raise ... from it)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if FAULT_MESSAGE in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def others_can_write(lab: Lab) -> str | None:
+    """None if another connection can take the write lock right now, else SQLite's error."""
+    # Plain sqlite3.connect: lab.connect would also set the journal mode, changing the file.
+    probe = sqlite3.connect(str(lab.path), timeout=0, isolation_level=None)
+    try:
+        probe.execute("BEGIN IMMEDIATE")
+        probe.execute("ROLLBACK")
+        return None
+    except sqlite3.OperationalError as exc:
+        return str(exc)
+    finally:
+        probe.close()
+
+
+def expect_no_transaction_left(lab: Lab, function: str) -> None:
+    """After the last call returned: no transaction open on lab.conn."""
+    if lab.conn.in_transaction:
+        lab.fail("tx-left-open", function=function,
+                 statements=txshape.listing(lab.statements_of(lab.calls)))
+
+
+def expect_others_can_write(lab: Lab, function: str) -> None:
+    """Right now another connection can take the write lock without waiting."""
+    locked = others_can_write(lab)
+    if locked:
+        lab.fail("tx-locked-after-error", function=function, error=locked)

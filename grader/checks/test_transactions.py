@@ -1,0 +1,144 @@
+"""claim and finish are short, whole transactions on the connection they are given.
+
+Observed through the SQL the target runs on `lab.conn` (the grader's trace callback), through
+`conn.in_transaction`, and through a second connection that must be able to write at once.
+These checks grade only the shape of the transactions and what is left behind; what claim and
+finish return is graded elsewhere, so a wrong value does not fail these checks twice.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from grader.checkdef import check
+from grader.checks import txshape
+from grader.checks.faults import (attempt, describe, expect_no_transaction_left,
+                                  expect_others_can_write, injected_fault, is_the_fault)
+from grader.checks.situations import LEASE_MS
+from grader.scenario import Lab, show
+
+#: txshape problem code -> the catalogue sentence that explains it, for claim.
+CLAIM_DETAIL = {
+    "no-sql": "tx-no-sql",
+    "no-transaction": "tx-none",
+    "outside": "tx-outside",
+    "not-immediate": "tx-deferred",
+    "exclusive": "tx-exclusive",
+    "several": "tx-several",
+    "left-open": "tx-left-open",
+}
+
+
+# -- what the checks expect ------------------------------------------------------------------------
+def expect_atomic(lab: Lab, function: str) -> None:
+    """The last call ran one statement on jobs, or all of them inside one BEGIN IMMEDIATE ...
+    COMMIT, and left no transaction open. claim must run at least one (finish may decide
+    without SQL, e.g. a stamp whose lease has visibly ended)."""
+    statements = lab.statements_of(lab.calls)
+    found = txshape.problem(statements, need_sql=function == "claim")
+    if found:
+        detail = CLAIM_DETAIL[found.code] if function == "claim" else "tx-finish-not-atomic"
+        lab.fail(detail, function=function, begin=found.begin,
+                 statements=txshape.listing(statements, found.at))
+    expect_no_transaction_left(lab, function)
+
+
+def expect_failed_cleanly(lab: Lab, function: str, error: BaseException | None,
+                          rows_before: dict[int, dict], came_back: object = None) -> None:
+    """A statement inside `function` failed: it re-raised, rolled back, and released the lock."""
+    if error is None:
+        lab.fail("tx-did-not-raise", function=function, came_back=show(came_back))
+    described = describe(error)
+    if not is_the_fault(error):
+        lab.fail("tx-other-error", function=function, error=described)
+    if lab.conn.in_transaction:
+        lab.fail("tx-open-after-error", function=function, error=described)
+    expect_others_can_write(lab, function)
+    for job, row in rows_before.items():
+        lab.expect_row(job, row, detail="tx-not-rolled-back", function=function)
+
+
+def expect_rollback_journal(lab: Lab, after: str) -> None:
+    """The database file, and lab.conn, still use the rollback journal (journal_mode=delete)."""
+    fresh = sqlite3.connect(str(lab.path))  # plain: store.connect would set the mode itself
+    try:
+        on_file = fresh.execute("PRAGMA journal_mode").fetchone()[0]
+    finally:
+        fresh.close()
+    if on_file.lower() != "delete":
+        lab.fail("tx-journal-file", mode=on_file, after=after)
+    on_conn = lab.conn.execute("PRAGMA journal_mode").fetchone()[0]
+    if on_conn.lower() != "delete":
+        lab.fail("tx-journal-conn", mode=on_conn, after=after)
+
+
+# -- the checks ------------------------------------------------------------------------------------
+@check("claim-in-one-immediate-transaction", points=4)
+def test_claim_in_one_immediate_transaction(lab):
+    """A claim that takes a job, and one that finds nothing (the job is held), each run their
+    statements on jobs inside one BEGIN IMMEDIATE ... COMMIT and leave no transaction open."""
+    lab.enqueue(qty=5)
+    lab.claim("A", now=0, lease_ms=LEASE_MS)  # takes the job
+    expect_atomic(lab, "claim")
+    lab.claim("B", now=LEASE_MS - 1, lease_ms=LEASE_MS)  # A's lease is valid: nothing to take
+    expect_atomic(lab, "claim")
+
+
+@check("claim-rolls-back-on-error", points=3)
+def test_claim_rolls_back_on_error(lab):
+    """A statement inside claim fails (first its UPDATE that leases the job, then its quarantine
+    UPDATE): claim re-raises, rolls back everything, releases the lock; then it works again."""
+    now = 10
+    stale = lab.enqueue(qty=1, deadline=now)  # its deadline has come: claim quarantines it first
+    job = lab.enqueue(qty=5)
+    before = {j: lab.row(j) for j in (stale, job)}
+    for status in ("leased", "quarantined"):
+        with injected_fault(lab, status) as fault:
+            came_back, error = attempt(lab, lambda: lab.claim("A", now=now, lease_ms=LEASE_MS))
+        if not fault.fired:
+            continue  # this claim never moves a job to that status: nothing to inject into
+        expect_failed_cleanly(lab, "claim", error, before, came_back)
+    lab.enqueue(qty=7)  # so that something is claimable even if a step above took a job
+    claimed, error = attempt(lab, lambda: lab.claim("A", now=now, lease_ms=LEASE_MS))
+    if error is not None or claimed is None:
+        lab.fail("tx-works-again", function="claim", came_back=show(claimed),
+                 error="" if error is None else "; " + describe(error))
+    expect_no_transaction_left(lab, "claim")
+
+
+@check("finish-leaves-no-transaction", points=2)
+def test_finish_leaves_no_transaction(lab):
+    """finish, rejected and accepted, is one statement or one BEGIN IMMEDIATE transaction and
+    leaves no transaction open; when its UPDATE fails it re-raises and rolls back."""
+    job = lab.enqueue(qty=5)
+    a = lab.claim("A", now=0, lease_ms=LEASE_MS)
+    if a is None:
+        lab.fail("tx-no-claim", job=job)
+    lab.finish(a, now=LEASE_MS + 1)  # the lease has run out: rejected
+    expect_atomic(lab, "finish")
+    b = lab.claim("B", now=LEASE_MS + 1, lease_ms=LEASE_MS)
+    if b is None:
+        lab.fail("tx-no-claim", job=job)
+    lab.finish(b, now=LEASE_MS + 2)  # B's stamp is current: accepted
+    expect_atomic(lab, "finish")
+    job = lab.enqueue(qty=3)
+    c = lab.claim("C", now=LEASE_MS + 2, lease_ms=LEASE_MS)
+    if c is None:
+        lab.fail("tx-no-claim", job=job)
+    before = {c.id: lab.row(c.id)}
+    with injected_fault(lab, "done") as fault:
+        came_back, error = attempt(lab, lambda: lab.finish(c, now=LEASE_MS + 3))
+    if fault.fired:
+        expect_failed_cleanly(lab, "finish", error, before, came_back)
+
+
+@check("journal-mode-stays-delete", points=1)
+def test_journal_mode_stays_delete(lab):
+    """After claim and after finish, the database still uses the rollback journal (not WAL)."""
+    lab.enqueue(qty=5)
+    a = lab.claim("A", now=0, lease_ms=LEASE_MS)
+    expect_rollback_journal(lab, after="claim")
+    if a is not None:
+        lab.finish(a, now=1)
+        expect_rollback_journal(lab, after="finish")
+

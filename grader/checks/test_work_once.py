@@ -1,0 +1,142 @@
+"""work_once: claim with one clock reading, send the committed stamp once, finish with a fresh one.
+
+The checks hand work_once a `ManualClock` and a `send` of the grader's own (a `Courier`) that
+moves the clock (sending takes time) or raises (the network failed), and records what it was
+given and what the committed row held at that moment.
+"""
+
+from __future__ import annotations
+
+from lab.store import Claim
+
+from grader.checkdef import check
+from grader.checks.faults import attempt, describe, expect_others_can_write
+from grader.checks.situations import LEASE_MS, done, leased
+from grader.scenario import CheckFailed, Lab, ManualClock, expected_row, show
+
+
+class SendFailed(Exception):
+    """The grader's send failing, the way a lost connection to the receiver would."""
+
+
+class Courier:
+    """The `send` callback: takes `takes_ms` of clock time, then raises `error` if given."""
+
+    def __init__(self, lab: Lab, clock: ManualClock, takes_ms: int = 0,
+                 error: BaseException | None = None):
+        self.lab, self.clock, self.takes_ms, self.error = lab, clock, takes_ms, error
+        self.sent: list = []  # what send was given, one entry a call
+        self.rows: list[dict | None] = []  # the committed row of that job at that moment
+        self.readings_before = 0  # clock readings work_once took before the (first) send
+        self.unreadable: dict | None = None  # the row could not be read: reported afterwards
+
+    def __call__(self, claim) -> None:
+        if not self.sent:
+            self.readings_before = len(self.clock.readings)
+        self.sent.append(claim)
+        self.rows.append(self._row(claim))
+        self.clock.advance(self.takes_ms)
+        if self.error is not None:
+            raise self.error
+
+    def _row(self, claim) -> dict | None:
+        # Never raise the grader's own failure inside send: the target might catch it.
+        if not isinstance(claim, Claim):
+            return None
+        try:
+            return self.lab.row(claim.id)
+        except CheckFailed as failed:
+            self.unreadable = self.unreadable or failed.failure
+            return None
+
+    @property
+    def readings_after(self) -> int:
+        return len(self.clock.readings) - self.readings_before
+
+
+# -- what the checks expect ------------------------------------------------------------------------
+def expect_sent_once(lab: Lab, courier: Courier) -> None:
+    """send was called exactly once, with a stamp the committed row holds."""
+    if courier.unreadable:
+        raise CheckFailed(courier.unreadable)
+    if len(courier.sent) != 1:
+        lab.fail("work-once-send-count", times=len(courier.sent))
+    sent, row = courier.sent[0], courier.rows[0]
+    if not isinstance(sent, Claim):
+        lab.fail("work-once-send-not-claim", sent=show(sent))
+    holds = expected_row(row, status="leased", owner=sent.owner, token=sent.token,
+                         attempts=sent.attempt, lease_until=sent.lease_until,
+                         qty=sent.qty) if row else None
+    if row != holds:
+        raise CheckFailed({"outcome": "failed", "kind": "row-mismatch",
+                           "row": {"job": sent.id, "current": row, "expected": holds},
+                           "detail": "work-once-send-uncommitted",
+                           "params": {"sent": show(sent), "job": sent.id},
+                           "timeline": lab.timeline})
+
+
+def expect_clock_read_around_send(lab: Lab, courier: Courier) -> None:
+    """The clock was read for the claim (before send) and again for the finish (after it)."""
+    if courier.readings_before < 1 or courier.readings_after < 1:
+        lab.fail("work-once-clock-reads", before=courier.readings_before,
+                 after=courier.readings_after)
+
+
+# -- the checks ------------------------------------------------------------------------------------
+@check("work-once-fresh-clock", points=3)
+def test_work_once_fresh_clock(lab):
+    """send takes 999 ms of a 1000 ms lease: finished, finished_at=999. Then send takes
+    1001 ms: the lease ran out while sending, so finish is rejected and the job stays leased."""
+    clock = ManualClock(0)
+    job = lab.enqueue(qty=5)
+    before = lab.row(job)
+    courier = Courier(lab, clock, takes_ms=LEASE_MS - 1)
+    result = lab.work_once("A", courier, clock, LEASE_MS)
+    expect_sent_once(lab, courier)
+    expect_clock_read_around_send(lab, courier)
+    lab.expect(result, True, job=job, detail="work-once-in-time", now=clock.now,
+               row=done(leased(before, "A", token=1, attempts=1, lease_until=LEASE_MS), clock.now))
+
+    start = clock.now
+    job = lab.enqueue(qty=3)
+    before = lab.row(job)
+    courier = Courier(lab, clock, takes_ms=LEASE_MS + 1)
+    result = lab.work_once("A", courier, clock, LEASE_MS)
+    expect_sent_once(lab, courier)
+    expect_clock_read_around_send(lab, courier)
+    lab.expect(result, False, job=job, detail="work-once-too-late", now=clock.now,
+               lease_until=start + LEASE_MS,
+               row=leased(before, "A", token=1, attempts=1, lease_until=start + LEASE_MS))
+
+
+@check("work-once-send-raises", points=3)
+def test_work_once_send_raises(lab):
+    """send raises: the same exception comes out of work_once, the job stays leased as claimed
+    (not done), and no transaction or lock is left behind."""
+    clock = ManualClock(0)
+    job = lab.enqueue(qty=5)
+    before = lab.row(job)
+    error = SendFailed("connection reset by the receiver")
+    courier = Courier(lab, clock, takes_ms=1, error=error)
+    came_back, raised = attempt(lab, lambda: lab.work_once("A", courier, clock, LEASE_MS))
+    expect_sent_once(lab, courier)
+    if raised is None:
+        lab.fail("work-once-not-raised", error=describe(error), came_back=show(came_back))
+    if raised is not error and not isinstance(raised, SendFailed):
+        lab.fail("work-once-other-error", error=describe(error), raised=describe(raised))
+    lab.expect_row(job, leased(before, "A", token=1, attempts=1, lease_until=LEASE_MS),
+                   detail="work-once-not-leased-after-raise")
+    if lab.conn.in_transaction:
+        lab.fail("tx-open-after-error", function="work_once", error=describe(raised))
+    expect_others_can_write(lab, "work_once")
+
+
+@check("work-once-empty-queue", points=1)
+def test_work_once_empty_queue(lab):
+    """Nothing to claim: work_once returns None and never calls send."""
+    clock = ManualClock(0)
+    courier = Courier(lab, clock)
+    result = lab.work_once("A", courier, clock, LEASE_MS)
+    if courier.sent:
+        lab.fail("work-once-sent-nothing", times=len(courier.sent), sent=show(courier.sent[0]))
+    lab.expect(result, None, detail="work-once-nothing-to-do")

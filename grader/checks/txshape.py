@@ -1,0 +1,124 @@
+"""The transaction shape of one call into the target, read from the SQL it ran on `conn`.
+
+The grader's trace callback sees every statement the target runs on the connection it was
+given (`lab.statements_of(call)`). From that list alone this module tells whether the
+statements on `jobs` ran inside exactly one `BEGIN IMMEDIATE` ... `COMMIT`, and if not, which
+statement is the first to break the rule, so the failure can list the statements in order with
+that one marked.
+
+How the statements are read (what the contract leaves open, decided here):
+- a transaction opens with `BEGIN [DEFERRED|IMMEDIATE|EXCLUSIVE] [TRANSACTION]`, or with a
+  `SAVEPOINT` outside a transaction (which SQLite opens as a deferred transaction); it ends with
+  `COMMIT`, `END` or `ROLLBACK` (not `ROLLBACK TO`), or with the `RELEASE` of the savepoint that
+  opened it;
+- only `IMMEDIATE` counts: a deferred one (plain `BEGIN`, `BEGIN DEFERRED`, `SAVEPOINT`) takes
+  the write lock only at its first write, and `EXCLUSIVE` also locks out every reader;
+- a statement is "on jobs" when it names the table `jobs`; other statements (PRAGMA, SELECT 1)
+  may run anywhere;
+- a lone statement on jobs is atomic by itself however it is wrapped (SQLite takes the write
+  lock at the start of a writing statement, before it reads), so only several statements on
+  jobs need the one BEGIN IMMEDIATE; an open transaction left behind is told by
+  `conn.in_transaction`, not here;
+- consecutive identical statements count once (SQLite reports a statement again when a trigger
+  program starts inside it).
+Pure functions: no database, no Lab.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_LEADING_COMMENTS = re.compile(r"^(\s+|--[^\n]*\n|/\*.*?\*/)*", re.S)
+_BEGIN = re.compile(r"^BEGIN\b\s*(DEFERRED|IMMEDIATE|EXCLUSIVE)?", re.I)
+_END = re.compile(r"^(COMMIT|END)\b", re.I)
+_ROLLBACK = re.compile(r"^ROLLBACK\b(?!\s+(TRANSACTION\s+)?TO\b)", re.I)
+_SAVEPOINT = re.compile(r"^SAVEPOINT\b", re.I)
+_RELEASE = re.compile(r"^RELEASE\b", re.I)
+_ON_JOBS = re.compile(r"\bjobs\b", re.I)
+
+MARK = "▶"
+WIDTH = 160  # characters of one statement shown in a listing
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What is wrong with the shape: `code` names the rule, `at` the statement (index) to mark."""
+
+    code: str  # no-sql | no-transaction | outside | not-immediate | exclusive | several | left-open
+    at: int | None
+    begin: str = ""  # the opening statement, for not-immediate / exclusive
+
+
+def distinct(statements: list[str]) -> list[str]:
+    """The statements with consecutive repeats dropped."""
+    return [sql for i, sql in enumerate(statements) if i == 0 or sql != statements[i - 1]]
+
+
+def _bare(sql: str) -> str:
+    return _LEADING_COMMENTS.sub("", sql, count=1)
+
+
+def opening(sql: str) -> str | None:
+    """How `sql` opens a transaction: 'IMMEDIATE', 'DEFERRED', 'EXCLUSIVE', 'SAVEPOINT' or None.
+
+    (A SAVEPOINT opens one only when no transaction is open: the caller knows that.)"""
+    sql = _bare(sql)
+    match = _BEGIN.match(sql)
+    if match:
+        return (match.group(1) or "DEFERRED").upper()
+    return "SAVEPOINT" if _SAVEPOINT.match(sql) else None
+
+
+def on_jobs(sql: str) -> bool:
+    return bool(_ON_JOBS.search(sql)) and opening(sql) is None
+
+
+def problem(statements: list[str], need_sql: bool = True) -> Problem | None:
+    """The first break of 'every statement on jobs inside one BEGIN IMMEDIATE ... COMMIT'.
+
+    `need_sql`: running no statement on jobs at all is a problem ('no-sql')."""
+    sqls = distinct(statements)
+    on_table = sum(on_jobs(sql) for sql in sqls)
+    if on_table == 0:
+        return Problem("no-sql", None) if need_sql else None
+    if on_table == 1:
+        return None
+    if not any(opening(sql) for sql in sqls):
+        return Problem("no-transaction", next(i for i, sql in enumerate(sqls) if on_jobs(sql)))
+    opened_by: str | None = None  # the mode of the open transaction, None outside one
+    transactions = 0
+    for i, sql in enumerate(sqls):
+        bare = _bare(sql)
+        mode = opening(sql)
+        if opened_by is None and mode is not None:
+            transactions += 1
+            if transactions > 1:
+                return Problem("several", i)
+            if mode == "EXCLUSIVE":
+                return Problem("exclusive", i, begin=_one_line(sql))
+            if mode != "IMMEDIATE":
+                return Problem("not-immediate", i, begin=_one_line(sql))
+            opened_by = mode
+        elif opened_by is not None and (_END.match(bare) or _ROLLBACK.match(bare)
+                                        or (opened_by == "SAVEPOINT" and _RELEASE.match(bare))):
+            opened_by = None
+        elif opened_by is None and on_jobs(sql):
+            return Problem("outside", i)
+    if opened_by is not None:
+        return Problem("left-open", len(sqls) - 1)
+    return None
+
+
+def _one_line(sql: str) -> str:
+    text = " ".join(sql.split())
+    return text if len(text) <= WIDTH else text[: WIDTH - 1] + "…"
+
+
+def listing(statements: list[str], at: int | None = None) -> str:
+    """The statements, numbered, one a line, the one at index `at` marked with ▶."""
+    sqls = distinct(statements)
+    if not sqls:
+        return "    (no SQL)"
+    return "\n".join(f"  {MARK if i == at else ' '} {i + 1:>2}  {_one_line(sql)}"
+                     for i, sql in enumerate(sqls))

@@ -1,0 +1,26 @@
+"""claim opens its transaction with a plain BEGIN (deferred), not BEGIN IMMEDIATE.
+
+A deferred transaction takes the write lock only at its first write: two workers can both run
+the SELECT, see the same pending row, and then race for the update."""
+
+from _claim_steps import all_steps
+from _kit import reference_finish as finish
+from _kit import work_once_with
+
+EXPECT_FAIL = {"claim-in-one-immediate-transaction"}
+EXPECT_TEXT = {"claim-in-one-immediate-transaction": "a deferred transaction"}
+
+
+def claim(conn, owner, now, lease_ms):
+    conn.execute("BEGIN")
+    try:
+        c = all_steps(conn, owner, now, lease_ms)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return c
+
+
+work_once = work_once_with(claim, finish)

@@ -1,0 +1,27 @@
+"""finish returns False from inside its BEGIN IMMEDIATE without ending the transaction.
+
+The rejected path forgets COMMIT/ROLLBACK: the write lock stays held on conn, so the next claim
+on it fails ("cannot start a transaction within a transaction") and other workers wait."""
+
+from _finish_steps import is_current, mark_done, read
+from _kit import reference_claim as claim
+from _kit import work_once_with
+
+EXPECT_FAIL = {"finish-leaves-no-transaction"}
+EXPECT_TEXT = {"finish-leaves-no-transaction": "still open on conn"}
+
+
+def finish(conn, claim, now):
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if not is_current(read(conn, claim.id), claim, now):
+            return False
+        mark_done(conn, claim.id, now)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return True
+
+
+work_once = work_once_with(claim, finish)

@@ -1,0 +1,29 @@
+"""claim returns None from inside its BEGIN IMMEDIATE when nothing is claimable, without COMMIT.
+
+The path that finds no job forgets to end the transaction: the write lock stays held on conn,
+every other worker and new intake waits, and the next claim on conn cannot even BEGIN."""
+
+from _claim_steps import lease, quarantine, select
+from _kit import reference_finish as finish
+from _kit import work_once_with
+
+EXPECT_FAIL = {"claim-in-one-immediate-transaction"}
+EXPECT_TEXT = {"claim-in-one-immediate-transaction": "still open on conn"}
+
+
+def claim(conn, owner, now, lease_ms):
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        quarantine(conn, now)
+        job = select(conn, now)
+        if job is None:
+            return None
+        c = lease(conn, job, owner, now, lease_ms)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return c
+
+
+work_once = work_once_with(claim, finish)

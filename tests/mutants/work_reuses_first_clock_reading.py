@@ -1,0 +1,19 @@
+"""work_once reads the clock once and finishes with the reading it took before send.
+
+If sending outlasted the lease, finish still believes the lease holds: a job another worker may
+already have re-claimed gets marked done, with a finished_at from before the send."""
+
+from _kit import reference_claim as claim
+from _kit import reference_finish as finish
+
+EXPECT_FAIL = {"work-once-fresh-clock"}
+EXPECT_TEXT = {"work-once-fresh-clock": "0 time(s) after it"}
+
+
+def work_once(conn, owner, send, clock, lease_ms):
+    now = clock()
+    c = claim(conn, owner, now, lease_ms)
+    if c is None:
+        return None
+    send(c)
+    return finish(conn, c, now)

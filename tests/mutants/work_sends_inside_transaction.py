@@ -1,0 +1,29 @@
+"""work_once keeps one BEGIN IMMEDIATE open from the claim through send to the finish.
+
+"Nobody can interfere while I hold the lock": but the job is sent before its claim is
+committed, every other worker and new intake waits for the network, and if send raises the
+rollback also undoes the claim."""
+
+from _claim_steps import all_steps
+from _kit import reference_claim as claim
+from _kit import reference_finish as finish
+
+EXPECT_FAIL = {"work-once-fresh-clock", "work-once-send-raises"}
+EXPECT_TEXT = {"work-once-fresh-clock": "did not hold that stamp"}
+
+
+def work_once(conn, owner, send, clock, lease_ms):
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        c = all_steps(conn, owner, clock(), lease_ms)
+        if c is None:
+            conn.execute("COMMIT")
+            return None
+        send(c)
+        done = finish(conn, c, clock())  # one UPDATE: runs inside the open transaction
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return done

@@ -1,0 +1,67 @@
+"""The transaction-shape reader (grader/checks/txshape.py) on statement lists written by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.checks import txshape
+
+SELECT = "SELECT id FROM jobs WHERE status = 'pending' ORDER BY id LIMIT 1"
+UPDATE = "UPDATE jobs SET status = 'leased' WHERE id = 1 RETURNING id"
+QUARANTINE = "UPDATE jobs SET status = 'quarantined' WHERE deadline <= 5"
+
+
+@pytest.mark.parametrize("statements", [
+    ["BEGIN IMMEDIATE", QUARANTINE, SELECT, UPDATE, "COMMIT"],
+    ["begin immediate transaction", QUARANTINE, UPDATE, "commit transaction"],
+    ["  BEGIN\n IMMEDIATE ;", UPDATE, "END"],
+    ["PRAGMA busy_timeout = 10", "BEGIN IMMEDIATE", SELECT, "COMMIT", "SELECT 1"],
+    ["BEGIN IMMEDIATE", SELECT, SELECT, "ROLLBACK"],
+    ["BEGIN IMMEDIATE", "SAVEPOINT s", UPDATE, "ROLLBACK TO s", "RELEASE s", "COMMIT"],
+])
+def test_one_immediate_transaction_is_fine(statements):
+    assert txshape.problem(statements) is None
+
+
+@pytest.mark.parametrize("statements, code, at", [
+    ([], "no-sql", None),
+    (["SELECT 1"], "no-sql", None),
+    ([QUARANTINE, SELECT, UPDATE], "no-transaction", 0),
+    ([SELECT, "BEGIN IMMEDIATE", UPDATE, "COMMIT"], "outside", 0),
+    (["BEGIN IMMEDIATE", SELECT, "COMMIT", UPDATE], "outside", 3),
+    (["BEGIN", SELECT, UPDATE, "COMMIT"], "not-immediate", 0),
+    (["BEGIN DEFERRED TRANSACTION", SELECT, UPDATE, "COMMIT"], "not-immediate", 0),
+    (["SAVEPOINT claim", SELECT, UPDATE, "RELEASE claim"], "not-immediate", 0),
+    (["BEGIN EXCLUSIVE", SELECT, UPDATE, "COMMIT"], "exclusive", 0),
+    (["BEGIN IMMEDIATE", SELECT, "COMMIT", "BEGIN IMMEDIATE", UPDATE, "COMMIT"], "several", 3),
+    (["BEGIN IMMEDIATE", SELECT, UPDATE], "left-open", 2),
+    (["BEGIN IMMEDIATE", SELECT, UPDATE, "ROLLBACK TO x"], "left-open", 3),
+])
+def test_problems_are_found_and_placed(statements, code, at):
+    found = txshape.problem(statements)
+    assert (found.code, found.at) == (code, at)
+
+
+def test_the_opening_statement_is_named():
+    assert txshape.problem(["BEGIN", SELECT, UPDATE, "COMMIT"]).begin == "BEGIN"
+
+
+@pytest.mark.parametrize("statements", [[UPDATE], ["BEGIN", UPDATE, "COMMIT"], ["BEGIN", SELECT]])
+def test_a_lone_statement_is_atomic_however_wrapped(statements):
+    assert txshape.problem(statements) is None
+
+
+def test_repeats_from_triggers_count_once():
+    assert txshape.problem([UPDATE, UPDATE, UPDATE]) is None
+    assert txshape.problem([SELECT, UPDATE]).code == "no-transaction"
+
+
+def test_no_sql_is_a_problem_only_when_sql_is_needed():
+    assert txshape.problem(["SELECT 1"], need_sql=False) is None
+
+
+def test_listing_marks_the_statement():
+    lines = txshape.listing([SELECT, "BEGIN IMMEDIATE"], at=0).splitlines()
+    assert lines[0].startswith(f"  {txshape.MARK}  1  SELECT")
+    assert lines[1].startswith("     2  BEGIN IMMEDIATE")
+    assert txshape.listing(["x" * 500]).endswith("…")
