@@ -32,6 +32,7 @@ LANE_H = 62      # height of one lane (one lease level)
 LEVEL_H = 16     # extra height per extra level of overlapping leases in one lane
 RIGHT = 110      # room for the labels right of the last column
 FIRST = 34       # from the lane labels to the first column
+ZOOM = 1.3       # drawn this much larger than its coordinates where there is room
 LABEL_MAX = 14   # characters of a lane label before it is cut
 
 CALLS = ("claim", "finish", "work_once")
@@ -175,9 +176,9 @@ class _Diagram:
             self._event(i, e)
         label = text("html.svg.label", self.lang)
         head = (f'<svg xmlns="http://www.w3.org/2000/svg" class="seq" role="img" '
-                f'viewBox="0 0 {self.width:.0f} {self.height:.0f}" width="{self.width:.0f}" '
-                f'height="{self.height:.0f}" style="max-width:100%;height:auto;'
-                f'min-width:min({self.width:.0f}px,30rem)" aria-label="{escape(label)}">')
+                f'viewBox="0 0 {self.width:.0f} {self.height:.0f}" width="{self.width * ZOOM:.0f}" '
+                f'height="{self.height * ZOOM:.0f}" style="max-width:100%;height:auto;'
+                f'min-width:min({self.width:.0f}px,17rem)" aria-label="{escape(label)}">')
         return Markup(head + f"<title>{escape(label)}</title>" + "".join(self.parts) + "</svg>")
 
     def _axis(self) -> None:
