@@ -131,14 +131,15 @@ class _Diagram:
 
     @staticmethod
     def _lane_key(event: dict):
-        return event.get("actor") if event.get("op") in CALLS else QUEUE
+        # str(): an owner taken from a student's Claim may be any JSON value, even a list.
+        return str(event.get("actor")) if event.get("op") in CALLS else QUEUE
 
     def _lanes(self) -> dict:
         lanes = {QUEUE: _Lane(text("html.svg.queue", self.lang))}
         for e in self.events:
             key = self._lane_key(e)
             if key not in lanes:
-                lanes[key] = _Lane(_cut(str(key)))
+                lanes[key] = _Lane(_cut(key))
         # Lease levels decide each worker lane's height, so pack them before stacking lanes.
         self.bar_level = {}
         for i, e in enumerate(self.events):

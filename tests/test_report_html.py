@@ -27,7 +27,7 @@ from markupsafe import escape
 from conftest import MUTANTS, ROOT, run_grader
 from pngread import read_png
 
-from grader import report_html
+from grader import report_html, timeline_svg
 from grader.messages import text
 from grader.render import value
 from grader.runner import CheckResult
@@ -364,3 +364,32 @@ def test_browser_phone_width_in_japanese(chromium, pages):
     image = screenshot(chromium, pages["mutant-ja"], SCREENSHOTS / "mutant-phone-ja.png", 375, 1600)
     assert_not_blank(image)
     assert reddish(image, 0, 400) > 150, "no failure colour at the top at phone width"
+
+
+ODD_TIMELINES = {
+    "empty": [],
+    "only-setup": [{"op": "enqueue", "job": 1, "qty": 1, "deadline": 10, "max_attempts": 1},
+                   {"op": "note", "key": "ui.why", "params": {}}],
+    "owner-is-a-list": [{"op": "claim", "actor": ["A"], "t": 0, "lease_ms": 5,
+                         "result": {"token": [1], "lease_until": "soon"}}],
+    "no-clock": [{"op": "work_once", "actor": "A", "t": None, "lease_ms": 5}],
+    "lease-ends-before-it-starts": [{"op": "claim", "actor": "A", "t": 50, "lease_ms": 5,
+                                     "result": {"token": 1, "lease_until": 10}},
+                                    {"op": "finish", "actor": "A", "t": 50, "stamp": {},
+                                     "result": "1"}],
+    "same-actor-same-time": [{"op": "claim", "actor": "A", "t": 0, "lease_ms": 5,
+                              "result": {"token": 1, "lease_until": 5}},
+                             {"op": "claim", "actor": "A", "t": 0, "lease_ms": 5,
+                              "result": {"token": 2, "lease_until": 5}},
+                             {"op": "finish", "actor": "A", "t": 0, "stamp": {"token": 1},
+                              "raised": "ValueError: x"}],
+}
+
+
+@pytest.mark.parametrize("name", ODD_TIMELINES)
+def test_the_diagram_survives_odd_timelines(name):
+    events = ODD_TIMELINES[name]
+    svg = str(timeline_svg.build(events, "en", raised=True))
+    calls = [e for e in events if e["op"] in timeline_svg.CALLS]
+    assert (svg.startswith("<svg") and svg.endswith("</svg>")) if calls else svg == ""
+    assert svg.count("<g ") == svg.count("</g>") == (len(events) if calls else 0)
