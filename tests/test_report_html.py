@@ -31,6 +31,7 @@ from grader import report_html, timeline_svg
 from grader.messages import text
 from grader.render import value
 from grader.runner import CheckResult
+from grader.target import describe
 from lab.store import COLUMNS
 
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
@@ -68,8 +69,14 @@ def graded(tmp_path_factory) -> dict[str, list[CheckResult]]:
         return dict(zip(IMPLS, pool.map(lambda impl: grade_results(impl, tmp), IMPLS.values())))
 
 
+def target(name: str) -> str:
+    """The target as the CLI would show it when run from the project root."""
+    impl = IMPLS[name]
+    return describe(os.path.relpath(impl, ROOT) if impl.endswith(".py") else impl)
+
+
 def report(graded, name: str, lang: str = "en", detail: str = "full") -> str:
-    return report_html.render(graded[name], lang, target=IMPLS[name], detail=detail)
+    return report_html.render(graded[name], lang, target=target(name), detail=detail)
 
 
 def section(html: str, check_id: str) -> str:
@@ -328,7 +335,7 @@ def pages(graded) -> dict[str, Path]:
     for name, impl, lang in (("solution", "solution", "en"), ("mutant", "boundary", "en"),
                              ("mutant-ja", "boundary", "ja")):
         made[name] = SCREENSHOTS / f"{name}.html"
-        report_html.write(made[name], graded[impl], lang, target=IMPLS[impl])
+        report_html.write(made[name], graded[impl], lang, target=target(impl))
     return made
 
 
