@@ -74,10 +74,15 @@ def event_text(event: dict, lang: str) -> str:
     return text(f"timeline.{op}", lang, **params)
 
 
+def failing_step(events: list[dict]) -> int | None:
+    """Index of the last call into the target: the step a failure is about (None: no call)."""
+    return max((i for i, e in enumerate(events) if e["op"] in ("claim", "finish", "work_once")),
+               default=None)
+
+
 def timeline_lines(events: list[dict], lang: str, style: Style = PLAIN) -> list[str]:
     lines = []
-    last_call = max((i for i, e in enumerate(events) if e["op"] in ("claim", "finish", "work_once")),
-                    default=None)
+    last_call = failing_step(events)
     for i, event in enumerate(events):
         t = event.get("t")
         clock = f"{t:>6} ms" if isinstance(t, int) else " " * 9
@@ -141,25 +146,34 @@ def problem_line(result: dict, lang: str) -> str | None:
 DETAIL_LEVELS = ("full", "actual-only", "none")
 
 
+def detail_sentence(result: dict, lang: str) -> str | None:
+    """The check's own sentence about this failure (`detail.<name>`), if it gave one."""
+    if result.get("detail"):
+        return text(f"detail.{result['detail']}", lang, **(result.get("params") or {}))
+    if result.get("kind") == "row-mismatch":
+        return text("kind.row-mismatch", lang)
+    return None
+
+
 def failure_lines(check_id: str, result: dict, lang: str, style: Style = PLAIN,
                   detail: str = "full") -> list[str]:
     """The teaching part of a failed check: what happened, what came back, the row, the why.
 
     `detail` (for hidden grading): "full" shows everything; "actual-only" shows what the code
-    did and produced but no expected value, expected row or hint; "none" shows only the why.
+    did and produced but no expected value, expected row or hint; "none" shows only the why,
+    after the one-line problem when the code crashed, hung or is missing (outcome not 'failed').
     """
     why = f"{text('ui.why', lang)} {text(f'check.{check_id}.why', lang)}"
+    problem = problem_line(result, lang)
     if detail == "none":
-        return [why]
+        return ([problem] if problem and result.get("outcome") != "failed" else []) + [why]
     full = detail == "full"
     lines: list[str] = []
-    problem = problem_line(result, lang)
     if problem:
         lines.append(problem)
-    if result.get("detail"):
-        lines.append(text(f"detail.{result['detail']}", lang, **(result.get("params") or {})))
-    elif result.get("kind") == "row-mismatch":
-        lines.append(text("kind.row-mismatch", lang))
+    sentence = detail_sentence(result, lang)
+    if sentence:
+        lines.append(sentence)
     if result.get("timeline") and result.get("outcome") != "not_implemented":
         lines.append(text("ui.timeline", lang))
         lines += ["  " + line for line in timeline_lines(result["timeline"], lang, style)]

@@ -1,0 +1,23 @@
+"""finish returns cur.rowcount (the int 1 or 0) instead of a bool.
+
+1 and 0 look like True and False, but the contract says finish returns a bool: a caller that
+compares with `is True`, stores the value as JSON or prints it sees something else."""
+
+from _kit import reference_claim as claim
+from _kit import work_once_with
+
+EXPECT_FAIL = {"finish-before-expiry", "finish-at-expiry", "finish-after-expiry"}
+EXPECT_TEXT = {"finish-at-expiry": "it must return bool"}
+
+
+def finish(conn, claim, now):
+    cur = conn.execute(
+        "UPDATE jobs SET status = 'done', finished_at = ? WHERE id = ? AND status = 'leased'"
+        " AND owner = ? AND token = ? AND attempts = ? AND lease_until = ?"
+        " AND ? < lease_until AND ? < deadline",
+        (now, claim.id, claim.owner, claim.token, claim.attempt, claim.lease_until, now, now),
+    )
+    return cur.rowcount
+
+
+work_once = work_once_with(claim, finish)

@@ -1,0 +1,402 @@
+"""The HTML report: what it says for the solution and for mutants, that it escapes what student
+code returns, honours the detail levels, needs no network, and renders in a real browser.
+
+The implementations are graded once each (in a child process, as the CLI would) and the reports
+rendered from those results in every language and detail level. The browser tests load the report
+in headless Chromium (Debian's package, installed by .ci/install-chromium) and look at the
+screenshot; the screenshots are kept in artifacts/screenshots/ for a person to look at.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from markupsafe import escape
+
+from conftest import MUTANTS, ROOT, run_grader
+from pngread import read_png
+
+from grader import report_html, timeline_svg
+from grader.messages import text
+from grader.render import value
+from grader.runner import CheckResult
+from grader.target import describe
+from lab.store import COLUMNS
+
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+BOUNDARY = str(MUTANTS / "boundary_finish_at_expiry_accepted.py")
+IMPLS = {
+    "solution": "solutions.queue",
+    "boundary": BOUNDARY,
+    "raises": str(MUTANTS / "html_finish_raises_when_rejected.py"),
+    "rowcount": str(MUTANTS / "html_finish_returns_rowcount.py"),
+    "stubs": "lab.queue",
+}
+HOSTILE = '<script>alert("owned")</script><img src=x onerror=alert(1)>'
+
+DUMP = ("import dataclasses, json, sys\n"
+        "from grader.runner import run_checks\n"
+        "results = run_checks(sys.argv[1], lang='en')\n"
+        "with open(sys.argv[2], 'w', encoding='utf-8') as out:\n"
+        "    json.dump([dataclasses.asdict(r) for r in results], out)\n")
+
+
+def grade_results(impl: str, tmp: Path) -> list[CheckResult]:
+    """Grade `impl` in a child process; return its CheckResults."""
+    out = tmp / f"{abs(hash(impl))}.json"
+    env = {**os.environ, "NO_COLOR": "1"}
+    proc = subprocess.run([sys.executable, "-c", DUMP, impl, str(out)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return [CheckResult(**r) for r in json.loads(out.read_text(encoding="utf-8"))]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> dict[str, list[CheckResult]]:
+    tmp = tmp_path_factory.mktemp("html-results")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(IMPLS, pool.map(lambda impl: grade_results(impl, tmp), IMPLS.values())))
+
+
+def target(name: str) -> str:
+    """The target as the CLI would show it when run from the project root."""
+    impl = IMPLS[name]
+    return describe(os.path.relpath(impl, ROOT) if impl.endswith(".py") else impl)
+
+
+def report(graded, name: str, lang: str = "en", detail: str = "full") -> str:
+    return report_html.render(graded[name], lang, target=target(name), detail=detail)
+
+
+def section(html: str, check_id: str) -> str:
+    """The <details> of one check."""
+    found = re.search(rf'<details[^>]*id="check-{re.escape(check_id)}".*?</details>', html, re.S)
+    assert found, f"no section for {check_id}"
+    return found.group(0)
+
+
+def opening_tag(html: str, check_id: str) -> str:
+    return re.match(r"<details[^>]*>", section(html, check_id)).group(0)
+
+
+def marked_columns(html: str) -> set[str]:
+    rows = re.findall(r'<tr class="differs">(.*?)</tr>', html, re.S)
+    assert all("≠" in row for row in rows), "a differing row without the ≠ symbol"
+    return {re.search(r'<th scope="row"><code>([a-z_]+)</code>', row).group(1) for row in rows}
+
+
+def said(key: str, lang: str = "en", **params) -> str:
+    """A catalogue text as it appears in the HTML (escaped)."""
+    return str(escape(text(key, lang, **params)))
+
+
+def failing(results: list[CheckResult]) -> list[CheckResult]:
+    return [r for r in results if not r.passed]
+
+
+# -- content ----------------------------------------------------------------------------------
+def test_solution_report_shows_full_marks_and_every_check_collapsed(graded):
+    results = graded["solution"]
+    html = report(graded, "solution")
+    total = sum(r.points for r in results)
+    assert said("ui.score", "en", score=total, max_score=total) in html
+    assert said("ui.all-passed", "en") in html
+    assert html.count("<details") == len(results)
+    for r in results:
+        assert said(f"check.{r.id}.title", "en") in html
+        assert " open" not in opening_tag(html, r.id), r.id
+        assert 'data-outcome="passed"' in opening_tag(html, r.id)
+    assert "<svg" not in html  # nothing failed, nothing to draw
+
+
+def test_mutant_report_opens_the_failing_check_with_everything_a_student_needs(graded):
+    results = graded["boundary"]
+    html = report(graded, "boundary")
+    failed = failing(results)
+    assert [r.id for r in failed] == ["finish-at-expiry"]
+    r = failed[0]
+    part = section(html, r.id)
+    assert " open" in opening_tag(html, r.id)
+    for other in results:
+        if other.passed:
+            assert " open" not in opening_tag(html, other.id)
+    score = sum(x.score for x in results)
+    assert said("ui.score", "en", score=score, max_score=sum(x.points for x in results)) in html
+    assert f'href="#check-{r.id}"' in html  # listed under "to look at first"
+    # what came back vs what was expected
+    assert re.search(r'came-back">.*?<code>True</code>', part, re.S)
+    assert re.search(r'class="value expected">.*?<code>False</code>', part, re.S)
+    # the row side by side, the differing cells marked
+    row = r.result["row"]
+    differing = {c for c in COLUMNS if value(row["current"][c]) != value(row["expected"][c])}
+    assert differing == {"status", "finished_at"}
+    assert marked_columns(part) == differing
+    assert re.search(r'<td class="current">done</td><td class="expected">leased</td>', part)
+    # the timeline: an SVG sequence diagram with the lease and the failing step, and as text
+    svg = re.search(r"<svg.*?</svg>", part, re.S).group(0)
+    assert 'class="lease"' in svg and "token=1" in svg
+    assert 'class="ev finish failing"' in svg and "✓ accepted" in svg
+    assert '<li class="failing">' in part and "A finishes with token=1 → True" in part
+    assert said(f"check.{r.id}.why", "en") in part
+    assert said(f"check.{r.id}.hint", "en") in part
+
+
+def test_a_raise_shows_what_raised_where(graded):
+    html = report(graded, "raises")
+    part = section(html, "finish-at-expiry")
+    assert 'data-outcome="errored"' in part and " open" in opening_tag(html, "finish-at-expiry")
+    assert "finish raised RuntimeError: lease lost for job 1" in part
+    assert "html_finish_raises_when_rejected.py:" in part  # where, in the student's file
+    assert "raised" in re.search(r"<svg.*?</svg>", part, re.S).group(0)
+
+
+def test_a_wrong_return_type_is_named(graded):
+    html = report(graded, "rowcount")
+    part = section(html, "finish-before-expiry")
+    assert "finish returned 1 (a int); it must return bool." in part
+    assert "<svg" in part
+
+
+def test_stubs_say_not_implemented_without_a_timeline(graded):
+    html = report(graded, "stubs")
+    for r in graded["stubs"]:
+        part = section(html, r.id)
+        assert " open" in opening_tag(html, r.id)
+        assert "is not implemented yet" in part
+        assert "<svg" not in part
+
+
+def test_japanese_report_uses_the_japanese_catalogue(graded):
+    html = report(graded, "boundary", lang="ja")
+    assert '<html lang="ja">' in html
+    for r in graded["boundary"]:
+        ja, en = said(f"check.{r.id}.title", "ja"), said(f"check.{r.id}.title", "en")
+        assert ja in html
+        assert en == ja or en not in html
+    part = section(html, "finish-at-expiry")
+    for key in ("ui.came-back", "ui.why", "ui.hint", "html.row", "html.svg.queue"):
+        assert said(key, "ja") in part, key
+    assert said("check.finish-at-expiry.hint", "ja") in part
+
+
+def test_detail_actual_only_hides_the_expected_value_column_and_hint(graded):
+    html = report(graded, "boundary", detail="actual-only")
+    part = section(html, "finish-at-expiry")
+    assert re.search(r'came-back">.*?<code>True</code>', part, re.S)
+    assert 'class="value expected"' not in part and said("ui.expected", "en") not in part
+    assert '<td class="current">done</td>' in part
+    assert 'class="expected"' not in part and "≠" not in part
+    assert said("check.finish-at-expiry.hint", "en") not in part
+    assert said("check.finish-at-expiry.why", "en") in part
+    assert "<svg" in part
+
+
+def test_detail_none_shows_only_title_outcome_and_why(graded):
+    html = report(graded, "boundary", detail="none")
+    part = section(html, "finish-at-expiry")
+    assert said("check.finish-at-expiry.title", "en") in part
+    assert said("outcome.failed", "en") in part
+    assert said("check.finish-at-expiry.why", "en") in part
+    for hidden in ("<svg", "<table", 'class="values"', said("ui.came-back", "en"),
+                   said("ui.timeline", "en"), said("check.finish-at-expiry.hint", "en")):
+        assert hidden not in part, hidden
+
+
+def test_detail_none_still_says_what_raised(graded):
+    part = section(report(graded, "raises", detail="none"), "finish-at-expiry")
+    assert "finish raised RuntimeError" in part
+    assert "<svg" not in part
+
+
+def hostile_results() -> list[CheckResult]:
+    row = {c: 1 for c in COLUMNS}
+    events = [
+        {"op": "enqueue", "job": 1, "qty": 1, "deadline": 5000, "max_attempts": 3},
+        {"op": "claim", "actor": HOSTILE, "t": 0, "lease_ms": 1000,
+         "result": {"id": 1, "qty": 1, "owner": HOSTILE, "token": HOSTILE, "attempt": 1,
+                    "lease_until": 1000}},
+        {"op": "finish", "actor": HOSTILE, "t": 1000, "stamp": {"token": HOSTILE},
+         "result": HOSTILE},
+    ]
+    mismatch = {"outcome": "failed", "kind": "mismatch", "came_back": HOSTILE,
+                "expected": "False", "detail": None, "params": {}, "timeline": events,
+                "row": {"job": 1, "current": {**row, "owner": HOSTILE},
+                        "expected": {**row, "owner": "A"}}}
+    raised = {"outcome": "errored", "kind": "raised", "function": "finish", "error": HOSTILE,
+              "where": HOSTILE, "timeline": [*events[:2], {**events[2], "raised": HOSTILE}]}
+    return [CheckResult("finish-at-expiry", 4, "failed", mismatch),
+            CheckResult("finish-after-expiry", 3, "errored", raised)]
+
+
+def test_student_strings_are_escaped_everywhere():
+    html = report_html.render(hostile_results(), "en", target=HOSTILE)
+    assert "<script>alert" not in html and "<img src=x" not in html
+    assert html.count("<script") == 1  # the report's own, hash-pinned by the CSP
+    assert "&lt;script&gt;alert(" in html
+    assert marked_columns(html) == {"owner"}
+
+
+def test_repeated_runs_show_passed_k_of_n_and_unstable():
+    results = [CheckResult("finish-at-expiry", 4, "passed", {"outcome": "passed"},
+                           runs=["passed", "failed", "passed"]),
+               CheckResult("finish-after-expiry", 3, "passed", {"outcome": "passed"},
+                           runs=["passed", "passed", "passed"])]
+    html = report_html.render(results, "en", target="x.py")
+    unstable, stable = section(html, "finish-at-expiry"), section(html, "finish-after-expiry")
+    assert said("html.runs", "en", passed=2, runs=3) in unstable
+    assert said("html.unstable", "en") in unstable
+    assert said("html.runs", "en", passed=3, runs=3) in stable
+    assert said("html.unstable", "en") not in stable
+
+
+def test_the_report_is_self_contained(graded):
+    html = report(graded, "boundary")
+    assert re.findall(r"https?://[^\s\"'<>)]+", html) == ["http://www.w3.org/2000/svg"] * html.count("<svg")
+    for needle in ("<link", " src=", "url(", "@import", "@font-face"):
+        assert needle not in html, needle
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html).group(1)
+    assert "default-src 'none'" in csp
+    script = re.search(r"<script>(.*?)</script>", html, re.S).group(1)
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert f"'sha256-{digest}'" in csp
+
+
+def test_cli_writes_the_report(tmp_path):
+    out = tmp_path / "report.html"
+    proc = run_grader("--impl", BOUNDARY, "--html", str(out), "--lang", "ja")
+    assert proc.returncode == 1, proc.stderr
+    html = out.read_text(encoding="utf-8")
+    assert '<html lang="ja">' in html
+    assert said("check.finish-at-expiry.title", "ja") in section(html, "finish-at-expiry")
+    assert " open" in opening_tag(html, "finish-at-expiry")
+
+
+# -- in a real browser ----------------------------------------------------------------------
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--hide-scrollbars")
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing on CI: .ci/install-chromium should have installed it")
+        pytest.skip("chromium is not installed (bash .ci/install-chromium installs Debian's)")
+    return path
+
+
+def browse(chromium: str, page: Path, *args: str) -> subprocess.CompletedProcess:
+    with tempfile.TemporaryDirectory(prefix="leaselab-chromium-") as profile:
+        proc = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args,
+                               page.resolve().as_uri()],
+                              capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc
+
+
+def screenshot(chromium: str, page: Path, png: Path, width: int, height: int):
+    png.unlink(missing_ok=True)
+    browse(chromium, page, f"--window-size={width},{height}", f"--screenshot={png}")
+    assert png.exists(), f"chromium wrote no screenshot of {page}"
+    return read_png(png)
+
+
+def reddish(image, top: int, bottom: int) -> int:
+    """Pixels in the failure colour (var(--bad), #c62828, and its shades) in rows top..bottom."""
+    return sum(1 for r, g, b in image.pixels(top, bottom, step=2) if r > 160 and g < 90 and b < 90)
+
+
+def assert_not_blank(image) -> None:
+    grey = [(r * 299 + g * 587 + b * 114) // 1000 for r, g, b in image.pixels(step=4)]
+    mean = sum(grey) / len(grey)
+    variance = sum((v - mean) ** 2 for v in grey) / len(grey)
+    assert variance > 50, f"the screenshot looks blank (luminance variance {variance:.1f})"
+    assert len(set(image.pixels(step=8))) > 20, "the screenshot has almost no colours"
+
+
+@pytest.fixture(scope="module")
+def pages(graded) -> dict[str, Path]:
+    """The reports a person can look at, next to their screenshots."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    made = {}
+    for name, impl, lang in (("solution", "solution", "en"), ("mutant", "boundary", "en"),
+                             ("mutant-ja", "boundary", "ja")):
+        made[name] = SCREENSHOTS / f"{name}.html"
+        report_html.write(made[name], graded[impl], lang, target=target(impl))
+    return made
+
+
+def test_browser_renders_the_solution_report(chromium, pages, graded):
+    image = screenshot(chromium, pages["solution"], SCREENSHOTS / "solution-laptop.png", 1280,
+                       page_height(graded["solution"]))
+    assert_not_blank(image)
+    assert reddish(image, 0, image.height) < 10, "the solution's report shows the failure colour"
+
+
+def page_height(results: list[CheckResult]) -> int:
+    """A window tall enough for the whole report at laptop width: the score, one line per
+    passed check and room for the failures drawn open."""
+    return 500 + 60 * len(results) + 1100 * len(failing(results))
+
+
+def test_browser_shows_the_failing_check_open(chromium, pages, graded):
+    height = page_height(graded["boundary"])
+    image = screenshot(chromium, pages["mutant"], SCREENSHOTS / "mutant-laptop.png", 1280, height)
+    assert_not_blank(image)
+    # The score card and "to look at first" carry the failure colour at the top, however many
+    # checks come before the failing one; the failing check, drawn open, carries much more.
+    assert reddish(image, 0, 400) > 150, "no failure colour at the top of the mutant's report"
+    assert reddish(image, 400, image.height) > 1000, "the failing check is not drawn open"
+    dom = browse(chromium, pages["mutant"], "--dump-dom").stdout
+    tag = re.search(r'<details[^>]*id="check-finish-at-expiry"[^>]*>', dom).group(0)
+    assert "open" in tag
+    assert said("check.finish-at-expiry.title", "en") in dom
+    assert "<svg" in section(dom, "finish-at-expiry")
+
+
+def test_browser_phone_width_in_japanese(chromium, pages):
+    image = screenshot(chromium, pages["mutant-ja"], SCREENSHOTS / "mutant-phone-ja.png", 375, 1600)
+    assert_not_blank(image)
+    assert reddish(image, 0, 400) > 150, "no failure colour at the top at phone width"
+
+
+ODD_TIMELINES = {
+    "empty": [],
+    "only-setup": [{"op": "enqueue", "job": 1, "qty": 1, "deadline": 10, "max_attempts": 1},
+                   {"op": "note", "key": "ui.why", "params": {}}],
+    "owner-is-a-list": [{"op": "claim", "actor": ["A"], "t": 0, "lease_ms": 5,
+                         "result": {"token": [1], "lease_until": "soon"}}],
+    "no-clock": [{"op": "work_once", "actor": "A", "t": None, "lease_ms": 5}],
+    "lease-ends-before-it-starts": [{"op": "claim", "actor": "A", "t": 50, "lease_ms": 5,
+                                     "result": {"token": 1, "lease_until": 10}},
+                                    {"op": "finish", "actor": "A", "t": 50, "stamp": {},
+                                     "result": "1"}],
+    "same-actor-same-time": [{"op": "claim", "actor": "A", "t": 0, "lease_ms": 5,
+                              "result": {"token": 1, "lease_until": 5}},
+                             {"op": "claim", "actor": "A", "t": 0, "lease_ms": 5,
+                              "result": {"token": 2, "lease_until": 5}},
+                             {"op": "finish", "actor": "A", "t": 0, "stamp": {"token": 1},
+                              "raised": "ValueError: x"}],
+}
+
+
+@pytest.mark.parametrize("name", ODD_TIMELINES)
+def test_the_diagram_survives_odd_timelines(name):
+    events = ODD_TIMELINES[name]
+    svg = str(timeline_svg.build(events, "en", raised=True))
+    calls = [e for e in events if e["op"] in timeline_svg.CALLS]
+    assert (svg.startswith("<svg") and svg.endswith("</svg>")) if calls else svg == ""
+    assert svg.count("<g ") == svg.count("</g>") == (len(events) if calls else 0)
