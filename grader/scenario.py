@@ -167,7 +167,7 @@ class Lab:
         try:
             call()
         except TargetRaised as raised:
-            self.timeline[-1]["raised"] = _one_line(raised.exc)
+            self.timeline[-1]["raised"] = one_line(raised.exc)
             return raised.exc
         return None
 
@@ -229,7 +229,8 @@ def expected_row(row: dict, **changes) -> dict:
     return {**row, **changes}
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
+    """`Type: message`, the way a failure sentence names an exception."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
@@ -263,8 +264,10 @@ def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str) -> 
     except CheckFailed as failed:
         return failed.failure
     except TargetRaised as raised:
+        if lab.timeline:
+            lab.timeline[-1]["raised"] = one_line(raised.exc)
         return {"outcome": "errored", "kind": "raised", "function": raised.function,
-                "error": _one_line(raised.exc), "where": raised.where,
+                "error": one_line(raised.exc), "where": raised.where,
                 "timeline": lab.timeline}
     except SystemExit as exc:
         return {"outcome": "errored", "kind": "exited", "code": exc.code,

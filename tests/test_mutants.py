@@ -6,7 +6,7 @@ A mutant is `tests/mutants/<name>.py` (names starting with `_` are helpers) with
 - `EXPECT_FAIL`: the check ids it must fail;
 - optionally `MAY_FAIL`: check ids it may also fail (collateral of the same bug);
 - optionally `EXPECT_OUTCOME`: {check id: outcome} where the right failure is not plain
-  'failed' (e.g. 'timed_out', 'errored');
+  'failed' (e.g. 'timed_out', 'errored'), or `OUTCOME`: the outcome of every check it fails;
 - optionally `EXPECT_TEXT`: {check id: text the failure output must contain}.
 """
 
@@ -30,7 +30,7 @@ def declared(path: Path) -> dict:
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             name = getattr(node.targets[0], "id", None)
-            if name in ("EXPECT_FAIL", "MAY_FAIL", "EXPECT_OUTCOME", "EXPECT_TEXT"):
+            if name in ("EXPECT_FAIL", "MAY_FAIL", "EXPECT_OUTCOME", "OUTCOME", "EXPECT_TEXT"):
                 found[name] = ast.literal_eval(node.value)
     return found
 
@@ -60,7 +60,7 @@ def test_mutant_is_caught_for_the_right_reason(path, graded_mutants):
     assert proc.returncode == 1
     outcomes = spec.get("EXPECT_OUTCOME", {})
     for cid in expect_fail:
-        want = outcomes.get(cid, "failed")
+        want = outcomes.get(cid, spec.get("OUTCOME", "failed"))
         assert checks[cid]["extra_data"]["outcome"] == want, (cid, checks[cid]["output"])
     for cid, snippet in spec.get("EXPECT_TEXT", {}).items():
         assert snippet in checks[cid]["output"], (cid, checks[cid]["output"])

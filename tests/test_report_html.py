@@ -39,8 +39,8 @@ BOUNDARY = str(MUTANTS / "boundary_finish_at_expiry_accepted.py")
 IMPLS = {
     "solution": "solutions.queue",
     "boundary": BOUNDARY,
-    "raises": str(MUTANTS / "html_finish_raises_when_rejected.py"),
-    "rowcount": str(MUTANTS / "html_finish_returns_rowcount.py"),
+    "raises": str(MUTANTS / "outcome_finish_raises_when_rejected.py"),
+    "rowcount": str(MUTANTS / "outcome_finish_returns_rowcount.py"),
     "stubs": "lab.queue",
 }
 HOSTILE = '<script>alert("owned")</script><img src=x onerror=alert(1)>'
@@ -157,14 +157,14 @@ def test_a_raise_shows_what_raised_where(graded):
     part = section(html, "finish-at-expiry")
     assert 'data-outcome="errored"' in part and " open" in opening_tag(html, "finish-at-expiry")
     assert "finish raised RuntimeError: lease lost for job 1" in part
-    assert "html_finish_raises_when_rejected.py:" in part  # where, in the student's file
+    assert "outcome_finish_raises_when_rejected.py:" in part  # where, in the student's file
     assert "raised" in re.search(r"<svg.*?</svg>", part, re.S).group(0)
 
 
 def test_a_wrong_return_type_is_named(graded):
     html = report(graded, "rowcount")
     part = section(html, "finish-before-expiry")
-    assert "finish returned 1 (a int); it must return bool." in part
+    assert "finish returned 1 (type int); it must return bool." in part
     assert "<svg" in part
 
 

@@ -62,12 +62,6 @@ def attempt(lab: Lab, call) -> tuple[object, BaseException | None]:
     return (returned[0] if returned else None), error
 
 
-def describe(exc: BaseException) -> str:
-    """`Type: message`, the way a failure sentence names an exception."""
-    first = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {first[0]}" if first else type(exc).__name__
-
-
 def is_the_fault(exc: BaseException | None) -> bool:
     """`exc` is the injected error, or wraps it (raise ... from it)."""
     seen = set()

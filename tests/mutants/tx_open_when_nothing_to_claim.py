@@ -7,7 +7,12 @@ from _claim_steps import lease, quarantine, select
 from _kit import reference_finish as finish
 from _kit import work_once_with
 
-EXPECT_FAIL = {"claim-in-one-immediate-transaction"}
+EXPECT_FAIL = {"claim-in-one-immediate-transaction", "empty-queue-returns-none"}
+# collateral: after a None the open transaction blocks the grader's reads and writes, or makes
+# the next BEGIN on conn fail
+MAY_FAIL = {"quarantine-before-new-token", "quarantine-spares-valid-lease",
+            "requeue-token-increases", "skips-done-and-quarantined",
+            "valid-lease-never-handed-over"}
 EXPECT_TEXT = {"claim-in-one-immediate-transaction": "still open on conn"}
 
 

@@ -6,8 +6,12 @@ able to read it as False and move on. Raising turns every late finish into a cra
 from _kit import reference_claim as claim
 from _kit import work_once_with
 
-EXPECT_FAIL = {"finish-at-expiry", "finish-after-expiry"}
-EXPECT_OUTCOME = {"finish-at-expiry": "errored", "finish-after-expiry": "errored"}
+EXPECT_FAIL = {"double-finish-rejected", "finish-after-expiry", "finish-at-deadline",
+               "finish-at-expiry", "finish-leaves-no-transaction", "forged-stamp-attempt",
+               "forged-stamp-id", "forged-stamp-lease-until", "forged-stamp-owner",
+               "forged-stamp-token", "lesson-timeline", "same-name-restart",
+               "work-once-fresh-clock"}
+OUTCOME = "errored"
 EXPECT_TEXT = {"finish-at-expiry": "RuntimeError: lease lost for job 1"}
 
 

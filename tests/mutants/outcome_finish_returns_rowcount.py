@@ -6,7 +6,13 @@ compares with `is True`, stores the value as JSON or prints it sees something el
 from _kit import reference_claim as claim
 from _kit import work_once_with
 
-EXPECT_FAIL = {"finish-before-expiry", "finish-at-expiry", "finish-after-expiry"}
+EXPECT_FAIL = {"double-finish-rejected", "empty-queue-returns-none", "finish-after-expiry",
+               "finish-at-deadline", "finish-at-expiry", "finish-before-expiry",
+               "finish-leaves-no-transaction", "forged-stamp-attempt", "forged-stamp-id",
+               "forged-stamp-lease-until", "forged-stamp-owner", "forged-stamp-token",
+               "journal-mode-stays-delete", "lesson-timeline", "quarantine-spares-valid-lease",
+               "same-name-restart", "skips-done-and-quarantined",
+               "valid-lease-never-handed-over", "work-once-fresh-clock"}
 EXPECT_TEXT = {"finish-at-expiry": "it must return bool"}
 
 
