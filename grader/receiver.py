@@ -106,7 +106,7 @@ def parse_delivery(body: bytes) -> dict:
     return {f: data[f] for f in FIELDS}
 
 
-# -- the HTTP server --------------------------------------------------------------------------------
+# -- the HTTP server -------------------------------------------------------------------------------
 class _Handler(BaseHTTPRequestHandler):
     server: "_Server"
     timeout = 10  # a client that stops sending mid-request cannot hold a thread forever
@@ -222,7 +222,7 @@ class Receiver:
             conn.close()
 
 
-# -- the client -------------------------------------------------------------------------------------
+# -- the client ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Reply:
     status: int
