@@ -33,11 +33,13 @@ class CheckFailed(Exception):
 class TargetRaised(Exception):
     """The target raised: carries the original exception and a one-line description."""
 
-    def __init__(self, function: str, exc: BaseException, where: str | None):
+    def __init__(self, function: str, exc: BaseException, where: str | None,
+                 event: dict | None = None):
         super().__init__(function, exc)
         self.function = function
         self.exc = exc
         self.where = where
+        self.event = event if event is not None else {}  # the call's timeline event
 
 
 class ManualClock:
@@ -120,37 +122,38 @@ class Lab:
 
     # -- calling the target ------------------------------------------------------------------
     def claim(self, owner: str, now: int, lease_ms: int, conn=None) -> Claim | None:
-        result = self._invoke("claim", conn or self.conn, owner, now, lease_ms,
-                              event={"op": "claim", "actor": owner, "t": now, "lease_ms": lease_ms})
+        event = {"op": "claim", "actor": owner, "t": now, "lease_ms": lease_ms}
+        result = self._invoke("claim", conn or self.conn, owner, now, lease_ms, event=event)
         if result is not None and not isinstance(result, Claim):
-            self._wrong_type("claim", result, "Claim | None")
-        self.timeline[-1]["result"] = stamp(result)
+            self._wrong_type("claim", result, "Claim | None", event)
+        event["result"] = stamp(result)
         return result
 
     def finish(self, claim: Claim, now: int, conn=None, actor: str | None = None) -> bool:
-        result = self._invoke("finish", conn or self.conn, claim, now,
-                              event={"op": "finish", "actor": actor or claim.owner, "t": now,
-                                     "stamp": stamp(claim)})
+        event = {"op": "finish", "actor": actor or claim.owner, "t": now, "stamp": stamp(claim)}
+        result = self._invoke("finish", conn or self.conn, claim, now, event=event)
         if type(result) is not bool:
-            self._wrong_type("finish", result, "bool")
-        self.timeline[-1]["result"] = result
+            self._wrong_type("finish", result, "bool", event)
+        event["result"] = result
         return result
 
     def work_once(self, owner: str, send: Callable, clock: Callable[[], int], lease_ms: int,
                   conn=None):
         start = getattr(clock, "now", None)
+        event = {"op": "work_once", "actor": owner, "t": start, "lease_ms": lease_ms}
         result = self._invoke("work_once", conn or self.conn, owner, send, clock, lease_ms,
-                              event={"op": "work_once", "actor": owner, "t": start,
-                                     "lease_ms": lease_ms})
+                              event=event)
         if result is not None and type(result) is not bool:
-            self._wrong_type("work_once", result, "bool | None")
-        self.timeline[-1]["result"] = result
+            self._wrong_type("work_once", result, "bool | None", event)
+        event["result"] = result
         return result
 
     def _invoke(self, function: str, *args, event: dict):
+        # `event` is the caller's own dict: a call made from inside send (a nested call) adds its
+        # event later on the timeline, so the result goes to `event`, never to timeline[-1].
         self.timeline.append(event)
         self._calls += 1
-        self._call = self._calls
+        outer, self._call = self._call, self._calls
         sandbox.report_step(event)
         try:
             return getattr(self.target, function)(*args)
@@ -158,16 +161,17 @@ class Lab:
             raise CheckFailed({"outcome": "not_implemented", "kind": "not-implemented",
                                "function": function, "timeline": self.timeline})
         except BaseException as exc:
-            raise TargetRaised(function, exc, _where(exc)) from None
+            raise TargetRaised(function, exc, where(exc), event) from None
         finally:
-            self._call = None
+            self._call = outer
 
     def raises(self, call: Callable[[], Any]) -> BaseException | None:
         """Run `call` (a lambda over lab.claim/finish/work_once); return what the target raised."""
         try:
             call()
         except TargetRaised as raised:
-            self.timeline[-1]["raised"] = one_line(raised.exc)
+            if raised.event is not None:
+                raised.event["raised"] = one_line(raised.exc)
             return raised.exc
         return None
 
@@ -208,8 +212,8 @@ class Lab:
         raise CheckFailed({"outcome": "failed", "kind": "detail", "detail": detail,
                            "params": params, "timeline": self.timeline})
 
-    def _wrong_type(self, function: str, value: Any, wanted: str) -> None:
-        self.timeline[-1]["result"] = show(value)
+    def _wrong_type(self, function: str, value: Any, wanted: str, event: dict) -> None:
+        event["result"] = show(value)
         raise CheckFailed({"outcome": "failed", "kind": "wrong-type", "function": function,
                            "came_back": show(value), "type": type(value).__name__,
                            "wanted": wanted, "timeline": self.timeline})
@@ -235,7 +239,7 @@ def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-def _where(exc: BaseException) -> str | None:
+def where(exc: BaseException) -> str | None:
     """file:line of the innermost frame outside the grader (the target's code, usually)."""
     grader_dir = os.path.dirname(os.path.abspath(__file__))
     where = None
@@ -264,8 +268,8 @@ def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str) -> 
     except CheckFailed as failed:
         return failed.failure
     except TargetRaised as raised:
-        if lab.timeline:
-            lab.timeline[-1]["raised"] = one_line(raised.exc)
+        if raised.event is not None:
+            raised.event["raised"] = one_line(raised.exc)
         return {"outcome": "errored", "kind": "raised", "function": raised.function,
                 "error": one_line(raised.exc), "where": raised.where,
                 "timeline": lab.timeline}

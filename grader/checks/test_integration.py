@@ -1,0 +1,164 @@
+"""The whole story in real processes: two workers, a real HTTP receiver, and a lease that runs
+out in the middle of a send.
+
+S (slow) claims the first job, delivers it, and stalls inside send. The grader moves the shared
+logical clock past S's lease and lets F (fast) start: F re-claims that job (the receiver answers
+'duplicate': it is idempotent per id), finishes it, and works through the rest of the queue. Only
+then does S come back from send; its finish carries the old stamp and must be rejected. Afterwards
+every job is done exactly once, and the receiver holds every id once with its qty.
+
+The grader never sleeps to order anything: S waits for a message inside send, F for one before it
+starts; the clock moves only when the grader moves it. Wall-clock limits are safety nets.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+from grader import sandbox
+from grader.checkdef import check
+from grader.receiver import Receiver
+from grader.scenario import CheckFailed
+from grader.workers import ENDED, Crew, Plan
+
+QTYS = (2, 3, 5, 7, 11, 13, 17, 19)  # distinct, so a qty at the receiver tells which job it is
+LEASE_MS = 1000
+DEADLINE = 1_000_000
+RUN_S = 20.0  # wall-clock bound for the whole run (a safety net; a passing run takes ~1 s)
+SLOW, FAST = "S", "F"
+
+
+@check("integration-run", points=4, timeout=30.0)
+def test_integration_run(lab):
+    """Two worker processes drain 8 jobs into a real HTTP receiver; S's lease runs out while it
+    is sending, F re-claims and finishes that job, S's late finish is rejected; every job is
+    done exactly once and every id is recorded once at the receiver with its qty."""
+    jobs = {lab.enqueue(qty=qty, deadline=DEADLINE): qty for qty in QTYS}
+    with Receiver(lab.dir / "receiver.db") as receiver, \
+            Crew(on_event=lambda event: _narrate(lab, event)) as crew:
+        _say(lab, "receiver", url=receiver.url)
+        stale = _run(lab, crew, receiver.url)
+        _judge(lab, crew, jobs, stale, receiver)
+
+
+def _run(lab, crew: Crew, url: str) -> dict:
+    """Force the story's order; return S's 'returned' event for the job it lost."""
+    deadline = time.monotonic() + RUN_S
+    plan = dict(target_spec=lab.target_spec, db_path=str(lab.path), url=url, lease_ms=LEASE_MS,
+                max_rounds=4 * len(QTYS))
+    crew.start(Plan(SLOW, hold_first_send=True, **plan))
+    crew.start(Plan(FAST, wait_for_go=True, **plan))
+
+    held = _wait(lab, crew, deadline, SLOW, lambda e: e["op"] == "holding")
+    if held["op"] != "holding":
+        _judge_workers(lab, crew)
+        _fail(lab, crew, "integration-slow-no-job")
+    job = held["job"]
+    crew.set_clock(held["lease_until"] + LEASE_MS // 2)
+    _say(lab, "clock", t=crew.now, worker=SLOW, job=job, lease_until=held["lease_until"])
+    crew.tell(FAST, "go")
+    lost_job = lambda e: e["op"] == "returned" and e.get("job") == job  # noqa: E731
+    gate = _wait(lab, crew, deadline, FAST, lost_job)
+    _say(lab, "release" if gate["op"] == "returned" else "release-after-stop", worker=SLOW, job=job)
+    crew.tell(SLOW, "release")
+    stale = _wait(lab, crew, deadline, SLOW, lost_job)
+    if not crew.wait_all_ended(deadline):
+        _fail(lab, crew, "integration-stuck", seconds=RUN_S)
+    return stale
+
+
+def _wait(lab, crew: Crew, deadline: float, worker: str, wanted) -> dict:
+    """The first event of `worker` that is `wanted`, or the one that says it ended first."""
+    event = crew.wait_for(lambda e: e["worker"] == worker and (wanted(e) or e["op"] in ENDED),
+                          deadline)
+    if event is None:
+        _fail(lab, crew, "integration-stuck", seconds=RUN_S)
+    return event
+
+
+def _judge_workers(lab, crew: Crew) -> None:
+    """Fail if a worker raised, died or never stopped asking for work."""
+    for event in crew.events:
+        if event["op"] == "raised" and event["not_implemented"]:
+            raise CheckFailed({"outcome": "not_implemented", "kind": "not-implemented",
+                               "function": event["not_implemented"], "timeline": lab.timeline})
+        if event["op"] in ("raised", "load-error", "crashed"):
+            _fail(lab, crew, "integration-worker-raised", worker=event["worker"],
+                  error=event["error"], where=event.get("where") or "?")
+        if event["op"] == "exited":
+            _fail(lab, crew, "integration-worker-exited", worker=event["worker"],
+                  exitcode=event["exitcode"])
+        if event["op"] == "stopped" and event.get("reason") == "rounds":
+            _fail(lab, crew, "integration-worker-rounds", worker=event["worker"],
+                  rounds=event["rounds"], jobs=len(QTYS))
+
+
+def _judge(lab, crew: Crew, jobs: dict[int, int], stale: dict, receiver: Receiver) -> None:
+    """The verdict, the most telling problem first."""
+    _judge_workers(lab, crew)
+    if stale["op"] != "returned" or stale["result"] is not False:
+        new = next((e for e in crew.events if e["op"] == "sent" and e["worker"] == FAST
+                    and e["job"] == stale.get("job")), {})
+        _fail(lab, crew, "integration-stale-finish-accepted", job=stale.get("job"),
+              token=stale.get("token"), result=stale.get("result"), new_token=new.get("token"))
+    accepted = Counter(e["job"] for e in crew.events
+                       if e["op"] == "returned" and e["result"] is True)
+    twice = [job for job in jobs if accepted[job] > 1]
+    if twice:
+        _fail(lab, crew, "integration-finished-twice", jobs=_ids(twice))
+    rows = {job: lab.row(job) for job in jobs}
+    not_done = [f"{job} ({rows[job]['status']})" for job in jobs
+                if rows[job]["status"] != "done" or accepted[job] != 1]
+    if not_done:
+        _fail(lab, crew, "integration-not-done", jobs=", ".join(not_done))
+    recorded = receiver.records()
+    applied = Counter(a["id"] for a in receiver.attempts() if a["result"] == "applied")
+    lost = [job for job in jobs if job not in recorded]
+    wrong = [f"{job} ({recorded[job]} ≠ {qty})" for job, qty in jobs.items()
+             if job in recorded and recorded[job] != qty]
+    extra = [job for job in recorded if job not in jobs] + [job for job in jobs if applied[job] > 1]
+    if lost or wrong or extra or sum(recorded.values()) != sum(jobs.values()):
+        _fail(lab, crew, "integration-receiver-mismatch", lost=_ids(lost), wrong=_ids(wrong),
+              extra=_ids(extra), recorded_sum=sum(recorded.values()),
+              expected_sum=sum(jobs.values()))
+
+
+# -- the timeline ----------------------------------------------------------------------------------
+_QUIET = {("stopped", "empty"), ("stopped", "raised"), ("stopped", "crashed"),
+          ("stopped", "load-error")}
+
+
+def _narrate(lab, event: dict) -> None:
+    """A worker's event as a line of the timeline (the 'what happened' of a failure)."""
+    op = event["op"]
+    if (op, event.get("reason")) in _QUIET or op == "ready":
+        return
+    if op == "stopped":
+        op = f"stopped-{event['reason']}"
+    if op == "returned" and event.get("job") is None:
+        op = "returned-nothing"
+    lab.timeline.append({"op": "note", "key": f"timeline.integration.{op}", "params": event,
+                         "t": event.get("t")})
+
+
+def _say(lab, what: str, **params) -> None:
+    """A step of the grader's own, on the timeline and as the sandbox's current step."""
+    lab.note(f"timeline.integration.{what}", **params)
+    sandbox.report_step(lab.timeline[-1])
+
+
+def _fail(lab, crew: Crew, detail: str, **params) -> None:
+    for worker in (SLOW, FAST):
+        mine = [e for e in crew.events if e["worker"] == worker]
+        lab.note("timeline.integration.summary", worker=worker,
+                 sent=_ids(e["job"] for e in mine if e["op"] == "sent"),
+                 accepted=_ids(e["job"] for e in mine if e["op"] == "returned"
+                               and e["result"] is True),
+                 rejected=_ids(e["job"] for e in mine if e["op"] == "returned"
+                               and e["result"] is False))
+    lab.fail(detail, **params)
+
+
+def _ids(items) -> str:
+    return ", ".join(str(i) for i in items) or "-"

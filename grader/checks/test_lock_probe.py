@@ -1,0 +1,105 @@
+"""After the claim commits, the lock is released and only then is the job sent: while A's send is
+waiting on the network, new intake and other workers' claims must go ahead.
+
+The probe runs inside A's `send`: another connection enqueues a new job and B claims a different
+pending job on a connection of its own, each with a short busy timeout. If A's connection holds a
+lock, the busy timeout surely expires ("database is locked"), so the verdict does not depend on
+timing; the waits are measured only to tell the student how long they were blocked.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from lab import store
+from lab.store import Claim
+
+from grader.checkdef import check
+from grader.checks.situations import DEADLINE, LEASE_MS, done, leased
+from grader.scenario import CheckFailed, ManualClock
+
+PROBE_BUSY_MS = 150  # how long the probe's connections wait for a lock before giving up
+
+
+@check("lock-free-during-send", points=5)
+def test_lock_free_during_send(lab):
+    """Inside A's send, a new job is enqueued and B claims another pending job (busy timeout
+    150 ms each): both succeed, and A's connection has no open transaction."""
+    job = lab.enqueue(qty=5)
+    other = lab.enqueue(qty=7)
+    before, other_before = lab.row(job), lab.row(other)
+    clock = ManualClock(0)
+    seen: dict = {}
+
+    def send(claim):
+        try:
+            seen.update(probe_while_sending(lab, claim, clock.now))
+        except CheckFailed as failed:  # the verdict is given after work_once, not through it
+            seen["failed"] = failed
+
+    result = lab.work_once("A", send, clock, LEASE_MS)
+    if "failed" in seen:
+        raise seen["failed"]
+    if "in_transaction" not in seen:
+        lab.fail("lock-send-not-called", job=job, result=result)
+    blocked = [name for name in ("enqueue", "claim") if seen[name]["error"]]
+    if blocked:
+        lab.fail("lock-blocked-" + ("both" if len(blocked) == 2 else blocked[0]),
+                 job=job, other=other, busy_ms=PROBE_BUSY_MS,
+                 enqueue_error=seen["enqueue"]["error"], enqueue_ms=seen["enqueue"]["waited_ms"],
+                 claim_error=seen["claim"]["error"], claim_ms=seen["claim"]["waited_ms"])
+    if seen["in_transaction"]:
+        lab.fail("lock-transaction-open", job=job)
+    lab.expect(seen["claim"]["result"],
+               Claim(id=other, qty=7, owner="B", token=1, attempt=1, lease_until=LEASE_MS),
+               job=other, row=leased(other_before, "B", token=1, attempts=1, lease_until=LEASE_MS),
+               detail="lock-probe-claim", other=other)
+    lab.expect(result, True, job=job,
+               row=done(leased(before, "A", token=1, attempts=1, lease_until=LEASE_MS), 0))
+
+
+def probe_while_sending(lab, claim: Claim, now: int) -> dict:
+    """What other connections can do while A is inside send; every wait bounded by the busy
+    timeout. Returns in_transaction and, for 'enqueue' and 'claim', the error and the wait."""
+    in_transaction = lab.conn.in_transaction
+    lab.note("timeline.lock-probe.in-send", job=claim.id, in_transaction=in_transaction)
+    seen = {"in_transaction": in_transaction}
+
+    intake = lab.connect(busy_timeout_ms=PROBE_BUSY_MS)
+    try:
+        outcome, waited = _timed(lambda: store.enqueue(intake, qty=1, deadline=DEADLINE))
+    finally:
+        intake.close()  # a failed write must not keep a lock of its own
+    seen["enqueue"] = {"error": _error(outcome), "waited_ms": waited}
+    if seen["enqueue"]["error"]:
+        lab.note("timeline.lock-probe.enqueue-blocked", error=_error(outcome), waited_ms=waited,
+                 busy_ms=PROBE_BUSY_MS)
+    else:
+        lab.note("timeline.lock-probe.enqueue-ok", job=outcome, waited_ms=waited,
+                 busy_ms=PROBE_BUSY_MS)
+
+    b_conn = lab.connect(busy_timeout_ms=PROBE_BUSY_MS)
+    got: list = []
+    try:
+        outcome, waited = _timed(lambda: lab.raises(
+            lambda: got.append(lab.claim("B", now=now, lease_ms=LEASE_MS, conn=b_conn))))
+    finally:
+        b_conn.close()
+    seen["claim"] = {"error": _error(outcome), "waited_ms": waited,
+                     "result": got[0] if got else None}
+    return seen
+
+
+def _timed(call):
+    """(what call returned or raised, milliseconds it took): the time is for the report only."""
+    started = time.monotonic()
+    try:
+        outcome = call()
+    except sqlite3.OperationalError as exc:
+        outcome = exc
+    return outcome, round((time.monotonic() - started) * 1000)
+
+
+def _error(outcome) -> str | None:
+    return str(outcome) if isinstance(outcome, BaseException) else None

@@ -1,0 +1,22 @@
+"""finish marks the job done by id only: the worker that lost its lease still completes the job.
+
+The lesson's courier A comes back with a success reply after B re-claimed the job; matching only
+the id (no owner, token, attempts or lease condition), A's stale finish is accepted and
+overwrites B's record. The token is in the stamp precisely so that this finish is rejected."""
+
+from _kit import reference_claim as claim
+from _kit import work_once_with
+
+EXPECT_FAIL = {"integration-run"}
+# The same bug, seen at the lease boundary: a finish at or after lease_until is accepted too.
+MAY_FAIL = {"finish-at-expiry", "finish-after-expiry"}
+EXPECT_TEXT = {"integration-run": "came back True"}
+
+
+def finish(conn, claim, now):
+    cur = conn.execute("UPDATE jobs SET status = 'done', finished_at = ? WHERE id = ?",
+                       (now, claim.id))
+    return cur.rowcount == 1
+
+
+work_once = work_once_with(claim, finish)

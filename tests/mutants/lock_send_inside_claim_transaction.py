@@ -1,0 +1,41 @@
+"""work_once sends inside the claim's transaction: BEGIN IMMEDIATE ... send ... COMMIT.
+
+The idea sounds safe ("if the send fails, the claim rolls back too"), but the write lock is held
+for as long as the network call takes: no new job can be enqueued and no other worker can claim
+anything until the reply comes back."""
+
+from lab.store import Claim
+
+from _kit import reference_claim as claim  # noqa: F401  (claim and finish are the reference's)
+from _kit import reference_finish as finish
+
+EXPECT_FAIL = {"lock-free-during-send", "integration-run"}
+EXPECT_TEXT = {"lock-free-during-send": "database is locked",
+               "integration-run": "database is locked"}
+
+_NOT_VALID = "(status = 'pending' OR (status = 'leased' AND lease_until <= :now))"
+
+
+def work_once(conn, owner, send, clock, lease_ms):
+    now = clock()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(f"UPDATE jobs SET status = 'quarantined' WHERE {_NOT_VALID}"
+                     " AND (attempts >= max_attempts OR deadline <= :now)", {"now": now})
+        row = conn.execute(f"SELECT id FROM jobs WHERE {_NOT_VALID} AND attempts < max_attempts"
+                           " AND deadline > :now ORDER BY id LIMIT 1", {"now": now}).fetchone()
+        if row is None:
+            conn.execute("COMMIT")
+            return None
+        c = Claim(*conn.execute(
+            "UPDATE jobs SET status = 'leased', owner = :owner, token = token + 1,"
+            " attempts = attempts + 1, lease_until = MIN(:now + :lease_ms, deadline)"
+            " WHERE id = :id RETURNING id, qty, owner, token, attempts, lease_until",
+            {"owner": owner, "now": now, "lease_ms": lease_ms, "id": row[0]}).fetchone())
+        send(c)  # the bug: the claim's write lock is still held while sending
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return finish(conn, c, clock())

@@ -1,0 +1,29 @@
+"""work_once opens a transaction before send and commits it after finish.
+
+Meant to make "check the job is still ours, send, finish" one unit, the transaction's first read
+takes a shared lock that stays held across the network call: in the rollback journal no other
+connection can commit a write (an enqueue, another worker's claim) until the reply comes back."""
+
+from _kit import reference_claim as claim
+from _kit import reference_finish as finish
+
+EXPECT_FAIL = {"lock-free-during-send", "integration-run"}
+EXPECT_TEXT = {"lock-free-during-send": "database is locked",
+               "integration-run": "database is locked"}
+
+
+def work_once(conn, owner, send, clock, lease_ms):
+    c = claim(conn, owner, clock(), lease_ms)
+    if c is None:
+        return None
+    conn.execute("BEGIN")  # the bug: a transaction around send and finish
+    try:
+        token = conn.execute("SELECT token FROM jobs WHERE id = ?", (c.id,)).fetchone()[0]
+        send(c)
+        done = token == c.token and finish(conn, c, clock())
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return done
