@@ -56,6 +56,15 @@ def main(argv: list[str]) -> int:
 def export(dest: Path, *, allow_starter_code: bool = False,
            root: Path = distribution.REPO_ROOT) -> None:
     """Build the student repository in a temporary folder, check it, then copy it into dest."""
+    with tempfile.TemporaryDirectory(prefix="leaselab-export-") as tmp:
+        build(Path(tmp), root, allow_starter_code=allow_starter_code)
+        shutil.copytree(tmp, dest, dirs_exist_ok=True)
+
+
+def build(tree: Path, root: Path = distribution.REPO_ROOT, *,
+          allow_starter_code: bool = False) -> None:
+    """Write the student repository's files under `tree` (an empty folder) and check them:
+    also the source inside the Gradescope bundle. Raises DistributionError."""
     if not (root / "pyproject.toml").is_file():
         raise distribution.DistributionError(
             f"{root} is not a source checkout of the lab (no pyproject.toml)")
@@ -63,22 +72,14 @@ def export(dest: Path, *, allow_starter_code: bool = False,
         raise distribution.DistributionError(
             "lab/queue.py is not the stubs (a function does more than raise "
             "NotImplementedError): is a solution in it? Use --allow-starter-code if intended.")
-    with tempfile.TemporaryDirectory(prefix="leaselab-export-") as tmp:
-        tree = Path(tmp)
-        write_tree(tree, root)
-        leaks = distribution.forbidden_imports(tree)
-        if leaks:
-            raise distribution.DistributionError(
-                text("instructor.export-leak", "en", found="; ".join(leaks)))
-        shutil.copytree(tree, dest, dirs_exist_ok=True)
-
-
-def write_tree(tree: Path, root: Path = distribution.REPO_ROOT) -> None:
-    """The student repository's files under `tree` (also the Gradescope bundle's source)."""
     distribution.copy_tree(tree, root)
     (tree / "README.md").write_text(readme(root), encoding="utf-8")
     (tree / WORKFLOW_PATH).parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(WORKFLOW, tree / WORKFLOW_PATH)
+    leaks = distribution.forbidden_imports(tree)
+    if leaks:
+        raise distribution.DistributionError(
+            text("instructor.export-leak", "en", found="; ".join(leaks)))
 
 
 def readme(root: Path = distribution.REPO_ROOT) -> str:
