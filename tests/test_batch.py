@@ -194,3 +194,19 @@ def test_instructor_catalogue_has_both_languages():
 def test_batch_refuses_a_missing_folder(tmp_path):
     proc = run_grader("batch", str(tmp_path / "nope"), "--out", str(tmp_path / "g"))
     assert proc.returncode == 2 and "nope" in proc.stderr
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_redraws_one_bar_on_a_terminal():
+    stream = _Terminal()
+    progress = Progress(4, "en", stream=stream)
+    progress.finished("alice", "graded", 20, 20)
+    progress.finished("bob", "crashed", 0, 20)
+    progress.close()
+    out = stream.getvalue()
+    assert out.count("\r") == 2 and out.endswith("\n") and out.count("\n") == 1
+    assert "█" * 15 + "░" * 15 + " [2/4] bob: grader failed 0/20" in out
