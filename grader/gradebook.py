@@ -2,7 +2,7 @@
 of each check (what the class report charts).
 
 CSV columns: `submission, status, score, max_score`, one column per check id (the points that
-submission earned on it; blank when it did not grade), then `message` (why it did not grade).
+submission earned on it; blank when it did not grade), then `message` (why it did not grade, or a warning: it imports the reference solution).
 """
 
 from __future__ import annotations

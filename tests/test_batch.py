@@ -88,6 +88,9 @@ def test_correct_and_mutant_rows_carry_points_per_check(batch):
     assert rows["mutant"]["finish-at-expiry"] == "0"
     assert rows["mutant"]["finish-before-expiry"] == "3"
     assert rows["mutant"]["score"] == "16"
+    # Its helper _kit.py imports the reference (as the catalogue's mutants do): flagged.
+    assert "_kit.py: solutions.queue" in rows["mutant"]["message"]
+    assert rows["correct"]["message"] == ""
 
 
 def test_crashes_and_syntax_errors_are_graded_zero(batch):
