@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import queue as _stdlib_queue  # noqa: F401  (see _load_file)
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -60,6 +61,9 @@ def _load_file(path: Path) -> ModuleType:
     if not path.is_file():
         raise TargetError("no-such-file", file=str(path))
     folder = str(path.resolve().parent)
+    # The graded file is usually named queue.py and its folder goes first on sys.path: the
+    # stdlib `queue` (used by threads, concurrent.futures, logging) is imported above so the
+    # student's file cannot shadow it.
     if folder not in sys.path:
         sys.path.insert(0, folder)  # a submission may import its own helper modules
     name = "graded_target"

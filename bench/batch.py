@@ -1,0 +1,103 @@
+"""Benchmark `python -m grader batch`: a class of N generated submissions, graded with
+`--jobs J` and with `--jobs 1`; prints both wall-clock times and the speed-up.
+
+    python bench/batch.py [--count 200] [--jobs 2] [--hangs 3] [--crashes 3] [--timeout 10]
+
+The class: copies of solutions/queue.py and of every mutant in tests/mutants/ (each a folder with
+the mutant as queue.py and its helper _kit.py), plus `--hangs` submissions whose claim spins
+forever (each costs the per-submission --timeout) and `--crashes` that os._exit at import.
+Instructor-side only: it reads solutions/ and tests/, which the student export leaves out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MUTANTS = ROOT / "tests" / "mutants"
+HANG = ("def claim(conn, owner, now, lease_ms):\n    while True:\n        pass\n\n"
+        "def finish(conn, claim, now):\n    return False\n\n"
+        "def work_once(conn, owner, send, clock, lease_ms):\n    return None\n")
+CRASH = "import os\nos._exit(3)\n"
+
+
+def make_class(folder: Path, count: int, hangs: int, crashes: int) -> Counter:
+    """Write `count` submissions into `folder`; return how many of each kind."""
+    mutants = sorted(p for p in MUTANTS.glob("*.py") if not p.name.startswith("_"))
+    kinds: Counter = Counter()
+    for i in range(count):
+        name = f"s{i:03d}"
+        if i < hangs:
+            (folder / f"{name}.py").write_text(HANG)
+            kinds["hang"] += 1
+        elif i < hangs + crashes:
+            (folder / f"{name}.py").write_text(CRASH)
+            kinds["crash"] += 1
+        elif mutants and i % 2:
+            mutant = mutants[(i // 2) % len(mutants)]
+            (folder / name).mkdir()
+            shutil.copy(mutant, folder / name / "queue.py")
+            shutil.copy(MUTANTS / "_kit.py", folder / name / "_kit.py")
+            kinds["mutant"] += 1
+        else:
+            shutil.copy(ROOT / "solutions" / "queue.py", folder / f"{name}.py")
+            kinds["solution"] += 1
+    return kinds
+
+
+def run_batch(folder: Path, out: Path, jobs: int, timeout: float) -> tuple[float, Counter]:
+    """Wall-clock seconds of one `batch` run, and the statuses in its gradebook."""
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-m", "grader", "batch", str(folder), "--jobs", str(jobs),
+                    "--out", str(out), "--timeout", f"{timeout:g}", "--lang", "en", "--quiet"],
+                   cwd=ROOT, check=True)
+    elapsed = time.monotonic() - start
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
+        statuses = Counter(row["status"] for row in csv.DictReader(f))
+    return elapsed, statuses
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--count", type=int, default=200)
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--hangs", type=int, default=3)
+    p.add_argument("--crashes", type=int, default=3)
+    p.add_argument("--timeout", type=float, default=10.0, help="per-submission limit (s)")
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="leaselab-bench-") as tmp:
+        folder = Path(tmp) / "submissions"
+        folder.mkdir()
+        kinds = make_class(folder, args.count, args.hangs, args.crashes)
+        print(f"{args.count} submissions: " + ", ".join(f"{n} {k}" for k, n in kinds.items()))
+        print(f"cpus: {os.cpu_count()}  load average before: {_load()}")
+        parallel, statuses = run_batch(folder, Path(tmp) / "parallel", args.jobs, args.timeout)
+        print(f"--jobs {args.jobs}: {parallel:.1f} s  ({_counts(statuses)})  load: {_load()}")
+        serial, statuses = run_batch(folder, Path(tmp) / "serial", 1, args.timeout)
+        print(f"--jobs 1: {serial:.1f} s  ({_counts(statuses)})  load: {_load()}")
+    print(f"speed-up: {serial / parallel:.2f}x")
+    return 0
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
+def _counts(statuses: Counter) -> str:
+    return ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

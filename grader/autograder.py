@@ -1,0 +1,61 @@
+"""`python -m grader.autograder`: the Gradescope run step (called by the bundle's run_autograder).
+
+Finds the student's queue.py under ROOT/submission (grader.submission's rule), grades it in
+isolation like one row of `batch`, and writes ROOT/results/results.json: the grader's results,
+or score 0 with the reason (no queue.py, several, timed out, grader failed). ROOT is --root, else
+$AUTOGRADER_ROOT, else /autograder. Always exits 0 once results.json is written: Gradescope shows
+the results, not an exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+from . import isolated
+from .results_json import write
+from .submission import NoSubmission, find_queue_py
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m grader.autograder", description=__doc__)
+    p.add_argument("--root", default=os.environ.get("AUTOGRADER_ROOT", "/autograder"))
+    p.add_argument("--timeout", type=float, default=isolated.DEFAULT_LIMIT)
+    p.add_argument("--lang", choices=("en", "ja"), default="en")
+    args = p.parse_args(argv)
+    root = Path(args.root)
+    results_path = root / "results" / "results.json"
+    results_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        results = grade(root / "submission", args.timeout, args.lang)
+    except Exception:  # a bug here must still leave a results.json that says so
+        from .messages import text
+
+        traceback.print_exc()
+        results = {"score": 0, "output": text("instructor.autograder-failed", args.lang),
+                   "tests": []}
+    write(results_path, results)
+    return 0
+
+
+def grade(submission: Path, timeout: float, lang: str) -> dict:
+    from .messages import text
+
+    try:
+        queue_py = find_queue_py(submission)
+    except NoSubmission as missing:
+        files = ", ".join(str(p.relative_to(submission)) for p in missing.candidates)
+        return isolated.not_graded(missing.kind, text(f"instructor.{missing.kind}", lang,
+                                                      files=files), lang)
+    with tempfile.TemporaryDirectory(prefix="leaselab-autograder-") as work:
+        outcome = isolated.grade(queue_py, Path(work), limit=timeout, lang=lang)
+    print(outcome.log, end="")  # shown to the instructor in Gradescope's debugging output
+    return outcome.results
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""`python -m grader batch DIR [--jobs N] [--out DIR]`: grade a whole class.
+
+Every submission in DIR (a folder, graded by the queue.py that grader.submission finds in it, or
+a single .py file) is graded in its own process and work directory, N at a time, each within a
+wall-clock limit. Writes OUT/gradebook.csv, OUT/class-report.html, and per submission
+OUT/results/<name>.json (its results.json) and OUT/logs/<name>.log (the grader's output).
+Exit status 0 when the gradebook was written (whatever the grades), 2 when the batch cannot run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from . import class_report, distribution, gradebook, isolated
+from .declared import declared_checks
+from .messages import default_lang, text
+from .progress import Progress
+from .results_json import write as write_results
+from .submission import NoSubmission, Submission, discover, queue_py_of
+
+DEFAULT_OUT = "grades"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m grader batch",
+                                description="Grade every submission in DIR.")
+    p.add_argument("dir", metavar="DIR", help="one folder or one .py file per submission")
+    p.add_argument("--jobs", "-j", type=_positive_int, default=os.cpu_count() or 1, metavar="N",
+                   help="submissions graded at the same time (default: CPU count, %(default)s)")
+    p.add_argument("--out", metavar="DIR", default=DEFAULT_OUT,
+                   help="where to write the gradebook and report (default: ./%(default)s)")
+    p.add_argument("--timeout", type=_positive_float, default=isolated.DEFAULT_LIMIT,
+                   metavar="SECONDS",
+                   help="wall-clock limit per submission (default: %(default)g)")
+    p.add_argument("--timeout-scale", type=_positive_float, default=1.0, metavar="X",
+                   help="passed to the grader: multiply each check's safety timeout")
+    p.add_argument("-k", dest="select", metavar="EXPR",
+                   help="grade only the checks matching EXPR (pytest -k), e.g. test_boundaries")
+    p.add_argument("--lang", choices=("en", "ja"), help="language (default: from the locale)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    lang = args.lang or default_lang()
+    folder = Path(args.dir)
+    if not folder.is_dir():
+        print(text("instructor.no-dir", lang, dir=folder), file=sys.stderr)
+        return 2
+    submissions = unique_names(discover(folder))
+    if not submissions:
+        print(text("instructor.no-submissions", lang, dir=folder), file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    start = time.monotonic()
+    try:
+        rows = grade_all(submissions, out, jobs=args.jobs, limit=args.timeout,
+                         timeout_scale=args.timeout_scale, lang=lang, quiet=args.quiet,
+                         select=args.select)
+    except KeyboardInterrupt:
+        isolated.kill_all()
+        print("\n" + text("instructor.interrupted", lang), file=sys.stderr)
+        return 130
+    declared = declared_checks()
+    check_ids = gradebook.columns(rows, declared, selected=bool(args.select))
+    csv_path, html_path = out / "gradebook.csv", out / "class-report.html"
+    gradebook.write_csv(csv_path, rows, check_ids)
+    class_report.write(html_path, rows, check_ids, declared, lang)
+    if not args.quiet:
+        print(text("instructor.batch-done", lang, count=len(rows),
+                   seconds=f"{time.monotonic() - start:.1f}", jobs=args.jobs, csv=csv_path,
+                   html=html_path), file=sys.stderr)
+    return 0
+
+
+def grade_all(submissions: list[Submission], out: Path, *, jobs: int, limit: float,
+              timeout_scale: float, lang: str, quiet: bool = False,
+              select: str | None = None) -> list[gradebook.Row]:
+    """Grade `submissions` `jobs` at a time; rows in the order of `submissions`."""
+    for sub in ("results", "logs"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+        for stale in (out / sub).iterdir():  # only our own files from an earlier run
+            if stale.suffix in (".json", ".log"):
+                stale.unlink()
+    progress = Progress(len(submissions), lang, quiet=quiet)
+    rows: dict[str, gradebook.Row] = {}
+    with tempfile.TemporaryDirectory(prefix="leaselab-batch-") as work, \
+            ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(grade_one, sub, Path(work) / str(i), out, limit=limit,
+                               timeout_scale=timeout_scale, lang=lang, select=select): sub
+                   for i, sub in enumerate(submissions)}
+        try:
+            for future in as_completed(futures):
+                r = future.result()
+                rows[r.submission] = r
+                progress.finished(r.submission, r.status, r.score, r.max_score)
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            isolated.kill_all()
+            raise
+        finally:
+            progress.close()
+    return gradebook.same_max_score([rows[sub.name] for sub in submissions])
+
+
+def grade_one(sub: Submission, workdir: Path, out: Path, *, limit: float, timeout_scale: float,
+              lang: str, select: str | None = None) -> gradebook.Row:
+    """Grade one submission in `workdir` (removed afterwards); keep its results.json and log."""
+    workdir.mkdir()
+    try:
+        try:
+            queue_py = queue_py_of(sub)
+        except NoSubmission as missing:
+            files = ", ".join(str(p.relative_to(sub.path)) for p in missing.candidates)
+            message = text(f"instructor.{missing.kind}", lang, files=files)
+            outcome = isolated.Outcome(missing.kind,
+                                       isolated.not_graded(missing.kind, message, lang), 0.0)
+        else:
+            outcome = isolated.grade(queue_py, workdir, limit=limit, lang=lang,
+                                     timeout_scale=timeout_scale, with_folder=sub.path.is_dir(),
+                                     select=select)
+        peeks = distribution.forbidden_imports(workdir / "submission", strict=False) \
+            if (workdir / "submission").is_dir() else []
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    write_results(out / "results" / f"{sub.name}.json", outcome.results)
+    if outcome.log:
+        (out / "logs" / f"{sub.name}.log").write_text(outcome.log, encoding="utf-8")
+    row = gradebook.row(sub.name, outcome.status, outcome.results)
+    if peeks:  # graded from an instructor checkout, where the reference is importable
+        row.message = text("instructor.imports-solutions", lang, found="; ".join(peeks))
+    return row
+
+
+def unique_names(submissions: list[Submission]) -> list[Submission]:
+    """`alice/` and `alice.py` side by side: the file keeps its full name as the row name."""
+    folders = {s.name for s in submissions if s.path.is_dir()}
+    return [Submission(s.path.name, s.path) if s.path.is_file() and s.name in folders else s
+            for s in submissions]
+
+
+def _positive_int(value: str) -> int:
+    n = int(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
+def _positive_float(value: str) -> float:
+    x = float(value)
+    if x <= 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return x

@@ -1,0 +1,128 @@
+"""What a student copy of the lab holds, and the checks that it holds nothing it must not.
+
+The student copy (written by `export-student`, and the source inside the Gradescope bundle) is:
+lab/ (the stubs and the provided store), grader/ without the instructor-only modules below,
+pyproject.toml without the solutions package, the lesson (docs/lesson*.md) and .gitignore.
+Never: solutions/, tests/ (the mutant catalogue), bench/, docs/DEVELOPING.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import re
+import shutil
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+#: grader/ files only an instructor runs (batch grading and packaging); `python -m grader batch`
+#: in a student copy says "not available in this copy of the grader".
+INSTRUCTOR_ONLY = (
+    "batch.py", "gradebook.py", "class_report.py", "progress.py", "gradescope_bundle.py",
+    "export_student.py", "distribution.py", "templates/class_report*.html",
+    "templates/student_README.md", "templates/gradescope_*",
+)
+SKIPPED = ("__pycache__", "*.pyc", "*.pyo", ".*")
+#: Top-level modules a student copy must never import.
+FORBIDDEN_IMPORTS = ("solutions", "tests", "bench")
+
+
+class DistributionError(Exception):
+    pass
+
+
+def student_files(root: Path = REPO_ROOT) -> dict[str, Path]:
+    """Relative path in the student copy -> source file, for every file copied as is."""
+    files: dict[str, Path] = {}
+    for package in ("lab", "grader"):
+        for path in sorted((root / package).rglob("*")):
+            rel = path.relative_to(root / package).as_posix()
+            if not path.is_file() or _skipped(path.relative_to(root)):
+                continue
+            if package == "grader" and any(fnmatch.fnmatch(rel, p) for p in INSTRUCTOR_ONLY):
+                continue
+            files[f"{package}/{rel}"] = path
+    for path in sorted((root / "docs").glob("lesson*.md")):
+        files[f"docs/{path.name}"] = path
+    files[".gitignore"] = root / ".gitignore"
+    return files
+
+
+def student_pyproject(text: str) -> str:
+    """The project's pyproject.toml with the solutions package left out of the distribution."""
+    new = re.sub(r'"solutions\*"\s*,\s*|,\s*"solutions\*"', "", text)
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        found = tomllib.loads(new)["tool"]["setuptools"]["packages"]["find"]["include"]
+        if any(p.startswith("solutions") for p in found) or "lab*" not in found:
+            raise DistributionError(f"cannot drop solutions from packages.find: {found}")
+    elif "solutions" in new:  # pragma: no cover - Python 3.10
+        raise DistributionError("cannot drop solutions from pyproject.toml")
+    return new
+
+
+def copy_tree(dest: Path, root: Path = REPO_ROOT) -> list[str]:
+    """Write the student copy's plain files and pyproject.toml under `dest`; return them."""
+    files = student_files(root)
+    for rel, src in files.items():
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest / rel)
+    (dest / "pyproject.toml").write_text(
+        student_pyproject((root / "pyproject.toml").read_text(encoding="utf-8")),
+        encoding="utf-8")
+    return [*files, "pyproject.toml"]
+
+
+def forbidden_imports(tree: Path, strict: bool = True) -> list[str]:
+    """`file: module` for every import of solutions/tests/bench in the .py files under `tree`
+    (import statements and importlib.import_module("...") with a literal name). `strict`:
+    a file that does not parse is an error, else it is skipped (a student's syntax error)."""
+    found = []
+    for path in sorted(tree.rglob("*.py")):
+        try:
+            parsed = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+        except (SyntaxError, ValueError):
+            if strict:
+                raise
+            continue
+        for name in _imported_names(parsed):
+            if name.split(".")[0] in FORBIDDEN_IMPORTS:
+                found.append(f"{path.relative_to(tree).as_posix()}: {name}")
+    return found
+
+
+def is_stub(queue_py: Path) -> bool:
+    """Every top-level function of `queue_py` only raises NotImplementedError (after its
+    docstring): the file is the stubs, not somebody's solution."""
+    tree = ast.parse(queue_py.read_text(encoding="utf-8"))
+    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    return bool(functions) and all(_only_raises_not_implemented(f) for f in functions)
+
+
+def _only_raises_not_implemented(function: ast.FunctionDef) -> bool:
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
+def _imported_names(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", ""))
+              == "import_module" and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)):
+            yield node.args[0].value
+
+
+def _skipped(rel: Path) -> bool:
+    return any(fnmatch.fnmatch(part, p) for part in rel.parts for p in SKIPPED)

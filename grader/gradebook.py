@@ -1,0 +1,113 @@
+"""The class's results as data: one row per submission, the CSV gradebook, and the failure rate
+of each check (what the class report charts).
+
+CSV columns: `submission, status, score, max_score`, one column per check id (the points that
+submission earned on it; blank when it did not grade), then `message` (why it did not grade, or a warning: it imports the reference solution).
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .checkdef import CheckInfo
+from .isolated import GRADED
+
+
+@dataclass
+class Row:
+    submission: str
+    status: str
+    score: int
+    max_score: int
+    #: check id -> (points earned, outcome); empty when the submission did not grade
+    checks: dict[str, tuple[int, str]] = field(default_factory=dict)
+    message: str = ""
+
+    @property
+    def graded(self) -> bool:
+        return self.status == GRADED
+
+
+def row(submission: str, status: str, results: dict) -> Row:
+    """A gradebook row from a results.json-shaped dict (the grader's or a not-graded one)."""
+    checks = {}
+    if status == GRADED:
+        for test in results.get("tests", []):
+            extra = test.get("extra_data") or {}
+            checks[extra["check_id"]] = (test["score"], extra.get("outcome", test["status"]))
+    message = "" if status == GRADED else results.get("output", "")
+    return Row(submission, status, results.get("score", 0), results.get("max_score", 0), checks,
+               message)
+
+
+def columns(rows: list[Row], declared: dict[str, CheckInfo], selected: bool = False) -> list[str]:
+    """Check ids in the grader's order, then any a row has that is not declared here.
+    `selected` (graded with -k): only the checks some submission was graded on."""
+    seen = {cid for r in rows for cid in r.checks}
+    ids = [cid for cid in declared if cid in seen or not (selected and seen)]
+    for r in rows:
+        ids += [cid for cid in r.checks if cid not in ids]
+    return ids
+
+
+def write_csv(path: Path, rows: list[Row], check_ids: list[str]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(["submission", "status", "score", "max_score", *check_ids, "message"])
+        for r in rows:
+            earned = [r.checks[cid][0] if cid in r.checks else "" for cid in check_ids]
+            out.writerow([r.submission, r.status, r.score, r.max_score, *earned, r.message])
+
+
+def same_max_score(rows: list[Row]) -> list[Row]:
+    """Rows that did not grade get the max_score the graded ones have (they differ under -k)."""
+    graded = [r.max_score for r in rows if r.graded]
+    if graded:
+        for r in rows:
+            if not r.graded:
+                r.max_score = max(graded)
+    return rows
+
+
+@dataclass
+class CheckStat:
+    id: str
+    points: int
+    failed: int
+    graded: int
+    outcomes: Counter  # outcome -> count, failures only
+
+    @property
+    def rate(self) -> float:
+        return self.failed / self.graded if self.graded else 0.0
+
+
+def check_stats(rows: list[Row], check_ids: list[str],
+                declared: dict[str, CheckInfo]) -> list[CheckStat]:
+    """Failure rate of every check over the graded rows, most failed first (ties: grader order).
+    A check a graded row lacks (graded with another check list) is not counted for that row."""
+    stats = []
+    for cid in check_ids:
+        seen = [r.checks[cid] for r in rows if r.graded and cid in r.checks]
+        failures = Counter(outcome for _, outcome in seen if outcome != "passed")
+        points = declared[cid].points if cid in declared else max((p for p, _ in seen), default=0)
+        stats.append(CheckStat(cid, points, sum(failures.values()), len(seen), failures))
+    order = {cid: i for i, cid in enumerate(check_ids)}
+    return sorted(stats, key=lambda s: (-s.rate, order[s.id]))
+
+
+def summary(rows: list[Row]) -> dict:
+    graded = [r for r in rows if r.graded]
+    scores = [r.score for r in graded]
+    return {
+        "submissions": len(rows),
+        "graded": len(graded),
+        "full_marks": sum(1 for r in graded if r.score == r.max_score > 0),
+        "mean": round(statistics.fmean(scores), 1) if scores else None,
+        "median": statistics.median(scores) if scores else None,
+        "max_score": max((r.max_score for r in rows), default=0),
+    }

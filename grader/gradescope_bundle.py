@@ -1,0 +1,76 @@
+"""`python -m grader gradescope-bundle OUT.zip [--lang en|ja] [--timeout S]`: the Gradescope
+autograder zip.
+
+The zip holds, at its root: setup.sh (installs python3 if missing and the grader into a venv),
+run_autograder (grades each submission through grader.autograder) and the lab's source as the
+student repository has it (lab/, grader/, pyproject.toml, README.md; no solutions, no mutants).
+Exit status 0 written, 2 refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+import jinja2
+
+from . import distribution, isolated
+from .export_student import TEMPLATES, build
+from .messages import default_lang, text
+
+SCRIPTS = {"setup.sh": "gradescope_setup.sh", "run_autograder": "gradescope_run_autograder"}
+LEFT_OUT = (".github/", ".gitignore")  # the student repository's, not the autograder's
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="python -m grader gradescope-bundle", description=__doc__)
+    p.add_argument("out", metavar="OUT.zip")
+    p.add_argument("--lang", choices=("en", "ja"),
+                   help="language of the results students see (default: from the locale)")
+    p.add_argument("--timeout", type=float, default=isolated.DEFAULT_LIMIT, metavar="SECONDS",
+                   help="wall-clock limit per submission (default: %(default)g)")
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    lang = args.lang or default_lang()
+    try:
+        bundle(Path(args.out), lang=lang, timeout=args.timeout)
+    except distribution.DistributionError as exc:
+        print(f"grader: {exc}", file=sys.stderr)
+        return 2
+    print(text("instructor.bundle-written", lang, path=args.out))
+    return 0
+
+
+def bundle(out: Path, *, lang: str = "en", timeout: float = isolated.DEFAULT_LIMIT,
+           root: Path = distribution.REPO_ROOT) -> None:
+    with tempfile.TemporaryDirectory(prefix="leaselab-bundle-") as tmp:
+        tree = Path(tmp)
+        build(tree, root)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+            for name, source in scripts(lang, timeout).items():
+                info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+                info.external_attr = 0o100755 << 16  # executable, for Gradescope and unzip
+                info.compress_type = zipfile.ZIP_DEFLATED
+                zf.writestr(info, source)
+            for path in sorted(tree.rglob("*")):
+                rel = path.relative_to(tree).as_posix()
+                if path.is_file() and not rel.startswith(LEFT_OUT):
+                    zf.write(path, rel)
+
+
+def scripts(lang: str, timeout: float) -> dict[str, str]:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
+                             keep_trailing_newline=True)
+    fallback = json.dumps({"score": 0, "output": text("instructor.autograder-failed", lang),
+                           "tests": []}, ensure_ascii=False)
+    params = {"lang": lang, "timeout": f"{timeout:g}", "fallback": shlex.quote(fallback)}
+    return {name: env.get_template(template).render(**params)
+            for name, template in SCRIPTS.items()}

@@ -1,0 +1,185 @@
+"""Grade one submission in its own process, so a submission that hangs or crashes costs only
+its own result.
+
+The grader runs as `python -m grader --impl ... --json ...` in a new session, in a private work
+directory holding a copy of the submission (the original is never written to) and its own
+TMPDIR. A wall-clock limit bounds the whole run; on expiry, and after every run, every process
+left in that session is killed: the grader's sandbox puts each check in its own process group,
+so killing one group would leave a spinning check behind.
+
+Whatever happens, the answer is a results.json-shaped dict: the grader's own, or one made here
+(score 0, every check failed with the reason) for submissions that did not grade.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .declared import declared_checks
+from .messages import text
+
+#: Why a submission has no grader verdict (the `status` column of the gradebook).
+GRADED, TIMED_OUT, CRASHED, MISSING, AMBIGUOUS = "graded", "timed_out", "crashed", "missing", \
+    "ambiguous"
+DEFAULT_LIMIT = 300.0  # seconds of wall-clock time per submission: a safety net only
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # holds grader/ and lab/
+COPY_IGNORED = shutil.ignore_patterns(".*", "__pycache__", "*.pyc", "venv", "node_modules")
+LOG_TAIL = 2000
+
+_live: set[int] = set()
+_live_lock = threading.Lock()
+
+
+@dataclass
+class Outcome:
+    status: str
+    results: dict
+    duration: float
+    log: str = ""
+
+
+def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: str = "en",
+          timeout_scale: float = 1.0, with_folder: bool = True,
+          select: str | None = None) -> Outcome:
+    """Grade `queue_py` in `workdir` (an empty folder) within `limit` seconds. `with_folder`:
+    the submission is the folder holding queue.py (helper modules come along), else the file.
+    `select`: only the checks matching this pytest -k expression."""
+    start = time.monotonic()
+    target = _copy_submission(Path(queue_py), Path(workdir), with_folder)
+    out = Path(workdir) / "results.json"
+    log_path = Path(workdir) / "grader.log"
+    tmp = Path(workdir) / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "PYTHONPATH": _pythonpath(), "TMPDIR": str(tmp), "NO_COLOR": "1",
+           "PYTHONDONTWRITEBYTECODE": "1"}
+    cmd = [sys.executable, "-m", "grader", "--impl", str(target), "--json", str(out),
+           "--lang", lang, "--timeout-scale", f"{timeout_scale:g}"]
+    if select:
+        cmd += ["-k", select]
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        with _live_lock:
+            _live.add(proc.pid)
+        try:
+            code = proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            kill_session(proc.pid)
+            proc.wait()
+            with _live_lock:
+                _live.discard(proc.pid)
+    duration = time.monotonic() - start
+    log_text = log_path.read_text(encoding="utf-8", errors="replace")
+    if code is None:
+        message = text("instructor.timed-out", lang, limit=f"{limit:g}")
+        return Outcome(TIMED_OUT, not_graded(TIMED_OUT, message, lang), duration, log_text)
+    results = _read(out) if code in (0, 1) else None
+    if results is None:
+        tail = log_text[-LOG_TAIL:].strip()
+        message = text("instructor.crashed", lang, code=code) + ("\n" + tail if tail else "")
+        return Outcome(CRASHED, not_graded(CRASHED, message, lang), duration, log_text)
+    return Outcome(GRADED, results, duration, log_text)
+
+
+def not_graded(status: str, message: str, lang: str) -> dict:
+    """results.json for a submission without a verdict: every declared check failed, score 0."""
+    outcome = "timed_out" if status == TIMED_OUT else "errored"
+    checks = declared_checks().values()
+    return {
+        "score": 0,
+        "max_score": sum(c.points for c in checks),
+        "output": message,
+        "tests": [{
+            "name": f"{text(f'check.{c.id}.title', lang)} [{c.id}]",
+            "score": 0,
+            "max_score": c.points,
+            "status": "failed",
+            "output": message,
+            "extra_data": {"check_id": c.id, "outcome": outcome},
+        } for c in checks],
+        "extra_data": {"status": status, "lang": lang},
+    }
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL every process of session `sid` (the grader and whatever it left running)."""
+    try:
+        os.killpg(sid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for _ in range(100):
+        pids = _session_members(sid)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.01)  # let the kernel deliver the signals before looking again
+
+
+def kill_all() -> None:
+    """Kill every submission still being graded (the batch was interrupted)."""
+    with _live_lock:
+        live = list(_live)
+    for sid in live:
+        kill_session(sid)
+
+
+def _session_members(sid: int) -> list[int]:
+    """Live (non-zombie) processes of session `sid`; Linux /proc only, else none known."""
+    members = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return members
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path("/proc", entry, "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if fields[0] != "Z" and int(fields[3]) == sid:
+            members.append(int(entry))
+    return members
+
+
+def _copy_submission(queue_py: Path, workdir: Path, with_folder: bool) -> Path:
+    """Copy the submission into workdir/submission/ and return the queue.py to grade there.
+    A folder submission brings the modules beside its queue.py; a single file is renamed."""
+    dest = workdir / "submission"
+    if with_folder:
+        shutil.copytree(queue_py.parent, dest, ignore=COPY_IGNORED, symlinks=False)
+        if not (dest / "queue.py").is_file():
+            shutil.copyfile(queue_py, dest / "queue.py")
+    else:
+        dest.mkdir(parents=True)
+        shutil.copyfile(queue_py, dest / "queue.py")
+    return dest / "queue.py"
+
+
+def _pythonpath() -> str:
+    rest = os.environ.get("PYTHONPATH")
+    return os.pathsep.join([str(PACKAGE_ROOT), *([rest] if rest else [])])
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and "tests" in data else None

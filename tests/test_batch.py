@@ -1,0 +1,215 @@
+"""`python -m grader batch`: a class of submissions graded in parallel, in isolation.
+
+One batch (module fixture) grades a small class: a correct file, a mutant (folder with a helper
+module), a folder holding lab/queue.py, a hang, two crashes, a syntax error and an empty folder.
+Only the boundary checks run (-k test_boundaries), so the test does not grow with the catalogue.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import MUTANTS, ROOT, run_grader
+from grader import class_report, gradebook
+from grader.progress import Progress
+from grader.submission import NoSubmission, Submission, discover, find_queue_py
+
+LIMIT = 12  # seconds per submission; a correct one takes about 1 s here
+BOUNDARY_IDS = ["finish-before-expiry", "finish-at-expiry", "finish-after-expiry",
+                "reclaim-before-expiry", "reclaim-at-expiry", "reclaim-after-expiry"]
+MUTANT = "boundary_finish_at_expiry_accepted"
+STUB_TAIL = "def finish(conn, claim, now):\n    return False\n\n" \
+            "def work_once(conn, owner, send, clock, lease_ms):\n    return None\n"
+SUBMISSIONS = {
+    "hang.py": "def claim(conn, owner, now, lease_ms):\n    while True:\n        pass\n\n"
+               + STUB_TAIL,
+    "crash_at_import.py": "import os\nos._exit(3)\n",
+    "crash_in_claim.py": "import os\n\ndef claim(conn, owner, now, lease_ms):\n    os._exit(3)\n\n"
+                         + STUB_TAIL,
+    "syntax.py": "def claim(conn, owner, now, lease_ms)\n    return None\n",
+}
+
+
+def make_class(root: Path) -> Path:
+    subs = root / "submissions"
+    subs.mkdir()
+    shutil.copy(ROOT / "solutions" / "queue.py", subs / "correct.py")
+    (subs / "mutant").mkdir()
+    shutil.copy(MUTANTS / f"{MUTANT}.py", subs / "mutant" / "queue.py")
+    shutil.copy(MUTANTS / "_kit.py", subs / "mutant" / "_kit.py")
+    (subs / "repo" / "lab").mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / "queue.py", subs / "repo" / "lab" / "queue.py")
+    (subs / "repo" / "README.md").write_text("a student's clone\n")
+    (subs / "empty").mkdir()
+    for name, source in SUBMISSIONS.items():
+        (subs / name).write_text(source)
+    return subs
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    root = tmp_path_factory.mktemp("batch")
+    subs = make_class(root)
+    out = root / "grades"
+    start = time.monotonic()
+    proc = run_grader("batch", str(subs), "--jobs", "2", "--out", str(out), "--timeout",
+                      str(LIMIT), "--timeout-scale", "20", "-k", "test_boundaries",
+                      "--lang", "en", env={"TMPDIR": str(root)}, timeout=LIMIT + 240)
+    elapsed = time.monotonic() - start
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
+        table = list(csv.reader(f))
+    return {"root": root, "out": out, "proc": proc, "elapsed": elapsed, "table": table,
+            "rows": {r[0]: dict(zip(table[0], r)) for r in table[1:]}}
+
+
+def test_gradebook_has_one_row_per_submission_and_a_column_per_check(batch):
+    assert batch["proc"].returncode == 0, batch["proc"].stderr
+    assert batch["table"][0] == ["submission", "status", "score", "max_score", *BOUNDARY_IDS,
+                                 "message"]
+    assert [r[0] for r in batch["table"][1:]] == [
+        "correct", "crash_at_import", "crash_in_claim", "empty", "hang", "mutant", "repo",
+        "syntax"]
+    assert {r["max_score"] for r in batch["rows"].values()} == {"20"}
+
+
+def test_correct_and_mutant_rows_carry_points_per_check(batch):
+    rows = batch["rows"]
+    for name in ("correct", "repo"):  # repo: graded by its lab/queue.py
+        assert (rows[name]["status"], rows[name]["score"]) == ("graded", "20"), rows[name]
+    assert rows["mutant"]["finish-at-expiry"] == "0"
+    assert rows["mutant"]["finish-before-expiry"] == "3"
+    assert rows["mutant"]["score"] == "16"
+    # Its helper _kit.py imports the reference (as the catalogue's mutants do): flagged.
+    assert "_kit.py: solutions.queue" in rows["mutant"]["message"]
+    assert rows["correct"]["message"] == ""
+
+
+def test_crashes_and_syntax_errors_are_graded_zero(batch):
+    for name in ("crash_at_import", "crash_in_claim", "syntax"):
+        row = batch["rows"][name]
+        assert (row["status"], row["score"]) == ("graded", "0"), row
+        assert all(row[cid] == "0" for cid in BOUNDARY_IDS), row
+    assert batch["rows"]["empty"]["status"] == "missing"
+    assert "queue.py" in batch["rows"]["empty"]["message"]
+
+
+def test_a_hang_costs_only_its_own_row(batch):
+    row = batch["rows"]["hang"]
+    assert (row["status"], row["score"]) == ("timed_out", "0")
+    assert all(row[cid] == "" for cid in BOUNDARY_IDS)
+    # Without the per-submission limit the hang would take 6 checks x 100 s (scaled timeouts).
+    assert batch["elapsed"] < LIMIT + 180
+    saved = json.loads((batch["out"] / "results" / "hang.json").read_text(encoding="utf-8"))
+    assert {t["extra_data"]["outcome"] for t in saved["tests"]} == {"timed_out"}
+    assert saved["score"] == 0
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_nothing_is_left_running(batch):
+    marker = str(batch["root"])
+    leftovers = []
+    for entry in os.listdir("/proc"):
+        try:
+            cmdline = Path("/proc", entry, "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if entry.isdigit() and marker in cmdline:
+            leftovers.append(cmdline.replace("\0", " "))
+    assert leftovers == []
+
+
+def test_class_report_puts_the_most_failed_check_first(batch):
+    html = (batch["out"] / "class-report.html").read_text(encoding="utf-8")
+    ranked = re.findall(r'data-check="([a-z0-9-]+)"', html)
+    assert ranked[0] == "finish-at-expiry" and sorted(ranked) == sorted(BOUNDARY_IDS)
+    assert "Finishing exactly at lease_until is rejected" in html
+    assert "4 / 6 (67%)" in html  # 3 broken submissions and the mutant, of 6 graded
+    assert 'data-submission="hang" data-status="timed_out"' in html
+    assert 'data-submission="empty" data-status="missing"' in html
+    assert "<script" not in html and "http" not in html.split("</style>")[0]
+
+
+def test_finished_lines_go_to_stderr_when_not_a_tty(batch):
+    lines = [line for line in batch["proc"].stderr.splitlines() if line.startswith("[")]
+    assert len(lines) == 8 and "[8/8]" in lines[-1]
+
+
+# --- fast unit tests: no grading ---------------------------------------------------------------
+
+def test_where_a_folder_submission_is_graded_from(tmp_path):
+    (tmp_path / "a" / "lab").mkdir(parents=True)
+    (tmp_path / "a" / "lab" / "queue.py").write_text("")
+    (tmp_path / "a" / "queue.py").write_text("")
+    assert find_queue_py(tmp_path / "a") == tmp_path / "a" / "queue.py"
+    (tmp_path / "a" / "queue.py").unlink()
+    assert find_queue_py(tmp_path / "a") == tmp_path / "a" / "lab" / "queue.py"
+    nested = tmp_path / "b" / "download" / "src"
+    nested.mkdir(parents=True)
+    (nested / "queue.py").write_text("")
+    (tmp_path / "b" / ".venv" / "lib").mkdir(parents=True)
+    (tmp_path / "b" / ".venv" / "lib" / "queue.py").write_text("")
+    assert find_queue_py(tmp_path / "b") == nested / "queue.py"
+    (tmp_path / "b" / "other").mkdir()
+    (tmp_path / "b" / "other" / "queue.py").write_text("")
+    with pytest.raises(NoSubmission) as ambiguous:
+        find_queue_py(tmp_path / "b")
+    assert ambiguous.value.kind == "ambiguous" and len(ambiguous.value.candidates) == 2
+
+
+def test_discover_takes_folders_and_py_files(tmp_path):
+    for name in ("bob", ".git", "__MACOSX"):
+        (tmp_path / name).mkdir()
+    for name in ("alice.py", "notes.txt"):
+        (tmp_path / name).write_text("")
+    assert discover(tmp_path) == [Submission("alice", tmp_path / "alice.py"),
+                                  Submission("bob", tmp_path / "bob")]
+
+
+def test_progress_prints_one_line_per_submission_off_a_tty():
+    stream = io.StringIO()
+    progress = Progress(2, "ja", stream=stream)
+    progress.finished("alice", "graded", 20, 20)
+    progress.finished("bob", "timed_out", 0, 20)
+    progress.close()
+    assert stream.getvalue() == "[1/2] alice: 採点済み 20/20\n[2/2] bob: 時間切れ 0/20\n"
+
+
+def test_class_report_in_japanese_without_grades():
+    rows = [gradebook.Row("alice", "timed_out", 0, 20, message="…")]
+    html = class_report.render(rows, BOUNDARY_IDS, {}, "ja")
+    assert "クラスレポート" in html and "採点できた提出物がない" in html
+
+
+def test_instructor_catalogue_has_both_languages():
+    entries = json.loads((ROOT / "grader" / "catalogue" / "instructor.json").read_text("utf-8"))
+    assert all(v.get("en") and v.get("ja") for v in entries.values())
+
+
+def test_batch_refuses_a_missing_folder(tmp_path):
+    proc = run_grader("batch", str(tmp_path / "nope"), "--out", str(tmp_path / "g"))
+    assert proc.returncode == 2 and "nope" in proc.stderr
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_redraws_one_bar_on_a_terminal():
+    stream = _Terminal()
+    progress = Progress(4, "en", stream=stream)
+    progress.finished("alice", "graded", 20, 20)
+    progress.finished("bob", "crashed", 0, 20)
+    progress.close()
+    out = stream.getvalue()
+    assert out.count("\r") == 2 and out.endswith("\n") and out.count("\n") == 1
+    assert "█" * 15 + "░" * 15 + " [2/4] bob: grader failed 0/20" in out

@@ -1,0 +1,148 @@
+"""`python -m grader export-student DIR`: the student repository, without solutions or mutants,
+installs and grades on its own; its GitHub Actions workflow's steps work when run in order.
+
+The fresh-venv test (pip install -e . of the export) takes about half a minute and runs by
+default, CI included; set LEASELAB_SKIP_VENV=1 to skip it locally.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_grader
+from grader import distribution, export_student
+from grader.declared import declared_checks
+
+WORKFLOW = ".github/workflows/grade.yml"
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> Path:
+    dest = tmp_path_factory.mktemp("export") / "student-repo"
+    proc = run_grader("export-student", str(dest))
+    assert proc.returncode == 0, proc.stderr
+    return dest
+
+
+def test_no_solutions_no_mutants_no_instructor_tools(exported):
+    files = {p.relative_to(exported).as_posix() for p in exported.rglob("*") if p.is_file()}
+    assert not any(f.startswith(("solutions/", "tests/", "bench/")) for f in files)
+    assert "docs/DEVELOPING.md" not in files
+    assert {"lab/queue.py", "lab/store.py", "lab/__init__.py", "grader/cli.py", "README.md",
+            "pyproject.toml", ".gitignore", WORKFLOW} <= files
+    assert "grader/batch.py" not in files and "grader/export_student.py" not in files
+    assert not any("__pycache__" in f for f in files)
+    assert distribution.forbidden_imports(exported) == []
+    assert distribution.is_stub(exported / "lab" / "queue.py")
+    assert "solutions" not in (exported / "pyproject.toml").read_text(encoding="utf-8")
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")  # check modules imported
+def test_readme_states_the_contract_and_the_check_catalogue(exported):
+    readme = (exported / "README.md").read_text(encoding="utf-8")
+    for name in ("claim(conn, owner, now, lease_ms) -> Claim | None",
+                 "finish(conn, claim, now) -> bool", "BEGIN IMMEDIATE", "pip install -e ."):
+        assert name in readme
+    for check in declared_checks().values():
+        assert re.search(rf"\| `{check.id}` \| {check.points} \| .+ \| .+ \|", readme), check.id
+    assert "solutions" not in readme
+
+
+def test_refuses_a_non_empty_folder_unless_forced(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    assert run_grader("export-student", str(tmp_path)).returncode == 2
+    assert not (tmp_path / "lab").exists()
+    assert run_grader("export-student", str(tmp_path), "--force").returncode == 0
+    assert (tmp_path / "lab" / "queue.py").exists() and (tmp_path / "notes.txt").exists()
+
+
+def _fake_root(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    for name in ("lab", "grader", "docs"):
+        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", ".gitignore"):
+        shutil.copy(ROOT / name, root / name)
+    return root
+
+
+def test_refuses_a_solution_in_place_of_the_stubs(tmp_path):
+    root = _fake_root(tmp_path)
+    shutil.copy(ROOT / "solutions" / "queue.py", root / "lab" / "queue.py")
+    with pytest.raises(distribution.DistributionError, match="not the stubs"):
+        export_student.export(tmp_path / "out", root=root)
+    assert not (tmp_path / "out").exists()
+
+
+def test_refuses_a_grader_that_imports_solutions(tmp_path):
+    root = _fake_root(tmp_path)
+    (root / "grader" / "peek.py").write_text("import importlib\n"
+                                              "importlib.import_module('solutions.queue')\n")
+    with pytest.raises(distribution.DistributionError, match="grader/peek.py: solutions.queue"):
+        export_student.export(tmp_path / "out", root=root)
+
+
+def workflow_run_steps(workflow: str) -> list[str]:
+    """The `run:` commands of the workflow, in order (the template keeps each on one line)."""
+    return [m.group(1).strip() for m in re.finditer(r"^\s+run:\s*(\S.*)$", workflow, re.M)]
+
+
+def test_workflow_installs_grades_and_keeps_results(exported):
+    workflow = (exported / WORKFLOW).read_text(encoding="utf-8")
+    assert workflow_run_steps(workflow) == ["python -m pip install -e .",
+                                            "python -m grader --json results.json"]
+    assert "actions/upload-artifact" in workflow and "if: always()" in workflow
+    yaml = pytest.importorskip("yaml")  # not a dependency: a structural check where available
+    steps = yaml.safe_load(workflow)["jobs"]["grade"]["steps"]
+    upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact"))
+    assert upload["with"]["path"] == "results.json" and upload["if"] == "always()"
+    assert not any("continue-on-error" in s for s in steps)  # a failing grade fails the job
+
+
+@pytest.fixture(scope="module")
+def workflow_in_venv(exported, tmp_path_factory):
+    """The exported repo in a fresh venv, installed by the workflow's own first step."""
+    if os.environ.get("LEASELAB_SKIP_VENV"):
+        pytest.skip("LEASELAB_SKIP_VENV is set")
+    repo = tmp_path_factory.mktemp("ci") / "repo"
+    shutil.copytree(exported, repo)
+    venv = repo.parent / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = str(venv / "bin" / "python")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(NO_COLOR="1", LANG="C.UTF-8", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    install, grade = workflow_run_steps((repo / WORKFLOW).read_text(encoding="utf-8"))
+
+    def run(step: str) -> subprocess.CompletedProcess:
+        cmd = [python, *step.split()[1:]] if step.startswith("python ") else step.split()
+        return subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True,
+                              timeout=600)
+
+    installed = run(install)
+    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+    return {"repo": repo, "run": run, "grade": grade}
+
+
+def test_exported_repo_grades_the_stubs_zero_in_a_fresh_venv(workflow_in_venv):
+    proc = workflow_in_venv["run"](workflow_in_venv["grade"])
+    results = json.loads((workflow_in_venv["repo"] / "results.json").read_text("utf-8"))
+    assert proc.returncode == 1, proc.stderr
+    assert results["score"] == 0 and results["max_score"] > 0
+    assert {t["extra_data"]["outcome"] for t in results["tests"]} == {"not_implemented"}
+
+
+def test_exported_repo_gives_the_reference_full_marks_in_a_fresh_venv(workflow_in_venv):
+    repo = workflow_in_venv["repo"]
+    shutil.copy(ROOT / "solutions" / "queue.py", repo / "lab" / "queue.py")
+    proc = workflow_in_venv["run"](workflow_in_venv["grade"])
+    results = json.loads((repo / "results.json").read_text("utf-8"))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert results["score"] == results["max_score"] > 0
+    assert workflow_in_venv["run"]("python -m grader batch .").returncode == 2  # not in this copy

@@ -1,0 +1,125 @@
+"""`python -m grader gradescope-bundle OUT.zip`: the zip builds, holds no solutions or mutants,
+and its run_autograder, run in a simulated /autograder (AUTOGRADER_ROOT), always leaves a
+results.json: full marks for the reference, the right failed check for a mutant, score 0 with a
+message when there is no queue.py or the grader cannot even start.
+
+setup.sh is only syntax-checked here (it pip-installs into a venv, as the export test does);
+run_autograder falls back to the python3 on PATH with the grader from source/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, by_check, run_grader
+
+SOLUTION = (ROOT / "solutions" / "queue.py").read_text(encoding="utf-8")
+
+
+def a_student_mutant() -> str:
+    """The reference with one bug (finish accepts now == lease_until), as a student writes it."""
+    mutant = SOLUTION.replace(":now < lease_until", ":now <= lease_until")
+    assert mutant.count(":now <= lease_until") == 1
+    return mutant
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
+    proc = run_grader("gradescope-bundle", str(out), "--lang", "en")
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def autograder(bundle, tmp_path_factory):
+    """An /autograder layout with the bundle unzipped into source/; run(files) grades them."""
+    root = tmp_path_factory.mktemp("autograder")
+    with zipfile.ZipFile(bundle) as zf:
+        zf.extractall(root / "source")
+    bin_dir = root / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(sys.executable)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(AUTOGRADER_ROOT=str(root), PATH=f"{bin_dir}{os.pathsep}{env['PATH']}",
+               LANG="C.UTF-8")
+
+    def run(files: dict[str, str], path_first: Path | None = None):
+        shutil.rmtree(root / "submission", ignore_errors=True)
+        for name, source in files.items():
+            (root / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / "submission" / name).write_text(source, encoding="utf-8")
+        (root / "submission").mkdir(exist_ok=True)
+        run_env = dict(env)
+        if path_first:
+            run_env["PATH"] = f"{path_first}{os.pathsep}{env['PATH']}"
+        proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=run_env,
+                              cwd=root, capture_output=True, text=True, timeout=300)
+        results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+        return proc, results
+
+    return run
+
+
+def test_bundle_holds_the_scripts_and_the_source_without_solutions(bundle):
+    with zipfile.ZipFile(bundle) as zf:
+        names = zf.namelist()
+        modes = {i.filename: i.external_attr >> 16 for i in zf.infolist()}
+        pyproject = zf.read("pyproject.toml").decode()
+    assert {"setup.sh", "run_autograder", "pyproject.toml", "README.md", "lab/store.py",
+            "lab/queue.py", "grader/cli.py", "grader/autograder.py"} <= set(names)
+    assert all(modes[n] & stat.S_IXUSR for n in ("setup.sh", "run_autograder"))
+    assert not any(n.startswith(("solutions/", "tests/", ".github/")) for n in names)
+    assert "solutions" not in pyproject
+
+
+def test_scripts_are_valid_bash(bundle, tmp_path):
+    with zipfile.ZipFile(bundle) as zf:
+        zf.extractall(tmp_path)
+    for name in ("setup.sh", "run_autograder"):
+        proc = subprocess.run(["bash", "-n", str(tmp_path / name)], capture_output=True,
+                              text=True)
+        assert proc.returncode == 0, proc.stderr
+    setup = (tmp_path / "setup.sh").read_text()
+    assert 'pip install "$ROOT/source"' in setup and "apt-get install" in setup
+    assert '"$ROOT/venv/bin/python"' in (tmp_path / "run_autograder").read_text()
+
+
+def test_reference_gets_full_marks(autograder):
+    proc, results = autograder({"queue.py": SOLUTION})
+    assert proc.returncode == 0, proc.stderr
+    assert results["score"] == results["max_score"] > 0, results["output"]
+
+
+def test_mutant_in_a_repository_upload_fails_the_right_check(autograder):
+    proc, results = autograder({"lab/queue.py": a_student_mutant(),
+                                "README.md": "my repository\n"})
+    assert proc.returncode == 0
+    failed = {cid for cid, t in by_check(results).items() if t["status"] == "failed"}
+    assert failed == {"finish-at-expiry"}
+    assert 0 < results["score"] < results["max_score"]
+
+
+def test_no_queue_py_scores_zero_with_a_message(autograder):
+    proc, results = autograder({"answer.txt": "I did it on paper\n"})
+    assert proc.returncode == 0
+    assert results["score"] == 0 and "No queue.py" in results["output"]
+
+
+def test_results_json_even_when_python_cannot_start(autograder, tmp_path):
+    broken = tmp_path / "broken-bin"
+    broken.mkdir()
+    (broken / "python3").write_text("#!/bin/sh\nexit 127\n")
+    (broken / "python3").chmod(0o755)
+    proc, results = autograder({"queue.py": SOLUTION}, path_first=broken)
+    assert proc.returncode == 0
+    assert results["score"] == 0 and "autograder itself failed" in results["output"]
