@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from . import class_report, distribution, gradebook, isolated
-from .declared import declared_checks
+from .checkdef import all_checks as declared_checks
 from .messages import default_lang, text
 from .progress import Progress
 from .results_json import write as write_results

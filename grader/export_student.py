@@ -20,7 +20,7 @@ from pathlib import Path
 import jinja2
 
 from . import distribution
-from .declared import declared_checks
+from .checkdef import all_checks as declared_checks
 from .messages import default_lang, text
 
 TEMPLATES = Path(__file__).with_name("templates")

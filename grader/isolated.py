@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .declared import declared_checks
+from .checkdef import all_checks as declared_checks
 from .messages import text
 
 #: Why a submission has no grader verdict (the `status` column of the gradebook).

@@ -19,7 +19,7 @@ import pytest
 
 from conftest import ROOT, run_grader
 from grader import distribution, export_student
-from grader.declared import declared_checks
+from grader.checkdef import all_checks as declared_checks
 
 WORKFLOW = ".github/workflows/grade.yml"
 

@@ -7,6 +7,7 @@ from _kit import reference_claim, reference_finish as finish
 from _kit import work_once_with
 
 EXPECT_FAIL = {"journal-mode-stays-delete"}
+MAY_FAIL = {"lock-free-during-send"}
 EXPECT_TEXT = {"journal-mode-stays-delete": "journal_mode=wal"}
 
 
