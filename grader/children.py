@@ -165,8 +165,8 @@ def close(claimers: list[Claimer]) -> None:
     """Make sure no child outlives the check: kill what still runs, reap, close channels."""
     for c in claimers:
         if c.process.is_alive():
-            c.process.join(1.0)
-        if c.process.is_alive():
+            c.process.join(0.2 if c.outcome and c.outcome["kind"] != "no-answer" else 0)
+        if c.process.is_alive():  # it has reported (or never will): nothing left to lose
             kill(c)
         c.channel.close()
 

@@ -1,9 +1,9 @@
 """A worker's process dies (SIGKILL) in the middle of claim: the job is untouched or fully
 claimed, never half; the database stays intact and the job can be claimed again.
 
-A rehearsal on a scratch database counts claim's statements. Then, for each statement after the
-first, a fresh spawned process runs claim on a fresh database and is killed just before that
-statement (the trace callback stops it there: no timing involved). The last kill point, just
+A rehearsal on a scratch database records claim's statements. Then, for each statement that
+follows one that may change the database, a fresh spawned process runs claim on a fresh database
+and is killed just before that statement (the trace callback stops it there: no timing involved). The last kill point, just
 before claim's final statement (its COMMIT, in a correct claim), runs on the check's own
 database, which is then claimed again.
 """
@@ -82,12 +82,21 @@ def rehearse(lab: Lab) -> dict:
 
 
 def kill_points(statements: list[str]) -> list[int]:
-    """Kill before statement 2, 3, ..., n (before statement 1 nothing has happened yet); at
-    most MAX_KILL_POINTS of them, always including the last."""
-    points = list(range(2, len(statements) + 1)) or [1]
+    """Kill just before each statement that follows one that may change the database file: only
+    such a statement can leave a different state behind (a kill after a read leaves what a kill
+    before it did). At most MAX_KILL_POINTS of them, always the one before the last statement."""
+    points = [k for k in range(2, len(statements) + 1) if changes_database(statements[k - 2])]
+    last = max(len(statements), 1)
+    if last not in points:
+        points.append(last)
     stride = math.ceil(len(points) / MAX_KILL_POINTS)
-    chosen = points[::-1][::stride][::-1]
-    return chosen
+    return points[::-1][::stride][::-1]
+
+
+def changes_database(sql: str) -> bool:
+    """May this statement change what is stored (a write or a COMMIT)? BEGIN and reads cannot."""
+    first = sql.lstrip().upper().split(None, 1)
+    return bool(first) and first[0] not in ("BEGIN", "SELECT", "VALUES", "EXPLAIN")
 
 
 def fresh_database(lab: Lab, k: int):
