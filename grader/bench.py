@@ -149,7 +149,7 @@ def table(report: dict) -> str:
     head = f"{'target':<28} {'runs':>4} {'pass':>4} {'fail':>4} {'median s':>8} {'p90 s':>6}"
     if loaded:
         head += f"  | {'pass':>4} {'fail':>4} {'median s':>8} {'p90 s':>6} {'ratio':>5}"
-    lines = ["Full grades" + (" (left: idle machine, right: every core busy)" if loaded else ""),
+    lines = ["Full grades" + (" (left: no extra load, right: one CPU burner per core)" if loaded else ""),
              head, "-" * len(head)]
     for target, u in report["unloaded"].items():
         line = (f"{name(target):<28} {u['runs']:>4} {u['passed']:>4} {u['failed']:>4}"
