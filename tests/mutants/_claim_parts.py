@@ -1,7 +1,12 @@
-"""Shared parts for claim mutants: the reference claim's three statements, and `claim_with`,
-which builds a claim from them with one statement swapped for a buggy one.
+"""The reference claim in parts, for mutants whose one bug is in one statement or in how the
+statements are wrapped (BEGIN, COMMIT, ROLLBACK, what runs in between).
 
-Each mutant then shows only its bug, e.g. `claim = claim_with(select=SELECT.replace(...))`.
+- the statements: QUARANTINE, SELECT, UPDATE (named parameters :owner, :now, :lease_ms, :id);
+- the steps over them: `quarantine`, `select`, `lease`, `all_steps`;
+- `transaction(conn, begin, body)`: begin, body(), COMMIT; roll back and re-raise on error;
+- `claim_with(...)`: the reference claim with one statement swapped for a buggy one.
+
+Mutants built from these behave exactly like the reference except for their one bug.
 """
 
 from __future__ import annotations
@@ -20,9 +25,31 @@ UPDATE = ("UPDATE jobs SET status = 'leased', owner = :owner, token = token + 1,
           " WHERE id = :id RETURNING id, qty, owner, token, attempts, lease_until")
 
 
-def in_write_transaction(conn, body):
-    """Run `body()` inside BEGIN IMMEDIATE ... COMMIT (ROLLBACK and re-raise on error)."""
-    conn.execute("BEGIN IMMEDIATE")
+def quarantine(conn, now: int) -> None:
+    conn.execute(QUARANTINE, {"now": now})
+
+
+def select(conn, now: int) -> int | None:
+    row = conn.execute(SELECT, {"now": now}).fetchone()
+    return None if row is None else row[0]
+
+
+def lease(conn, job: int, owner: str, now: int, lease_ms: int) -> Claim:
+    stamp = conn.execute(UPDATE, {"owner": owner, "now": now, "lease_ms": lease_ms,
+                                  "id": job}).fetchone()
+    return Claim(*stamp)
+
+
+def all_steps(conn, owner: str, now: int, lease_ms: int) -> Claim | None:
+    """Quarantine, select, lease: the body of the reference claim's transaction."""
+    quarantine(conn, now)
+    job = select(conn, now)
+    return None if job is None else lease(conn, job, owner, now, lease_ms)
+
+
+def transaction(conn, begin: str, body):
+    """`begin`, run `body()`, COMMIT; on any error roll back and re-raise."""
+    conn.execute(begin)
     try:
         result = body()
         conn.execute("COMMIT")
@@ -31,6 +58,10 @@ def in_write_transaction(conn, body):
             conn.execute("ROLLBACK")
         raise
     return result
+
+
+def in_write_transaction(conn, body):
+    return transaction(conn, "BEGIN IMMEDIATE", body)
 
 
 def claim_with(quarantine: str | None = QUARANTINE, select: str = SELECT, update: str = UPDATE):

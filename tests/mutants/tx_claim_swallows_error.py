@@ -5,7 +5,7 @@ learns that claims are broken."""
 
 import sqlite3
 
-from _claim_steps import all_steps
+from _claim_parts import all_steps
 from _kit import reference_finish as finish
 from _kit import work_once_with
 

@@ -3,7 +3,7 @@
 The error propagates, but the work done before it (the quarantine) is committed: the queue
 changes although the caller was told the claim failed."""
 
-from _claim_steps import all_steps
+from _claim_parts import all_steps
 from _kit import reference_finish as finish
 from _kit import work_once_with
 

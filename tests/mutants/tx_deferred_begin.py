@@ -3,7 +3,7 @@
 A deferred transaction takes the write lock only at its first write: two workers can both run
 the SELECT, see the same pending row, and then race for the update."""
 
-from _claim_steps import all_steps
+from _claim_parts import all_steps
 from _kit import reference_finish as finish
 from _kit import work_once_with
 

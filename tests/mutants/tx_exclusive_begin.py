@@ -3,7 +3,7 @@
 Safe against double claims, but with the rollback journal it also locks out every reader
 (dashboards, the receiver's status page) while it runs; the contract pins BEGIN IMMEDIATE."""
 
-from _claim_steps import all_steps
+from _claim_parts import all_steps
 from _kit import reference_finish as finish
 from _kit import work_once_with
 

@@ -3,7 +3,7 @@
 The error propagates, but the transaction stays open on conn: its write lock is held, and every
 other worker and new intake waits until it fails with 'database is locked'."""
 
-from _claim_steps import all_steps
+from _claim_parts import all_steps
 from _kit import reference_finish as finish
 from _kit import work_once_with
 

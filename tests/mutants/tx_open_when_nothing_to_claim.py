@@ -3,7 +3,7 @@
 The path that finds no job forgets to end the transaction: the write lock stays held on conn,
 every other worker and new intake waits, and the next claim on conn cannot even BEGIN."""
 
-from _claim_steps import lease, quarantine, select
+from _claim_parts import lease, quarantine, select
 from _kit import reference_finish as finish
 from _kit import work_once_with
 

@@ -4,7 +4,7 @@
 committed, every other worker and new intake waits for the network, and if send raises the
 rollback also undoes the claim."""
 
-from _claim_steps import all_steps
+from _claim_parts import all_steps
 from _kit import reference_claim as claim
 from _kit import reference_finish as finish
 

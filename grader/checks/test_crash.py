@@ -1,0 +1,154 @@
+"""A worker's process dies (SIGKILL) in the middle of claim: the job is untouched or fully
+claimed, never half; the database stays intact and the job can be claimed again.
+
+A rehearsal on a scratch database records claim's statements. Then, for each statement that
+follows one that may change the database, a fresh spawned process runs claim on a fresh database
+and is killed just before that statement (the trace callback stops it there: no timing involved). The last kill point, just
+before claim's final statement (its COMMIT, in a correct claim), runs on the check's own
+database, which is then claimed again.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from lab import store
+from lab.store import Claim
+
+from grader import children
+from grader.checkdef import check
+from grader.checks.situations import DEADLINE, LEASE_MS, leased
+from grader.interleave import is_statement, sql_line
+from grader.scenario import CheckFailed, Lab
+
+QTY = 5
+MAX_KILL_POINTS = 12
+CRASH_TIMEOUT = 15.0  # seconds for all the children, once started
+
+
+@check("crash-mid-claim-atomic", points=3, timeout=45.0)
+def test_crash_mid_claim(lab):
+    """A is killed with SIGKILL before each of claim's statements in turn: never a half claim."""
+    full = rehearse(lab)
+    job = lab.enqueue(qty=QTY)
+    before = lab.row(job)
+    points = kill_points(full["statements"])
+    lab.note("crash.plan", count=len(points))
+    databases = {k: lab.path if k == points[-1] else fresh_database(lab, k) for k in points}
+    claimers = [children.spawn(lab.target_spec, databases[k], "A", 0, LEASE_MS, kill_at=k)
+                for k in points]
+    try:
+        children.run_to_kill(claimers, timeout=CRASH_TIMEOUT)
+    finally:
+        children.close(claimers)
+    survived = []
+    for c in claimers:
+        found = inspect(lab, c, job, before, full["row"])
+        if found["state"] == "half" or found["integrity"] != "ok" or c is claimers[-1]:
+            narrate(lab, survived, found)
+            judge(lab, found, job, full["row"])
+        else:
+            survived.append(str(c.kill_at))
+    # The job is claimable again. At now = LEASE_MS a lease the dead claim may have committed has
+    # run out, so a correct queue hands the job to C in either case, with the next token.
+    row = lab.row(job)
+    now = LEASE_MS
+    c = lab.claim("C", now=now, lease_ms=LEASE_MS)
+    until = now + LEASE_MS
+    lab.expect(c, Claim(id=job, qty=QTY, owner="C", token=row["token"] + 1,
+                        attempt=row["attempts"] + 1, lease_until=until),
+               job=job, row=leased(row, "C", token=row["token"] + 1,
+                                   attempts=row["attempts"] + 1, lease_until=until),
+               detail="crash-reclaim")
+
+
+def rehearse(lab: Lab) -> dict:
+    """Run claim once, uninterrupted, on a scratch database with the same pending job: the
+    statements it runs and the row a complete claim leaves."""
+    conn = store.connect(lab.dir / "rehearsal.db")
+    store.init_db(conn)
+    job = store.enqueue(conn, QTY, DEADLINE)
+    statements: list[str] = []
+    conn.set_trace_callback(lambda sql: statements.append(sql) if is_statement(sql) else None)
+    lab.note("crash.rehearsal")
+    try:
+        lab.claim("A", now=0, lease_ms=LEASE_MS, conn=conn)
+        conn.set_trace_callback(None)
+        lab.note("crash.rehearsed", count=len(statements))
+        return {"statements": statements, "row": store.get_job(conn, job)}
+    finally:
+        conn.close()
+
+
+def kill_points(statements: list[str]) -> list[int]:
+    """Kill just before each statement that follows one that may change the database file: only
+    such a statement can leave a different state behind (a kill after a read leaves what a kill
+    before it did). At most MAX_KILL_POINTS of them, always the one before the last statement."""
+    points = [k for k in range(2, len(statements) + 1) if changes_database(statements[k - 2])]
+    last = max(len(statements), 1)
+    if last not in points:
+        points.append(last)
+    stride = math.ceil(len(points) / MAX_KILL_POINTS)
+    return points[::-1][::stride][::-1]
+
+
+def changes_database(sql: str) -> bool:
+    """May this statement change what is stored (a write or a COMMIT)? BEGIN and reads cannot."""
+    first = sql.lstrip().upper().split(None, 1)
+    return bool(first) and first[0] not in ("BEGIN", "SELECT", "VALUES", "EXPLAIN")
+
+
+def fresh_database(lab: Lab, k: int):
+    """A database of its own for kill point k, in the same starting state as the check's."""
+    path = lab.dir / f"crash-{k}.db"
+    conn = store.connect(path)
+    try:
+        store.init_db(conn)
+        store.enqueue(conn, QTY, DEADLINE)
+    finally:
+        conn.close()
+    return path
+
+
+def inspect(lab: Lab, c: children.Claimer, job: int, before: dict, full: dict) -> dict:
+    """What one killed child left behind: journal, integrity, the row and its state."""
+    o = c.outcome
+    if o["kind"] == "load-error":
+        raise CheckFailed({"outcome": "errored", "kind": o["error_kind"], "params": o["params"]})
+    if o["kind"] not in ("killed", "claim", "none"):
+        lab.fail("crash-not-killed", step=c.kill_at, outcome=o.get("error") or o["kind"])
+    journal = os.path.exists(c.path + "-journal")  # before anything reads (and rolls it back)
+    own = c.path == str(lab.path)
+    conn = lab.observer if own else store.connect(c.path)
+    try:
+        integrity = ", ".join(r[0] for r in conn.execute("PRAGMA integrity_check").fetchall())
+        row = store.get_job(conn, job)
+    finally:
+        if not own:
+            conn.close()
+    state = "untouched" if row == before else "claimed" if row == full else "half"
+    return {"step": c.kill_at, "sql": o.get("sql", ""), "killed": o["kind"] == "killed",
+            "journal": journal, "integrity": integrity, "row": row, "state": state}
+
+
+def narrate(lab: Lab, survived: list[str], found: dict) -> None:
+    if survived:
+        lab.note("crash.survived", steps=", ".join(survived))
+    if found["killed"]:
+        lab.note("crash.killed", step=found["step"], sql=sql_line(found["sql"]))
+    if found["journal"]:
+        lab.note("crash.journal")
+    if found["state"] != "half":
+        lab.note(f"crash.{found['state']}")
+
+
+def judge(lab: Lab, found: dict, job: int, full: dict) -> None:
+    if found["integrity"] != "ok":
+        lab.fail("crash-integrity", result=found["integrity"])
+    if found["state"] == "half":
+        raise CheckFailed({"outcome": "failed", "kind": "detail", "detail": "crash-half",
+                           "params": {"job": job, "step": found["step"],
+                                      "sql": sql_line(found["sql"])},
+                           "timeline": lab.timeline,
+                           "row": {"job": job, "current": found["row"], "expected": full}})

@@ -1,0 +1,105 @@
+"""Two real processes claim the one pending job at the same instant: exactly one gets it.
+
+A and B are spawned child processes, each with its own connection. Every SQL statement they run
+waits at a cross-process barrier (grader.interleave) until both have reached it, so a claim that
+reads before it takes the write lock is caught on every run, not by luck.
+"""
+
+from __future__ import annotations
+
+from grader import children
+from grader.checkdef import check
+from grader.checks.situations import LEASE_MS, leased
+from grader.interleave import Lockstep, sql_line
+from grader.scenario import CheckFailed, Lab
+
+ACTORS = ("A", "B")
+RACE_TIMEOUT = 15.0  # seconds for both claims once started (busy timeout 5 s + barriers)
+
+
+@check("race-one-winner", points=7, timeout=45.0)
+def test_two_processes_claim_at_once(lab):
+    """A and B, in two processes, claim the only pending job at 0 ms: one Claim, one None."""
+    job = lab.enqueue(qty=5)
+    before = lab.row(job)
+    lab.note("race.setup")
+    claimers = [children.spawn(lab.target_spec, lab.path, actor, 0, LEASE_MS) for actor in ACTORS]
+    lockstep = Lockstep()
+    try:
+        children.race(claimers, lockstep, timeout=RACE_TIMEOUT)
+    finally:
+        children.close(claimers)
+    outcomes = {c.actor: c.outcome for c in claimers}
+    narrate(lab, outcomes, lockstep)
+    judge(lab, job, before, outcomes)
+
+
+def narrate(lab: Lab, outcomes: dict[str, dict], lockstep: Lockstep) -> None:
+    """The statements in the order they ran (as the barrier let them go), then each result."""
+    gave_up = lockstep.gave_up
+    for actor, step, sql in lockstep.log:
+        lab.note("race.step", step=step, actor=actor, sql=sql_line(sql))
+        if gave_up and (gave_up.actor, gave_up.step) == (actor, step):
+            key = "race.gave-up" if gave_up.holds_write else "race.gave-up-slow"
+            lab.note(key, actor=actor, other=_other(actor), step=step,
+                     waited=f"{gave_up.waited:g}")
+    for actor, o in outcomes.items():
+        event = {"op": "claim", "actor": actor, "t": 0, "lease_ms": LEASE_MS}
+        if o["kind"] == "claim":
+            event["result"] = o["claim"]
+        elif o["kind"] == "none":
+            event["result"] = None
+        elif o["kind"] == "raised":
+            event["raised"] = o["error"]
+        lab.timeline.append(event)
+
+
+def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict]) -> None:
+    kinds = {actor: o["kind"] for actor, o in outcomes.items()}
+    for actor, o in outcomes.items():
+        if o["kind"] == "load-error":
+            raise CheckFailed({"outcome": "errored", "kind": o["error_kind"], "params": o["params"]})
+    if "not-implemented" in kinds.values():
+        raise CheckFailed({"outcome": "not_implemented", "kind": "not-implemented",
+                           "function": "claim", "timeline": lab.timeline})
+    for actor, o in outcomes.items():
+        if o["kind"] == "wrong-type":
+            raise CheckFailed({"outcome": "failed", "kind": "wrong-type", "function": "claim",
+                               "came_back": o["came_back"], "type": o["type"],
+                               "wanted": "Claim | None", "timeline": lab.timeline})
+    current = lab.row(job)
+    winners = [a for a, k in kinds.items() if k == "claim"]
+    owner = current["owner"] if current and current["owner"] in ACTORS else (winners or ["A"])[0]
+    expected = leased(before, owner, token=1, attempts=1, lease_until=LEASE_MS)
+
+    def fail(detail: str, **params) -> None:
+        raise CheckFailed({"outcome": "failed", "kind": "detail", "detail": detail,
+                           "params": params, "timeline": lab.timeline,
+                           "row": {"job": job, "current": current, "expected": expected}})
+
+    for actor, o in outcomes.items():
+        other = _other(actor)
+        if o["kind"] == "raised":
+            fail("race-locked" if o["locked"] else "race-raised", who=actor, other=other,
+                 error=o["error"])
+        if o["kind"] in ("exited", "no-answer"):
+            fail(f"race-{o['kind']}", who=actor, code=o.get("code"), seconds=RACE_TIMEOUT)
+    if len(winners) == 2:
+        fail("race-two-claims", job=job)
+    if not winners:
+        fail("race-no-claim", job=job)
+    winner = winners[0]
+    stamp = outcomes[winner]["claim"]
+    if current != expected or stamp != _stamp_of(current):
+        fail("race-row", winner=winner, loser=_other(winner))
+
+
+def _stamp_of(row: dict | None) -> dict | None:
+    if row is None:
+        return None
+    return {"id": row["id"], "qty": row["qty"], "owner": row["owner"], "token": row["token"],
+            "attempt": row["attempts"], "lease_until": row["lease_until"]}
+
+
+def _other(actor: str) -> str:
+    return next(a for a in ACTORS if a != actor)

@@ -1,0 +1,171 @@
+"""Force an interleaving of SQL statements between processes, through SQLite's trace callback.
+
+Each child process installs a `StatementGate` as its connection's trace callback. SQLite calls it
+when a statement is about to run; the gate tells the parent ("at", step, sql, holds_write) and
+blocks until the parent answers. The parent decides who goes on:
+
+- `Lockstep` (the race): statement number k of one process runs only once every other process has
+  reached its statement k too (or finished). Two claims that read before they write therefore
+  both read before either writes, on every run.
+- `KillAt` (the crash check): the parent lets a child run until it is about to run statement k,
+  then kills it there.
+
+Why the lockstep cannot slow a correct claim for long: a process that holds the write lock may be
+waited for by the other, which is then blocked *inside* SQLite (busy handler) and can never reach
+the barrier. So a process that may hold the write lock waits at most `short` seconds, then the
+lockstep gives up for good (`broken`) and both run freely. A process that holds no write lock
+cannot block the other, which is then only slow (a loaded machine): it waits up to `long`.
+Giving up never fails a check by itself; it is recorded so a report can tell it.
+
+Messages, child -> parent: ("ready",), ("at", step, sql, holds_write, asking), ("done", outcome)
+(asking=False: the child only tells, it runs on without waiting); parent -> child: ("start",),
+("go",), ("free",) (free: stop asking, run on without waiting).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+#: How long a process that may hold the write lock waits for the other at a barrier.
+SHORT_WAIT = 0.3
+#: How long a process holding no write lock waits for the other (only a safety net).
+LONG_WAIT = 5.0
+#: How long a child waits for the parent's answer before running on alone (parent gone?).
+ANSWER_WAIT = 30.0
+
+
+def is_statement(sql: str) -> bool:
+    """True for a statement the target ran itself (SQLite traces trigger bodies as '-- ...')."""
+    return not sql.lstrip().startswith("--")
+
+
+def sql_line(sql: str, width: int = 90) -> str:
+    """A statement on one line, cut to `width` characters (for reports)."""
+    text = " ".join(sql.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def takes_write_lock(sql: str) -> bool:
+    """May this statement leave its connection holding the write (RESERVED) lock?
+
+    Errs on the side of yes (anything but a plain read or a deferred BEGIN): a wrong yes only
+    shortens a wait, a wrong no could make a blocked process wait for the other forever."""
+    words = sql.lstrip().upper().split(None, 2)
+    if not words:
+        return False
+    if words[0] == "BEGIN":
+        return len(words) > 1 and words[1] in ("IMMEDIATE", "EXCLUSIVE")
+    return words[0] not in ("SELECT", "VALUES", "EXPLAIN")
+
+
+class StatementGate:
+    """Child side: the trace callback that asks the parent before each statement.
+
+    Install with `conn.set_trace_callback(gate)`, then set `gate.active = True` around the call
+    under test. `statements` lists (step, sql) of what ran. The gate never raises (an exception
+    in a trace callback would be swallowed by sqlite3 anyway): if the parent is gone it runs on.
+    """
+
+    def __init__(self, channel, conn):
+        self.channel = channel
+        self.conn = conn
+        self.active = False
+        self.free = False
+        self.step = 0
+        self.statements: list[tuple[int, str]] = []
+        self._wrote = False  # a statement that may take the write lock ran in this transaction
+
+    def __call__(self, sql: str) -> None:
+        if not self.active or not is_statement(sql):
+            return
+        self.step += 1
+        self.statements.append((self.step, sql))
+        try:
+            in_transaction = self.conn.in_transaction
+            if not in_transaction:
+                self._wrote = False  # autocommit between statements: no lock is held
+            asking = not self.free
+            self.channel.send(("at", self.step, sql, in_transaction and self._wrote, asking))
+            if asking and not (self.channel.poll(ANSWER_WAIT) and self.channel.recv()[0] == "go"):
+                self.free = True
+        except Exception:
+            self.free = True
+        if takes_write_lock(sql):
+            self._wrote = True
+
+
+@dataclass
+class Waiting:
+    step: int
+    since: float
+    holds_write: bool
+
+
+@dataclass
+class GaveUp:
+    """The lockstep stopped: `actor` waited `waited` s at `step` for the others."""
+
+    actor: str
+    step: int
+    waited: float  # the limit that ran out (short or long), not the measured time
+    holds_write: bool
+
+
+@dataclass
+class Lockstep:
+    """Parent side policy: statement k of each process runs once all have reached k (or ended)."""
+
+    short: float = SHORT_WAIT
+    long: float = LONG_WAIT
+    clock: object = time.monotonic
+    positions: dict = field(default_factory=dict)  # actor -> last step reported
+    waiting: dict = field(default_factory=dict)  # actor -> Waiting
+    done: set = field(default_factory=set)
+    gave_up: GaveUp | None = None
+    log: list = field(default_factory=list)  # (actor, step, sql) in the order they were reported
+
+    def join(self, actor: str) -> None:
+        self.positions[actor] = 0
+
+    def arrived(self, actor: str, step: int, sql: str, holds_write: bool,
+                asking: bool = True) -> None:
+        self.positions[actor] = step
+        self.log.append((actor, step, sql))
+        if asking:
+            self.waiting[actor] = Waiting(step, self.clock(), holds_write)
+
+    def finished(self, actor: str) -> None:
+        self.done.add(actor)
+        self.waiting.pop(actor, None)
+
+    def releasable(self) -> list[tuple[str, str]]:
+        """(actor, answer) for every waiting process that may go on now; forgets them."""
+        released = []
+        for actor, w in list(self.waiting.items()):
+            if self.gave_up is not None:
+                released.append((actor, "free"))
+            elif all(other == actor or other in self.done or pos >= w.step
+                     for other, pos in self.positions.items()):
+                released.append((actor, "go"))
+            else:
+                continue
+            del self.waiting[actor]
+        return released
+
+    def next_timeout(self) -> float | None:
+        """Seconds until some waiting process's wait runs out (None: nobody waits)."""
+        if not self.waiting:
+            return None
+        now = self.clock()
+        return max(0.0, min(self._limit(w) - now for w in self.waiting.values()))
+
+    def expire(self) -> None:
+        """Give up the lockstep if some wait has run out."""
+        now = self.clock()
+        for actor, w in self.waiting.items():
+            if self.gave_up is None and now >= self._limit(w):
+                self.gave_up = GaveUp(actor, w.step, self._limit(w) - w.since, w.holds_write)
+
+    def _limit(self, w: Waiting) -> float:
+        return w.since + (self.short if w.holds_write else self.long)

@@ -1,0 +1,33 @@
+"""The benchmark runs end to end (one grade of the solution, one race trial each way)."""
+
+from __future__ import annotations
+
+import json
+
+from grader import bench
+
+
+def test_targets_are_the_solution_and_the_race_crash_lock_mutants():
+    found = bench.targets()
+    assert found[0] == "solutions.queue"
+    assert all(bench.name(t).startswith(bench.PREFIXES) for t in found[1:])
+    assert bench.targets(["solutions.queue"]) == ["solutions.queue"]
+
+
+def test_one_run_of_the_solution(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    code = bench.main(["--runs", "1", "--only", "solutions.queue", "--trials", "1",
+                       "--json", str(out)])
+    assert code == 0
+    report = json.loads(out.read_text())
+    solution = report["unloaded"]["solutions.queue"]
+    assert (solution["runs"], solution["passed"], solution["failed"]) == (1, 1, 0)
+    assert report["race"]["trials"] == 1 and report["race"]["forced_caught"] == 1
+    assert "solutions.queue" in capsys.readouterr().out
+
+
+def test_percentile_and_verdict():
+    assert bench.percentile([2.0], 90) == 2.0
+    assert bench.percentile([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0], 90) > 9.0
+    assert bench.verdict("solutions.queue", {"runs": 2, "passed": 2, "failed": 0}) == "stable"
+    assert bench.verdict("x_mutant.py", {"runs": 2, "passed": 1, "failed": 1}) == "UNSTABLE"

@@ -1,0 +1,125 @@
+"""The lockstep policy and the statement gate, without processes: a fake clock, a fake channel."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from grader.interleave import Lockstep, StatementGate, is_statement, takes_write_lock
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def lockstep(*actors, short=0.3, long=5.0):
+    clock = Clock()
+    policy = Lockstep(short=short, long=long, clock=clock)
+    for actor in actors:
+        policy.join(actor)
+    return policy, clock
+
+
+def test_a_process_waits_until_the_other_reaches_the_same_statement():
+    policy, _ = lockstep("A", "B")
+    policy.arrived("A", 1, "SELECT 1", holds_write=False)
+    assert policy.releasable() == []
+    policy.arrived("B", 1, "SELECT 1", holds_write=False)
+    assert sorted(policy.releasable()) == [("A", "go"), ("B", "go")]
+
+
+def test_the_one_ahead_waits_the_one_behind_goes():
+    policy, _ = lockstep("A", "B")
+    policy.arrived("A", 2, "UPDATE", holds_write=False)
+    policy.arrived("B", 1, "SELECT", holds_write=False)
+    assert policy.releasable() == [("B", "go")]
+
+
+def test_a_finished_process_is_not_waited_for():
+    policy, _ = lockstep("A", "B")
+    policy.finished("B")
+    policy.arrived("A", 3, "COMMIT", holds_write=True)
+    assert policy.releasable() == [("A", "go")]
+
+
+def test_a_write_lock_holder_gives_up_after_the_short_wait_for_good():
+    policy, clock = lockstep("A", "B", short=0.3, long=5.0)
+    policy.arrived("A", 2, "UPDATE", holds_write=True)
+    assert policy.next_timeout() == 0.3
+    clock.now = 0.29
+    policy.expire()
+    assert policy.gave_up is None
+    clock.now = 0.3
+    policy.expire()
+    assert (policy.gave_up.actor, policy.gave_up.step, policy.gave_up.waited) == ("A", 2, 0.3)
+    assert policy.releasable() == [("A", "free")]
+    policy.arrived("B", 2, "UPDATE", holds_write=True)
+    assert policy.releasable() == [("B", "free")]
+
+
+def test_without_the_write_lock_the_wait_is_long():
+    policy, clock = lockstep("A", "B", short=0.3, long=5.0)
+    policy.arrived("A", 1, "BEGIN IMMEDIATE", holds_write=False)
+    clock.now = 4.9
+    policy.expire()
+    assert policy.gave_up is None and policy.next_timeout() == pytest.approx(0.1)
+
+
+def test_a_child_that_only_tells_is_logged_not_waited_for():
+    policy, _ = lockstep("A", "B")
+    policy.arrived("A", 4, "COMMIT", holds_write=True, asking=False)
+    assert policy.waiting == {} and policy.log == [("A", 4, "COMMIT")]
+
+
+def test_which_statements_may_take_the_write_lock():
+    assert takes_write_lock("BEGIN IMMEDIATE") and takes_write_lock("begin exclusive transaction")
+    assert takes_write_lock("UPDATE jobs SET x = 1") and takes_write_lock("WITH t AS (...) UPDATE")
+    assert not takes_write_lock("BEGIN") and not takes_write_lock("BEGIN DEFERRED")
+    assert not takes_write_lock("  select 1")
+    assert is_statement("SELECT 1") and not is_statement("-- TRIGGER t")
+
+
+class Channel:
+    """Answers every question with `answer`; records what was sent."""
+
+    def __init__(self, answer="go"):
+        self.sent, self.answer = [], answer
+
+    def send(self, message):
+        self.sent.append(message)
+
+    def poll(self, timeout):
+        return True
+
+    def recv(self):
+        return (self.answer,)
+
+
+def test_the_gate_asks_before_each_statement_and_tells_whether_it_may_block_others(tmp_path):
+    conn = sqlite3.connect(tmp_path / "db", isolation_level=None)
+    channel = Channel()
+    gate = StatementGate(channel, conn)
+    conn.set_trace_callback(gate)
+    conn.execute("SELECT 1")  # not active: not asked
+    gate.active = True
+    for sql in ("BEGIN IMMEDIATE", "SELECT 1", "COMMIT", "BEGIN", "SELECT 2", "COMMIT"):
+        conn.execute(sql)
+    assert [(m[1], m[2], m[3]) for m in channel.sent] == [
+        (1, "BEGIN IMMEDIATE", False), (2, "SELECT 1", True), (3, "COMMIT", True),
+        (4, "BEGIN", False), (5, "SELECT 2", False), (6, "COMMIT", False)]
+
+
+def test_after_free_the_gate_only_tells(tmp_path):
+    conn = sqlite3.connect(tmp_path / "db", isolation_level=None)
+    channel = Channel(answer="free")
+    gate = StatementGate(channel, conn)
+    conn.set_trace_callback(gate)
+    gate.active = True
+    conn.execute("SELECT 1")
+    conn.execute("SELECT 2")
+    assert [m[4] for m in channel.sent] == [True, False]
