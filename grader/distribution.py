@@ -22,7 +22,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 INSTRUCTOR_ONLY = (
     "batch.py", "gradebook.py", "class_report.py", "progress.py", "gradescope_bundle.py",
     "export_student.py", "distribution.py", "templates/class_report*.html",
-    "templates/student_README.md", "templates/gradescope_*",
+    "templates/student_README.md", "templates/gradescope_*", "bench.py", "stability.py",
 )
 SKIPPED = ("__pycache__", "*.pyc", "*.pyo", ".*")
 #: Top-level modules a student copy must never import.

@@ -12,7 +12,7 @@ the middle of a send, deterministically).
 
 Parent and worker talk over one duplex Pipe each:
     worker -> parent   events {"worker", "op", "t", ...} as they happen: the run's timeline
-    parent -> worker   "go", "release"
+    parent -> worker   "go", "release", "turn" (one more work_once, for a worker that takes turns)
 Every wait on either side is bounded (`Plan.wait_s`): a safety net against hangs, not an order.
 """
 
@@ -29,6 +29,7 @@ from lab import store
 
 from . import target as targets
 from .receiver import DeliveryRefused, deliver
+from .journal import switched_to
 from .scenario import one_line, where
 
 #: Ops after which a worker sends nothing more.
@@ -46,6 +47,7 @@ class Plan:
     lease_ms: int
     wait_for_go: bool = False  # start working only when the parent says "go"
     hold_first_send: bool = False  # after the first delivery, wait for "release" inside send
+    take_turns: bool = False  # after the first work_once, each next one waits for "turn"
     max_rounds: int = 100  # work_once calls before giving up (a target that never says None)
     wait_s: float = 20.0  # longest wait for the parent (safety net)
 
@@ -87,6 +89,7 @@ def _work(plan: Plan, clock: SharedClock, pipe, report: Callable) -> None:
         report("load-error", error=f"{exc.kind}: {exc.params}")
         return report("stopped", reason="load-error")
     conn = store.connect(plan.db_path)
+    conn.set_trace_callback(_journal_watch(report))
     report("ready")
     if plan.wait_for_go and not _await(pipe, "go", plan.wait_s):
         return report("stopped", reason="no-go")
@@ -110,7 +113,9 @@ def _work(plan: Plan, clock: SharedClock, pipe, report: Callable) -> None:
             report("released", on_time=on_time, **fields)
 
     try:
-        for _ in range(plan.max_rounds):
+        for round_ in range(plan.max_rounds):
+            if plan.take_turns and round_ > 0 and not _await(pipe, "turn", plan.wait_s):
+                return report("stopped", reason="no-turn")
             current.clear()
             try:
                 result = module.work_once(conn, plan.owner, send, clock, plan.lease_ms)
@@ -125,6 +130,20 @@ def _work(plan: Plan, clock: SharedClock, pipe, report: Callable) -> None:
         report("stopped", reason="rounds", rounds=plan.max_rounds)
     finally:
         conn.close()
+
+
+def _journal_watch(report: Callable) -> Callable[[str], None]:
+    """A trace callback that reports, once, a statement of the target's that changes the
+    journal mode (see grader.journal)."""
+    seen = []
+
+    def watch(sql: str) -> None:
+        mode = switched_to(sql)
+        if mode and not seen:
+            seen.append(sql)
+            report("journal-mode", mode=mode, sql=sql.strip()[:120])
+
+    return watch
 
 
 def _stub_name(exc: BaseException) -> str | None:
@@ -192,10 +211,12 @@ class Crew:
     def ended(self, owner: str) -> bool:
         return any(e["worker"] == owner and e["op"] in ENDED for e in self.events)
 
-    def wait_for(self, predicate: Callable[[dict], bool], deadline: float) -> dict | None:
-        """The first event (already received or still to come) that satisfies `predicate`;
-        None if the deadline (time.monotonic) passes or every worker ends without one."""
-        seen = 0
+    def wait_for(self, predicate: Callable[[dict], bool], deadline: float,
+                 after: int = 0) -> dict | None:
+        """The first event from number `after` on (already received or still to come) that
+        satisfies `predicate`; None if the deadline (time.monotonic) passes or every worker ends
+        without one."""
+        seen = after
         while True:
             for event in self.events[seen:]:
                 if predicate(event):

@@ -47,8 +47,8 @@ def _run(lab, crew: Crew, url: str) -> dict:
     deadline = time.monotonic() + RUN_S
     plan = dict(target_spec=lab.target_spec, db_path=str(lab.path), url=url, lease_ms=LEASE_MS,
                 max_rounds=4 * len(QTYS))
-    crew.start(Plan(SLOW, hold_first_send=True, **plan))
-    crew.start(Plan(FAST, wait_for_go=True, **plan))
+    crew.start(Plan(SLOW, hold_first_send=True, take_turns=True, **plan))
+    crew.start(Plan(FAST, wait_for_go=True, take_turns=True, **plan))
 
     held = _wait(lab, crew, deadline, SLOW, lambda e: e["op"] == "holding")
     if held["op"] != "holding":
@@ -63,9 +63,28 @@ def _run(lab, crew: Crew, url: str) -> dict:
     _say(lab, "release" if gate["op"] == "returned" else "release-after-stop", worker=SLOW, job=job)
     crew.tell(SLOW, "release")
     stale = _wait(lab, crew, deadline, SLOW, lost_job)
+    _take_turns(lab, crew, deadline)
     if not crew.wait_all_ended(deadline):
         _fail(lab, crew, "integration-stuck", seconds=RUN_S)
     return stale
+
+
+def _take_turns(lab, crew: Crew, deadline: float) -> None:
+    """After the story, S and F work through the rest one work_once at a time, taking turns, so
+    the whole run, and its verdict, is the same on every run (the race check covers claims at
+    the same instant)."""
+    _say(lab, "turns")
+    while not all(crew.ended(worker) for worker in (SLOW, FAST)):
+        for worker in (SLOW, FAST):
+            if crew.ended(worker):
+                continue
+            seen = len(crew.events)
+            crew.tell(worker, "turn")
+            answer = crew.wait_for(lambda e, w=worker: e["worker"] == w
+                                   and (e["op"] == "returned" or e["op"] in ENDED),
+                                   deadline, after=seen)
+            if answer is None:
+                _fail(lab, crew, "integration-stuck", seconds=RUN_S)
 
 
 def _wait(lab, crew: Crew, deadline: float, worker: str, wanted) -> dict:
@@ -78,7 +97,11 @@ def _wait(lab, crew: Crew, deadline: float, worker: str, wanted) -> dict:
 
 
 def _judge_workers(lab, crew: Crew) -> None:
-    """Fail if a worker raised, died or never stopped asking for work."""
+    """Fail if a worker switched the journal mode, raised, died or never stopped asking for work."""
+    for event in crew.events:
+        if event["op"] == "journal-mode":
+            _fail(lab, crew, "integration-journal-mode", worker=event["worker"],
+                  mode=event["mode"], sql=event["sql"])
     for event in crew.events:
         if event["op"] == "raised" and event["not_implemented"]:
             raise CheckFailed({"outcome": "not_implemented", "kind": "not-implemented",

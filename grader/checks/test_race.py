@@ -11,6 +11,7 @@ from grader import children
 from grader.checkdef import check
 from grader.checks.situations import LEASE_MS, leased
 from grader.interleave import Lockstep, sql_line
+from grader.journal import switched_to
 from grader.scenario import CheckFailed, Lab
 
 ACTORS = ("A", "B")
@@ -77,6 +78,10 @@ def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict]) -> None:
                            "params": params, "timeline": lab.timeline,
                            "row": {"job": job, "current": current, "expected": expected}})
 
+    for actor, o in outcomes.items():
+        for _, sql in o.get("statements", ()):
+            if switched_to(sql):
+                fail("race-journal-mode", who=actor, mode=switched_to(sql), sql=sql_line(sql))
     for actor, o in outcomes.items():
         other = _other(actor)
         if o["kind"] == "raised":
