@@ -16,8 +16,8 @@ def rows(lang: str) -> list[tuple[str, int, str, str]]:
 
 def markdown(lang: str = "en") -> str:
     lines = ["| id | points | what it verifies |", "|---|---:|---|"]
-    for check_id, points, title, why in rows(lang):
-        lines.append(f"| `{check_id}` | {points} | {title}: {why} |")
+    for check_id, points, title, _ in rows(lang):
+        lines.append(f"| `{check_id}` | {points} | {title} |")
     total = sum(r[1] for r in rows(lang))
     lines.append(f"| | **{total}** | |")
     return "\n".join(lines)
