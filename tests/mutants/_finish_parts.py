@@ -10,16 +10,20 @@ CONDITIONS = (
 )
 
 
+def update_where(conn, claim, now, conditions=CONDITIONS):
+    """Run finish's conditional UPDATE with exactly `conditions`; return the cursor."""
+    sql = "UPDATE jobs SET status = 'done', finished_at = :now WHERE " + " AND ".join(conditions)
+    return conn.execute(sql, {
+        "now": now, "id": claim.id, "owner": claim.owner, "token": claim.token,
+        "attempt": claim.attempt, "lease_until": claim.lease_until,
+    })
+
+
 def finish_where(*conditions: str):
     """A finish whose single conditional UPDATE checks exactly `conditions`."""
-    sql = "UPDATE jobs SET status = 'done', finished_at = :now WHERE " + " AND ".join(conditions)
 
     def finish(conn, claim, now):
-        cur = conn.execute(sql, {
-            "now": now, "id": claim.id, "owner": claim.owner, "token": claim.token,
-            "attempt": claim.attempt, "lease_until": claim.lease_until,
-        })
-        return cur.rowcount == 1
+        return update_where(conn, claim, now, conditions).rowcount == 1
 
     return finish
 

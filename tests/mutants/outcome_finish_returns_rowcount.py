@@ -4,6 +4,7 @@
 compares with `is True`, stores the value as JSON or prints it sees something else."""
 
 from _kit import reference_claim as claim
+from _finish_parts import update_where
 from _kit import work_once_with
 
 EXPECT_FAIL = {"double-finish-rejected", "empty-queue-returns-none", "finish-after-expiry",
@@ -18,13 +19,7 @@ EXPECT_TEXT = {"finish-at-expiry": "it must return bool"}
 
 
 def finish(conn, claim, now):
-    cur = conn.execute(
-        "UPDATE jobs SET status = 'done', finished_at = ? WHERE id = ? AND status = 'leased'"
-        " AND owner = ? AND token = ? AND attempts = ? AND lease_until = ?"
-        " AND ? < lease_until AND ? < deadline",
-        (now, claim.id, claim.owner, claim.token, claim.attempt, claim.lease_until, now, now),
-    )
-    return cur.rowcount
+    return update_where(conn, claim, now).rowcount
 
 
 work_once = work_once_with(claim, finish)

@@ -3,7 +3,7 @@
 A deferred transaction takes the write lock only at its first write: two workers can both run
 the SELECT, see the same pending row, and then race for the update."""
 
-from _claim_parts import all_steps
+from _claim_parts import all_steps, transaction
 from _kit import reference_finish as finish
 from _kit import work_once_with
 
@@ -12,15 +12,7 @@ EXPECT_TEXT = {"claim-in-one-immediate-transaction": "a deferred transaction"}
 
 
 def claim(conn, owner, now, lease_ms):
-    conn.execute("BEGIN")
-    try:
-        c = all_steps(conn, owner, now, lease_ms)
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    return c
+    return transaction(conn, "BEGIN", lambda: all_steps(conn, owner, now, lease_ms))
 
 
 work_once = work_once_with(claim, finish)

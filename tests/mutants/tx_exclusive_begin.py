@@ -3,7 +3,7 @@
 Safe against double claims, but with the rollback journal it also locks out every reader
 (dashboards, the receiver's status page) while it runs; the contract pins BEGIN IMMEDIATE."""
 
-from _claim_parts import all_steps
+from _claim_parts import all_steps, transaction
 from _kit import reference_finish as finish
 from _kit import work_once_with
 
@@ -12,15 +12,7 @@ EXPECT_TEXT = {"claim-in-one-immediate-transaction": "EXCLUSIVE locks out reader
 
 
 def claim(conn, owner, now, lease_ms):
-    conn.execute("BEGIN EXCLUSIVE")
-    try:
-        c = all_steps(conn, owner, now, lease_ms)
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    return c
+    return transaction(conn, "BEGIN EXCLUSIVE", lambda: all_steps(conn, owner, now, lease_ms))
 
 
 work_once = work_once_with(claim, finish)
