@@ -4,7 +4,7 @@
     python bench/batch.py [--count 200] [--jobs 2] [--hangs 3] [--crashes 3] [--timeout 10]
 
 The class: copies of solutions/queue.py and of every mutant in tests/mutants/ (each a folder with
-the mutant as queue.py and its helper _kit.py), plus `--hangs` submissions whose claim spins
+the mutant as queue.py and its helpers _*.py), plus `--hangs` submissions whose claim spins
 forever (each costs the per-submission --timeout) and `--crashes` that os._exit at import.
 Instructor-side only: it reads solutions/ and tests/, which the student export leaves out.
 """
@@ -46,7 +46,8 @@ def make_class(folder: Path, count: int, hangs: int, crashes: int) -> Counter:
             mutant = mutants[(i // 2) % len(mutants)]
             (folder / name).mkdir()
             shutil.copy(mutant, folder / name / "queue.py")
-            shutil.copy(MUTANTS / "_kit.py", folder / name / "_kit.py")
+            for helper in MUTANTS.glob("_*.py"):  # the mutants' shared parts
+                shutil.copy(helper, folder / name / helper.name)
             kinds["mutant"] += 1
         else:
             shutil.copy(ROOT / "solutions" / "queue.py", folder / f"{name}.py")

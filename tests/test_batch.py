@@ -45,7 +45,8 @@ def make_class(root: Path) -> Path:
     shutil.copy(ROOT / "solutions" / "queue.py", subs / "correct.py")
     (subs / "mutant").mkdir()
     shutil.copy(MUTANTS / f"{MUTANT}.py", subs / "mutant" / "queue.py")
-    shutil.copy(MUTANTS / "_kit.py", subs / "mutant" / "_kit.py")
+    for helper in MUTANTS.glob("_*.py"):  # the mutant's shared parts, beside it
+        shutil.copy(helper, subs / "mutant" / helper.name)
     (subs / "repo" / "lab").mkdir(parents=True)
     shutil.copy(ROOT / "solutions" / "queue.py", subs / "repo" / "lab" / "queue.py")
     (subs / "repo" / "README.md").write_text("a student's clone\n")
