@@ -10,7 +10,6 @@ only shows on a rare failure path cannot be missing unnoticed.
 from __future__ import annotations
 
 import ast
-import importlib
 import json
 import re
 import string
@@ -25,14 +24,7 @@ CHECKS = GRADER / "checks"
 CATALOGUE_FILES = sorted(messages.CATALOGUE_DIR.glob("*.json"))
 CHECK_TEXTS = ("title", "why", "hint")
 
-# Importing the check modules outside the grader's pytest run: their `check` mark is unknown here.
-pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")
-
-
-def declared_checks() -> dict[str, checkdef.CheckInfo]:
-    for path in sorted(CHECKS.glob("test_*.py")):
-        importlib.import_module(f"grader.checks.{path.stem}")
-    return dict(checkdef.REGISTRY)
+declared_checks = checkdef.all_checks  # every grader/checks/test_*.py, imported
 
 
 def placeholders(template: str) -> set[str]:
