@@ -10,11 +10,20 @@ blocks until the parent answers. The parent decides who goes on:
 - `KillAt` (the crash check): the parent lets a child run until it is about to run statement k,
   then kills it there.
 
-Why the lockstep cannot slow a correct claim for long: a process that holds the write lock may be
+Why the lockstep never waits on a correct claim: a process that holds the write lock may be
 waited for by the other, which is then blocked *inside* SQLite (busy handler) and can never reach
-the barrier. So a process that may hold the write lock waits at most `short` seconds, then the
-lockstep gives up for good (`broken`) and both run freely. A process that holds no write lock
-cannot block the other, which is then only slow (a loaded machine): it waits up to `long`.
+the barrier. The parent knows when that is so, without any clock: the holder reported its
+statement from inside a transaction that took the write lock, and the other was let go at a
+statement that needs that lock (BEGIN IMMEDIATE, a write) and has not been heard from since. It
+cannot get past that statement before the holder's transaction ends, so the holder runs on at
+once (recorded in `passes`), and the barrier holds again from the holder's next statement outside
+its transaction: the blocked process then runs its whole transaction before the holder goes on.
+So a claim written as two transactions (the second one outside BEGIN IMMEDIATE) is caught on
+every run too: the other claim always runs between them.
+
+The clocks are only safety nets: a process that may hold the write lock waits at most `short`
+seconds for a situation the rule above does not recognise, a process that holds none at most
+`long` (a loaded machine); then the lockstep gives up for good (`gave_up`) and both run freely.
 Giving up never fails a check by itself; it is recorded so a report can tell it.
 
 Messages, child -> parent: ("ready",), ("at", step, sql, holds_write, asking), ("done", outcome)
@@ -59,6 +68,18 @@ def takes_write_lock(sql: str) -> bool:
     return words[0] not in ("SELECT", "VALUES", "EXPLAIN")
 
 
+def waits_for_write_lock(sql: str, holds_write: bool) -> bool:
+    """Does this statement wait while another connection holds the write lock?
+
+    True for BEGIN IMMEDIATE/EXCLUSIVE and for a write by a connection that holds no write lock
+    yet; False for reads (a RESERVED lock lets readers in), for ending a transaction (a read-only
+    COMMIT needs no write lock; ROLLBACK never waits) and for a connection that holds the lock."""
+    words = sql.lstrip().upper().split(None, 1)
+    if holds_write or not words or words[0] in ("COMMIT", "END", "ROLLBACK", "RELEASE"):
+        return False
+    return takes_write_lock(sql)
+
+
 class StatementGate:
     """Child side: the trace callback that asks the parent before each statement.
 
@@ -100,6 +121,7 @@ class Waiting:
     step: int
     since: float
     holds_write: bool
+    sql: str = ""
 
 
 @dataclass
@@ -120,10 +142,15 @@ class Lockstep:
     long: float = LONG_WAIT
     clock: object = time.monotonic
     positions: dict = field(default_factory=dict)  # actor -> last step reported
+    reported: dict = field(default_factory=dict)  # actor -> (sql, holds_write) of that step
     waiting: dict = field(default_factory=dict)  # actor -> Waiting
     done: set = field(default_factory=set)
     gave_up: GaveUp | None = None
-    log: list = field(default_factory=list)  # (actor, step, sql) in the order they were reported
+    #: (actor, step, sql) in the order the statements were let go (or reported, once free)
+    log: list = field(default_factory=list)
+    #: (actor, step, [others]): actor held the write lock at `step` and ran on while the others
+    #: waited inside SQLite for that lock.
+    passes: list = field(default_factory=list)
 
     def join(self, actor: str) -> None:
         self.positions[actor] = 0
@@ -131,9 +158,11 @@ class Lockstep:
     def arrived(self, actor: str, step: int, sql: str, holds_write: bool,
                 asking: bool = True) -> None:
         self.positions[actor] = step
-        self.log.append((actor, step, sql))
+        self.reported[actor] = (sql, holds_write)
         if asking:
-            self.waiting[actor] = Waiting(step, self.clock(), holds_write)
+            self.waiting[actor] = Waiting(step, self.clock(), holds_write, sql)
+        else:
+            self.log.append((actor, step, sql))
 
     def finished(self, actor: str) -> None:
         self.done.add(actor)
@@ -144,14 +173,37 @@ class Lockstep:
         released = []
         for actor, w in list(self.waiting.items()):
             if self.gave_up is not None:
-                released.append((actor, "free"))
-            elif all(other == actor or other in self.done or pos >= w.step
-                     for other, pos in self.positions.items()):
-                released.append((actor, "go"))
-            else:
+                self._release(released, actor, "free")
                 continue
-            del self.waiting[actor]
+            behind = [other for other, pos in self.positions.items()
+                      if other != actor and other not in self.done and pos < w.step]
+            blocked = [other for other in behind if self.holds_write(w) and self.blocked(other)]
+            if blocked != behind:
+                continue
+            if blocked:
+                self.passes.append((actor, w.step, blocked))
+            self._release(released, actor, "go")
         return released
+
+    def _release(self, released: list, actor: str, answer: str) -> None:
+        w = self.waiting.pop(actor)
+        self.log.append((actor, w.step, w.sql))
+        released.append((actor, answer))
+
+    @staticmethod
+    def holds_write(w: Waiting) -> bool:
+        """Does the waiting process surely hold the write lock? The gate's flag says a write was
+        let go in this transaction; a ROLLBACK is where a write that failed (SQLITE_BUSY) ends
+        up, so it is not taken as proof. (A rollback waits at the barrier as any statement.)"""
+        words = w.sql.lstrip().upper().split(None, 1)
+        return w.holds_write and bool(words) and words[0] != "ROLLBACK"
+
+    def blocked(self, actor: str) -> bool:
+        """Was `actor` let go at a statement that waits for a write lock, and not heard from
+        since? While another process holds that lock, it is inside SQLite's busy handler."""
+        if actor in self.waiting or actor in self.done or actor not in self.reported:
+            return False
+        return waits_for_write_lock(*self.reported[actor])
 
     def next_timeout(self) -> float | None:
         """Seconds until some waiting process's wait runs out (None: nobody waits)."""

@@ -6,7 +6,8 @@ import sqlite3
 
 import pytest
 
-from grader.interleave import Lockstep, StatementGate, is_statement, takes_write_lock
+from grader.interleave import (Lockstep, StatementGate, is_statement, takes_write_lock,
+                               waits_for_write_lock)
 
 
 class Clock:
@@ -45,6 +46,77 @@ def test_a_finished_process_is_not_waited_for():
     policy.finished("B")
     policy.arrived("A", 3, "COMMIT", holds_write=True)
     assert policy.releasable() == [("A", "go")]
+
+
+def test_statements_are_logged_in_the_order_they_were_let_go():
+    policy, _ = lockstep("A", "B")
+    policy.arrived("A", 2, "UPDATE jobs SET token = 1", holds_write=False)  # reported first
+    policy.arrived("B", 1, "SELECT id FROM jobs", holds_write=False)
+    assert policy.log == []
+    assert policy.releasable() == [("B", "go")]
+    policy.arrived("B", 2, "UPDATE jobs SET token = 1", holds_write=False)
+    policy.releasable()
+    assert [(a, step) for a, step, _ in policy.log] == [("B", 1), ("A", 2), ("B", 2)]
+
+
+def test_the_write_lock_holder_runs_on_while_the_other_waits_for_that_lock_inside_sqlite():
+    policy, clock = lockstep("A", "B")
+    policy.arrived("A", 1, "BEGIN IMMEDIATE", holds_write=False)
+    policy.arrived("B", 1, "BEGIN IMMEDIATE", holds_write=False)
+    policy.releasable()
+    # A got the lock and reports its next statement; B is stuck in its BEGIN IMMEDIATE.
+    policy.arrived("A", 2, "SELECT id FROM jobs", holds_write=True)
+    assert policy.releasable() == [("A", "go")]
+    assert policy.passes == [("A", 2, ["B"])] and policy.gave_up is None and clock.now == 0
+    policy.arrived("A", 3, "COMMIT", holds_write=True)
+    assert policy.releasable() == [("A", "go")]
+    # Outside its transaction A holds no lock: the barrier holds again until B catches up.
+    policy.arrived("A", 4, "UPDATE jobs SET status = 'leased'", holds_write=False)
+    assert policy.releasable() == []
+    for step, sql in ((2, "SELECT id FROM jobs"), (3, "COMMIT")):
+        policy.arrived("B", step, sql, holds_write=True)
+        assert policy.releasable() == [("B", "go")]
+    policy.arrived("B", 4, "UPDATE jobs SET status = 'leased'", holds_write=False)
+    assert sorted(policy.releasable()) == [("A", "go"), ("B", "go")]
+    assert policy.gave_up is None
+
+
+def test_a_reader_is_not_taken_for_blocked_by_the_write_lock():
+    policy, _ = lockstep("A", "B")
+    policy.arrived("B", 1, "SELECT id FROM jobs", holds_write=False)
+    policy.arrived("A", 1, "BEGIN IMMEDIATE", holds_write=False)
+    policy.releasable()
+    policy.arrived("A", 2, "UPDATE jobs SET token = token + 1", holds_write=True)
+    assert policy.releasable() == [] and policy.passes == []
+
+
+def test_a_rollback_is_no_proof_of_holding_the_write_lock():
+    policy, _ = lockstep("A", "B")
+    for actor in ("A", "B"):
+        policy.arrived(actor, 3, "UPDATE jobs SET token = token + 1", holds_write=False)
+    policy.releasable()
+    # A's update failed with SQLITE_BUSY (the gate cannot see that); A rolls back.
+    policy.arrived("A", 4, "ROLLBACK", holds_write=True)
+    assert policy.releasable() == [] and policy.passes == []
+
+
+def test_a_process_without_the_write_lock_never_runs_on_past_a_blocked_one():
+    policy, _ = lockstep("A", "B")
+    policy.arrived("A", 1, "BEGIN IMMEDIATE", holds_write=False)
+    policy.arrived("B", 1, "BEGIN IMMEDIATE", holds_write=False)
+    policy.releasable()
+    policy.arrived("A", 2, "SELECT 1", holds_write=False)
+    assert policy.releasable() == []
+
+
+def test_which_statements_wait_for_another_connections_write_lock():
+    assert waits_for_write_lock("BEGIN IMMEDIATE", holds_write=False)
+    assert waits_for_write_lock("UPDATE jobs SET x = 1", holds_write=False)
+    assert not waits_for_write_lock("UPDATE jobs SET x = 1", holds_write=True)
+    assert not waits_for_write_lock("BEGIN", holds_write=False)
+    assert not waits_for_write_lock("SELECT 1", holds_write=False)
+    assert not waits_for_write_lock("COMMIT", holds_write=False)
+    assert not waits_for_write_lock("ROLLBACK", holds_write=False)
 
 
 def test_a_write_lock_holder_gives_up_after_the_short_wait_for_good():

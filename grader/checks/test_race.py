@@ -38,8 +38,11 @@ def test_two_processes_claim_at_once(lab):
 def narrate(lab: Lab, outcomes: dict[str, dict], lockstep: Lockstep) -> None:
     """The statements in the order they ran (as the barrier let them go), then each result."""
     gave_up = lockstep.gave_up
+    passes = first_passes(lockstep.passes)
     for actor, step, sql in lockstep.log:
         lab.note("race.step", step=step, actor=actor, sql=sql_line(sql))
+        if (actor, step) in passes:
+            lab.note("race.runs-on", actor=actor, other=passes[actor, step], step=step)
         if gave_up and (gave_up.actor, gave_up.step) == (actor, step):
             key = "race.gave-up" if gave_up.holds_write else "race.gave-up-slow"
             lab.note(key, actor=actor, other=_other(actor), step=step,
@@ -53,6 +56,17 @@ def narrate(lab: Lab, outcomes: dict[str, dict], lockstep: Lockstep) -> None:
         elif o["kind"] == "raised":
             event["raised"] = o["error"]
         lab.timeline.append(event)
+
+
+def first_passes(passes: list) -> dict[tuple[str, int], str]:
+    """(actor, step) -> other, for the first statement of each stretch where `actor` ran on
+    holding the write lock while the other waited for it (one note per stretch, not per step)."""
+    first, last = {}, {}
+    for actor, step, others in passes:
+        if last.get(actor) != step - 1:
+            first[actor, step] = ", ".join(others)
+        last[actor] = step
+    return first
 
 
 def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict]) -> None:
