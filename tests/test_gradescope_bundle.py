@@ -48,7 +48,12 @@ def autograder(bundle, tmp_path_factory):
         zf.extractall(root / "source")
     bin_dir = root / "bin"
     bin_dir.mkdir()
-    (bin_dir / "python3").symlink_to(sys.executable)
+    # A wrapper, not a symlink: a symlinked venv python outside the venv loses the venv's
+    # site-packages (pyvenv.cfg is looked up beside the link), and would grade only where the
+    # machine's own python3 happens to have the dependencies.
+    wrapper = bin_dir / "python3"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(AUTOGRADER_ROOT=str(root), PATH=f"{bin_dir}{os.pathsep}{env['PATH']}",
                LANG="C.UTF-8")
