@@ -2,7 +2,8 @@
 an open transaction on `lab.conn`, or a lock that keeps other connections from writing.
 
 `injected_fault(lab, status)` adds a TEMP trigger on the graded connection (`lab.conn`) that
-aborts every UPDATE of jobs that would set `status` to the given value, so the fault hits the
+aborts every UPDATE of jobs that would set `status` to the given value (and every INSERT of a
+row with it, for a target that rewrites rows whole with INSERT OR REPLACE), so the fault hits the
 target's own statement whatever its SQL looks like (a separate quarantine UPDATE, a combined
 one, an UPDATE ... RETURNING). RAISE(ABORT) undoes that one statement and leaves the
 transaction open: what happens next is up to the target (roll back and re-raise, the contract
@@ -43,15 +44,18 @@ def injected_fault(lab: Lab, status: str):
     """While inside: any UPDATE on lab.conn that moves a job to `status` fails."""
     fault = Fault()
     lab.conn.create_function(_FIRED, 0, fault._fire)
-    lab.conn.execute(
-        f"CREATE TEMP TRIGGER {_TRIGGER} BEFORE UPDATE ON jobs"
-        f" WHEN NEW.status = '{status}' AND OLD.status IS NOT '{status}' AND {_FIRED}()"
-        f" BEGIN SELECT RAISE(ABORT, '{FAULT_MESSAGE}'); END")
+    abort = f" AND {_FIRED}() BEGIN SELECT RAISE(ABORT, '{FAULT_MESSAGE}'); END"
+    lab.conn.execute(f"CREATE TEMP TRIGGER {_TRIGGER}_update BEFORE UPDATE ON jobs"
+                     f" WHEN NEW.status = '{status}' AND OLD.status IS NOT '{status}'" + abort)
+    # A row rewritten whole (INSERT OR REPLACE, DELETE then INSERT) fires no UPDATE trigger.
+    lab.conn.execute(f"CREATE TEMP TRIGGER {_TRIGGER}_insert BEFORE INSERT ON jobs"
+                     f" WHEN NEW.status = '{status}'" + abort)
     lab.note("note.fault-injected", status=status)
     try:
         yield fault
     finally:
-        lab.conn.execute(f"DROP TRIGGER IF EXISTS temp.{_TRIGGER}")
+        for kind in ("update", "insert"):
+            lab.conn.execute(f"DROP TRIGGER IF EXISTS temp.{_TRIGGER}_{kind}")
         lab.note("note.fault-removed")
 
 
