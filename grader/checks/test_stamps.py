@@ -70,7 +70,7 @@ def test_forged_stamp_lease_until(lab):
     forged_stamp_is_rejected(lab, "lease_until", lambda a, b: a.lease_until + 500)
 
 
-@check("double-finish-rejected", points=2)
+@check("double-finish-rejected", points=1)
 def test_double_finish_rejected(lab):
     """A finishes (True), then finishes again with the same stamp (False): the row stays as the
     first finish left it, finished_at included."""
@@ -78,3 +78,14 @@ def test_double_finish_rejected(lab):
     finishes(lab, a, now=FINISH_AT, accepted=True, detail="stamps.genuine-rejected")
     finishes(lab, a, now=FINISH_AT + 100, accepted=False, detail="stamps.double-finish-accepted",
              first=FINISH_AT)
+
+
+@check("finish-on-quarantined-rejected", points=1)
+def test_finish_on_quarantined_rejected(lab):
+    """A holds the job (lease to 1000); at 200 ms an operator quarantines it by hand. A's finish
+    at 500, with a stamp that still matches every field, is rejected: the row stays quarantined."""
+    job, a, _ = a_holds_the_job(lab)
+    lab.note("stamps.quarantined-by-operator", job=job, now=200)
+    lab.set_row(job, status="quarantined")
+    finishes(lab, a, now=FINISH_AT, accepted=False, detail="stamps.quarantined-finish-accepted",
+             job_id=job)

@@ -9,9 +9,9 @@ from _kit import work_once_with
 
 EXPECT_FAIL = {"double-finish-rejected", "finish-after-expiry", "finish-at-deadline",
                "finish-at-expiry", "finish-at-moved-deadline", "finish-leaves-no-transaction",
-               "forged-stamp-attempt", "forged-stamp-id", "forged-stamp-lease-until",
-               "forged-stamp-owner", "forged-stamp-token", "integration-run", "lesson-timeline",
-               "same-name-restart", "work-once-fresh-clock"}
+               "finish-on-quarantined-rejected", "forged-stamp-attempt", "forged-stamp-id",
+               "forged-stamp-lease-until", "forged-stamp-owner", "forged-stamp-token",
+               "integration-run", "lesson-timeline", "same-name-restart", "work-once-fresh-clock"}
 EXPECT_TEXT = {"integration-run": "came back True"}
 
 

@@ -10,9 +10,9 @@ from _kit import reference_finish, work_once_with
 
 EXPECT_FAIL = {"double-finish-rejected", "finish-after-expiry", "finish-at-deadline",
                "finish-at-expiry", "finish-at-moved-deadline", "finish-leaves-no-transaction",
-               "forged-stamp-attempt", "forged-stamp-id", "forged-stamp-lease-until",
-               "forged-stamp-owner", "forged-stamp-token", "lesson-timeline", "same-name-restart",
-               "work-once-fresh-clock"}
+               "finish-on-quarantined-rejected", "forged-stamp-attempt", "forged-stamp-id",
+               "forged-stamp-lease-until", "forged-stamp-owner", "forged-stamp-token",
+               "lesson-timeline", "same-name-restart", "work-once-fresh-clock"}
 MAY_FAIL = {"integration-run"}
 OUTCOME = "errored"
 EXPECT_TEXT = {"finish-at-expiry": "exit code 75"}

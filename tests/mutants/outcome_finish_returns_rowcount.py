@@ -9,11 +9,12 @@ from _kit import work_once_with
 
 EXPECT_FAIL = {"double-finish-rejected", "empty-queue-returns-none", "finish-after-expiry",
                "finish-at-deadline", "finish-at-expiry", "finish-at-moved-deadline",
-               "finish-before-expiry", "finish-leaves-no-transaction", "forged-stamp-attempt",
-               "forged-stamp-id", "forged-stamp-lease-until", "forged-stamp-owner",
-               "forged-stamp-token", "journal-mode-stays-delete", "lesson-timeline",
-               "quarantine-spares-valid-lease", "same-name-restart", "skips-done-and-quarantined",
-               "valid-lease-never-handed-over", "work-once-fresh-clock"}
+               "finish-before-expiry", "finish-leaves-no-transaction",
+               "finish-on-quarantined-rejected", "forged-stamp-attempt", "forged-stamp-id",
+               "forged-stamp-lease-until", "forged-stamp-owner", "forged-stamp-token",
+               "journal-mode-stays-delete", "lesson-timeline", "quarantine-spares-valid-lease",
+               "same-name-restart", "skips-done-and-quarantined", "valid-lease-never-handed-over",
+               "work-once-fresh-clock"}
 MAY_FAIL = {"integration-run", "lock-free-during-send"}
 EXPECT_TEXT = {"finish-at-expiry": "it must return bool"}
 

@@ -7,7 +7,7 @@ from _finish_parts import finish_without
 from _kit import reference_claim as claim
 from _kit import work_once_with
 
-EXPECT_FAIL = {"double-finish-rejected"}
+EXPECT_FAIL = {"double-finish-rejected", "finish-on-quarantined-rejected"}
 
 finish = finish_without("status = 'leased'")
 work_once = work_once_with(claim, finish)
