@@ -59,11 +59,16 @@ def test_statements_are_logged_in_the_order_they_were_let_go():
     assert [(a, step) for a, step, _ in policy.log] == [("B", 1), ("A", 2), ("B", 2)]
 
 
+def both_let_go_at(policy, step, sql):
+    """A and B both reach statement `step` (holding no write lock) and are let go."""
+    for actor in ("A", "B"):
+        policy.arrived(actor, step, sql, holds_write=False)
+    assert sorted(policy.releasable()) == [("A", "go"), ("B", "go")]
+
+
 def test_the_write_lock_holder_runs_on_while_the_other_waits_for_that_lock_inside_sqlite():
     policy, clock = lockstep("A", "B")
-    policy.arrived("A", 1, "BEGIN IMMEDIATE", holds_write=False)
-    policy.arrived("B", 1, "BEGIN IMMEDIATE", holds_write=False)
-    policy.releasable()
+    both_let_go_at(policy, 1, "BEGIN IMMEDIATE")
     # A got the lock and reports its next statement; B is stuck in its BEGIN IMMEDIATE.
     policy.arrived("A", 2, "SELECT id FROM jobs", holds_write=True)
     assert policy.releasable() == [("A", "go")]
@@ -92,9 +97,7 @@ def test_a_reader_is_not_taken_for_blocked_by_the_write_lock():
 
 def test_a_rollback_is_no_proof_of_holding_the_write_lock():
     policy, _ = lockstep("A", "B")
-    for actor in ("A", "B"):
-        policy.arrived(actor, 3, "UPDATE jobs SET token = token + 1", holds_write=False)
-    policy.releasable()
+    both_let_go_at(policy, 3, "UPDATE jobs SET token = token + 1")
     # A's update failed with SQLITE_BUSY (the gate cannot see that); A rolls back.
     policy.arrived("A", 4, "ROLLBACK", holds_write=True)
     assert policy.releasable() == [] and policy.passes == []
@@ -102,9 +105,7 @@ def test_a_rollback_is_no_proof_of_holding_the_write_lock():
 
 def test_a_process_without_the_write_lock_never_runs_on_past_a_blocked_one():
     policy, _ = lockstep("A", "B")
-    policy.arrived("A", 1, "BEGIN IMMEDIATE", holds_write=False)
-    policy.arrived("B", 1, "BEGIN IMMEDIATE", holds_write=False)
-    policy.releasable()
+    both_let_go_at(policy, 1, "BEGIN IMMEDIATE")
     policy.arrived("A", 2, "SELECT 1", holds_write=False)
     assert policy.releasable() == []
 
