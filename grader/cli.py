@@ -26,7 +26,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="PATH", help="write Gradescope results.json here")
     p.add_argument("--html", metavar="PATH", help="write an HTML report here")
     p.add_argument("--lang", choices=("en", "ja"), help="language (default: from the locale)")
-    p.add_argument("-k", dest="select", metavar="EXPR", help="run only checks whose id (or test name) matches EXPR, e.g. "
+    p.add_argument("-k", dest="select", metavar="EXPR",
+                   help="run only checks whose id (or test name) matches EXPR, e.g. "
                         "'finish-at-expiry' or 'race or crash'")
     p.add_argument("--timeout-scale", type=float, default=1.0, metavar="X",
                    help="multiply every check's wall-clock safety timeout (slow machines)")

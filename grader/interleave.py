@@ -55,6 +55,12 @@ def sql_line(sql: str, width: int = 90) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def verb(sql: str) -> str:
+    """The statement's first word, upper-case ("" for an empty statement)."""
+    words = sql.split(None, 1)
+    return words[0].upper() if words else ""
+
+
 def takes_write_lock(sql: str) -> bool:
     """May this statement leave its connection holding the write (RESERVED) lock?
 
@@ -74,8 +80,7 @@ def waits_for_write_lock(sql: str, holds_write: bool) -> bool:
     True for BEGIN IMMEDIATE/EXCLUSIVE and for a write by a connection that holds no write lock
     yet; False for reads (a RESERVED lock lets readers in), for ending a transaction (a read-only
     COMMIT needs no write lock; ROLLBACK never waits) and for a connection that holds the lock."""
-    words = sql.lstrip().upper().split(None, 1)
-    if holds_write or not words or words[0] in ("COMMIT", "END", "ROLLBACK", "RELEASE"):
+    if holds_write or verb(sql) in ("", "COMMIT", "END", "ROLLBACK", "RELEASE"):
         return False
     return takes_write_lock(sql)
 
@@ -195,8 +200,7 @@ class Lockstep:
         """Does the waiting process surely hold the write lock? The gate's flag says a write was
         let go in this transaction; a ROLLBACK is where a write that failed (SQLITE_BUSY) ends
         up, so it is not taken as proof. (A rollback waits at the barrier as any statement.)"""
-        words = w.sql.lstrip().upper().split(None, 1)
-        return w.holds_write and bool(words) and words[0] != "ROLLBACK"
+        return w.holds_write and verb(w.sql) not in ("", "ROLLBACK")
 
     def blocked(self, actor: str) -> bool:
         """Was `actor` let go at a statement that waits for a write lock, and not heard from
