@@ -10,12 +10,12 @@ import sys
 import time
 
 from . import config as configs
-from . import report_text, results_json
 from .checkdef import all_checks
-from .messages import default_lang
-from .render import Style
+from .harness.target import DEFAULT_TARGET, describe
+from .report import results_json, terminal
+from .report.messages import default_lang
+from .report.render import Style
 from .runner import GraderError, run_checks
-from .target import DEFAULT_TARGET, describe
 
 
 def parser() -> argparse.ArgumentParser:
@@ -48,13 +48,14 @@ def _positive(text: str) -> int:
     return value
 
 
-#: `python -m grader NAME ...` runs grader.<module>.main(argv) for these subcommands.
+#: `python -m grader NAME ...` runs <module>.main(argv) for these subcommands. Named by path, not
+#: imported: the student copy has no grader/instructor/, and its commands say so.
 SUBCOMMANDS = {
-    "checks": "grader.check_list",
+    "checks": "grader.report.check_list",
     "quiz": "grader.quiz.cli",
-    "batch": "grader.batch",
-    "gradescope-bundle": "grader.gradescope_bundle",
-    "export-student": "grader.export_student",
+    "batch": "grader.instructor.batch",
+    "gradescope-bundle": "grader.instructor.gradescope_bundle",
+    "export-student": "grader.instructor.export_student",
 }
 
 
@@ -63,11 +64,16 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         import importlib
 
+        name = SUBCOMMANDS[argv[0]]
         try:
-            module = importlib.import_module(SUBCOMMANDS[argv[0]])
-        except ModuleNotFoundError:
-            print(f"grader: '{argv[0]}' is not available in this copy of the grader",
-                  file=sys.stderr)
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name and name.startswith(exc.name + ".") or exc.name == name:
+                print(f"grader: '{argv[0]}' is not available in this copy of the grader",
+                      file=sys.stderr)
+            else:  # a dependency is missing, not the command
+                print(f"grader: '{argv[0]}' needs the Python package '{exc.name}', which is not "
+                      "installed here (pip install -e .)", file=sys.stderr)
             return 2
         return module.main(argv[1:])
     return grade(argv)
@@ -90,14 +96,14 @@ def grade(argv: list[str]) -> int:
     detail = args.detail or config.detail
     duration = time.monotonic() - start
     target = describe(args.impl)
-    print(report_text.render(results, lang, Style.for_stream(sys.stdout), target=target,
-                             detail=detail))
+    print(terminal.render(results, lang, Style.for_stream(sys.stdout), target=target,
+                          detail=detail))
     if args.json:
         results_json.write(args.json, results_json.build(
             results, lang, target=target, duration=duration, detail=detail, config=config))
     if args.html:
-        from . import report_html
+        from .report import html
 
-        report_html.write(args.html, results, lang, target=target, detail=detail)
+        html.write(args.html, results, lang, target=target, detail=detail)
     ok = results and all(r.passed and not r.unstable for r in results)
     return 0 if ok else 1

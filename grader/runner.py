@@ -5,51 +5,18 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from pytest_jsonreport.plugin import JSONReport
+
+from .results import CheckResult
 
 CHECKS_DIR = Path(__file__).with_name("checks")
 
 
 class GraderError(Exception):
     """The grader itself could not run (exit status 2)."""
-
-
-@dataclass
-class CheckResult:
-    id: str
-    points: int
-    outcome: str  # passed / failed / errored / timed_out / not_implemented
-    result: dict = field(default_factory=dict)
-    duration: float = 0.0
-    nodeid: str = ""
-    #: With --repeat N: the outcome of each run, in order (empty for a single run).
-    runs: list[str] = field(default_factory=list)
-
-    @property
-    def unstable(self) -> bool:
-        """The verdict changed between repeated runs."""
-        return len({outcome == "passed" for outcome in self.runs}) > 1
-
-    @property
-    def passed(self) -> bool:
-        return self.outcome == "passed"
-
-    @property
-    def score(self) -> int:
-        return self.points if self.passed else 0
-
-    @property
-    def passed_runs(self) -> int:
-        return sum(outcome == "passed" for outcome in self.runs)
-
-    @property
-    def failed_run_numbers(self) -> list[int]:
-        """1-based numbers of the runs that did not pass."""
-        return [i for i, outcome in enumerate(self.runs, 1) if outcome != "passed"]
 
 
 def run_checks(impl: str, *, lang: str = "en", timeout_scale: float = 1.0,

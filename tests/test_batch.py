@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from conftest import MUTANTS, ROOT, run_grader
-from grader import class_report, gradebook
-from grader.progress import Progress
-from grader.submission import NoSubmission, Submission, discover, find_queue_py
+from grader.instructor import class_report, gradebook
+from grader.instructor.progress import Progress
+from grader.instructor.submission import NoSubmission, Submission, discover, find_queue_py
 
 LIMIT = 12  # seconds per submission; a correct one takes about 1 s here
 BOUNDARY_IDS = ["finish-before-expiry", "finish-at-expiry", "finish-after-expiry",
@@ -191,7 +191,7 @@ def test_class_report_in_japanese_without_grades():
 
 
 def test_instructor_catalogue_has_both_languages():
-    entries = json.loads((ROOT / "grader" / "catalogue" / "instructor.json").read_text("utf-8"))
+    entries = json.loads((ROOT / "grader" / "report" / "catalogue" / "instructor.json").read_text("utf-8"))
     assert all(v.get("en") and v.get("ja") for v in entries.values())
 
 

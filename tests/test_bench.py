@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from grader import bench
+from bench import grade as bench
 
 
 def test_targets_are_the_solution_and_the_race_crash_lock_mutants():

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import checkdef, messages
+from grader import checkdef
+from grader.report import messages
 
 GRADER = Path(messages.__file__).parent
 CHECKS = GRADER / "checks"
@@ -134,7 +135,7 @@ def test_no_check_texts_for_checks_that_do_not_exist():
 
 
 def test_every_outcome_and_batch_status_has_words():
-    from grader import isolated
+    from grader.instructor import isolated
 
     statuses = {isolated.GRADED, isolated.TIMED_OUT, isolated.CRASHED, isolated.MISSING,
                 isolated.AMBIGUOUS}

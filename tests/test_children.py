@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from lab import store
 
-from grader import children
-from grader.interleave import Lockstep
+from grader.harness import children
+from grader.harness.interleave import Lockstep
 
 
 def pending_job(tmp_path):

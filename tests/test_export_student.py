@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_grader
-from grader import distribution, export_student
+from grader.instructor import distribution, export_student
 from grader.checkdef import all_checks as declared_checks
 
 WORKFLOW = ".github/workflows/grade.yml"
@@ -38,7 +38,7 @@ def test_no_solutions_no_mutants_no_instructor_tools(exported):
     assert "docs/DEVELOPING.md" not in files
     assert {"lab/queue.py", "lab/store.py", "lab/__init__.py", "grader/cli.py", "README.md",
             "pyproject.toml", ".gitignore", WORKFLOW} <= files
-    assert "grader/batch.py" not in files and "grader/export_student.py" not in files
+    assert "grader/instructor/batch.py" not in files and "grader/instructor/export_student.py" not in files
     assert not any("__pycache__" in f for f in files)
     assert distribution.forbidden_imports(exported) == []
     assert distribution.is_stub(exported / "lab" / "queue.py")

@@ -81,7 +81,7 @@ def test_bundle_holds_the_scripts_and_the_source_without_solutions(bundle):
         modes = {i.filename: i.external_attr >> 16 for i in zf.infolist()}
         pyproject = zf.read("pyproject.toml").decode()
     assert {"setup.sh", "run_autograder", "pyproject.toml", "README.md", "lab/store.py",
-            "lab/queue.py", "grader/cli.py", "grader/autograder.py"} <= set(names)
+            "lab/queue.py", "grader/cli.py", "grader/instructor/autograder.py"} <= set(names)
     assert all(modes[n] & stat.S_IXUSR for n in ("setup.sh", "run_autograder"))
     assert not any(n.startswith(("solutions/", "tests/", ".github/")) for n in names)
     assert "solutions" not in pyproject

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from grader.interleave import (Lockstep, StatementGate, is_statement, takes_write_lock,
+from grader.harness.interleave import (Lockstep, StatementGate, is_statement, takes_write_lock,
                                waits_for_write_lock)
 
 

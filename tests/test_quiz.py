@@ -17,8 +17,9 @@ from types import SimpleNamespace
 import pytest
 
 import solutions.queue as reference
-from grader import results_json, target
-from grader.messages import LANGS
+from grader.report import results_json
+from grader.harness import target
+from grader.report.messages import LANGS
 from grader.quiz import answers, bank, scenarios
 from grader.quiz.bank import TOPICS, BankError, default_bank
 
@@ -146,7 +147,7 @@ def test_a_broken_bank_is_refused_with_the_reason(name, tmp_path):
 
 
 def test_every_quiz_message_has_english_and_japanese():
-    entries = json.loads((ROOT / "grader" / "catalogue" / "quiz.json").read_text("utf-8"))
+    entries = json.loads((ROOT / "grader" / "report" / "catalogue" / "quiz.json").read_text("utf-8"))
     for key, texts in entries.items():
         assert key.startswith("quiz.")
         assert set(texts) == set(LANGS) and all(texts.values()), key

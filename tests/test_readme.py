@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from conftest import ROOT
 
-from grader import check_list
+from grader.report import check_list
 from grader.checkdef import ID_PATTERN, all_checks
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from grader.receiver import DeliveryRefused, Receiver, deliver, request
+from grader.harness.receiver import DeliveryRefused, Receiver, deliver, request
 
 
 def job(id, qty, token=1):

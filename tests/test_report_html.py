@@ -27,11 +27,11 @@ from markupsafe import escape
 from conftest import MUTANTS, ROOT, run_grader
 from pngread import read_png
 
-from grader import report_html, timeline_svg
-from grader.messages import text
-from grader.render import value
-from grader.runner import CheckResult
-from grader.target import describe
+from grader.report import html as report_html, timeline_svg
+from grader.report.messages import text
+from grader.report.render import value
+from grader.results import CheckResult
+from grader.harness.target import describe
 from lab.store import COLUMNS
 
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"

@@ -1,6 +1,6 @@
 """Same code, same verdict: `--repeat 20` finds no unstable check on the reference solution, nor
 on the mutants of the checks that run several processes (the only ones where timing could leak
-in). `python -m grader.stability --repeat 20` does the same for every mutant and every check
+in). `python -m bench.stability --repeat 20` does the same for every mutant and every check
 (figures in the closing notes; too slow for every CI run)."""
 
 from __future__ import annotations

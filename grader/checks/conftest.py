@@ -7,11 +7,11 @@ import tempfile
 
 import pytest
 
-from grader import sandbox, scenario
+from grader.harness import sandbox, scenario
 from grader.checkdef import module_rank
-from grader.messages import default_lang
-from grader.render import failure_lines
-from grader.target import DEFAULT_TARGET, TargetError, load
+from grader.report.messages import default_lang
+from grader.report.render import failure_lines
+from grader.harness.target import DEFAULT_TARGET, TargetError, load
 
 
 def pytest_addoption(parser):

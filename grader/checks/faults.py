@@ -20,8 +20,8 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 
-from grader.checks import txshape
-from grader.scenario import Lab
+from . import txshape
+from grader.harness.scenario import Lab
 
 FAULT_MESSAGE = "injected fault"
 _TRIGGER = "leaselab_injected_fault"

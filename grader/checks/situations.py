@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lab.store import Claim
 
-from grader.scenario import Lab, expected_row
+from grader.harness.scenario import Lab, expected_row
 
 LEASE_MS = 1000
 DEADLINE = 1_000_000  # far away, unless a check is about deadlines

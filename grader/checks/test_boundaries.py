@@ -8,7 +8,7 @@ import pytest
 from lab.store import Claim
 
 from grader.checkdef import check
-from grader.checks.situations import LEASE_MS, a_holds_the_job, done, leased
+from .situations import LEASE_MS, a_holds_the_job, done, leased
 
 @check("finish-before-expiry", points=3)
 def test_finish_before_expiry(lab):

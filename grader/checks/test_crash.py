@@ -16,11 +16,11 @@ import os
 from lab import store
 from lab.store import Claim
 
-from grader import children
+from grader.harness import children
 from grader.checkdef import check
-from grader.checks.situations import DEADLINE, LEASE_MS, leased
-from grader.interleave import is_statement, sql_line
-from grader.scenario import CheckFailed, Lab
+from .situations import DEADLINE, LEASE_MS, leased
+from grader.harness.interleave import is_statement, sql_line
+from grader.harness.scenario import CheckFailed, Lab
 
 QTY = 5
 MAX_KILL_POINTS = 12

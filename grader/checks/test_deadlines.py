@@ -4,7 +4,7 @@ and a finish is accepted only before it, whatever the lease says."""
 from __future__ import annotations
 
 from grader.checkdef import check
-from grader.checks.situations_more import claims, finishes
+from .steps import claims, finishes
 
 DEADLINE = 100
 

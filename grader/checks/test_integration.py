@@ -16,11 +16,11 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from grader import sandbox
+from grader.harness import sandbox
 from grader.checkdef import check
-from grader.receiver import Receiver
-from grader.scenario import CheckFailed
-from grader.workers import ENDED, Crew, Plan
+from grader.harness.receiver import Receiver
+from grader.harness.scenario import CheckFailed
+from grader.harness.workers import ENDED, Crew, Plan
 
 QTYS = (2, 3, 5, 7, 11, 13, 17, 19)  # distinct, so a qty at the receiver tells which job it is
 LEASE_MS = 1000

@@ -16,8 +16,8 @@ from lab import store
 from lab.store import Claim
 
 from grader.checkdef import check
-from grader.checks.situations import DEADLINE, LEASE_MS, done, leased
-from grader.scenario import CheckFailed, ManualClock
+from .situations import DEADLINE, LEASE_MS, done, leased
+from grader.harness.scenario import CheckFailed, ManualClock
 
 PROBE_BUSY_MS = 150  # how long the probe's connections wait for a lock before giving up
 

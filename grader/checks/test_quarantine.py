@@ -4,9 +4,9 @@ deadline leaves the queue before any new token is given; a valid lease is never 
 from __future__ import annotations
 
 from grader.checkdef import check
-from grader.checks.situations import LEASE_MS, a_holds_the_job
-from grader.checks.situations_more import claims, claims_nothing, finishes, snapshot
-from grader.scenario import expected_row
+from .situations import LEASE_MS, a_holds_the_job
+from .steps import claims, claims_nothing, finishes, snapshot
+from grader.harness.scenario import expected_row
 
 
 def quarantined(row: dict) -> dict:

@@ -1,18 +1,18 @@
 """Two real processes claim the one pending job at the same instant: exactly one gets it.
 
 A and B are spawned child processes, each with its own connection. Every SQL statement they run
-waits at a cross-process barrier (grader.interleave) until both have reached it, so a claim that
+waits at a cross-process barrier (grader.harness.interleave) until both have reached it, so a claim that
 reads before it takes the write lock is caught on every run, not by luck.
 """
 
 from __future__ import annotations
 
-from grader import children
+from grader.harness import children
 from grader.checkdef import check
-from grader.checks.situations import LEASE_MS, leased
-from grader.interleave import Lockstep, sql_line
-from grader.journal import switched_to
-from grader.scenario import CheckFailed, Lab
+from .situations import LEASE_MS, leased
+from grader.harness.interleave import Lockstep, sql_line
+from grader.harness.journal import switched_to
+from grader.harness.scenario import CheckFailed, Lab
 
 ACTORS = ("A", "B")
 RACE_TIMEOUT = 15.0  # seconds for both claims once started (busy timeout 5 s + barriers)

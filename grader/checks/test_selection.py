@@ -4,8 +4,8 @@ a done or quarantined one, and a Claim holding exactly the values now stored in 
 from __future__ import annotations
 
 from grader.checkdef import check
-from grader.checks.situations_more import claims, claims_nothing, expect_rows, finishes, snapshot
-from grader.scenario import expected_row
+from .steps import claims, claims_nothing, expect_rows, finishes, snapshot
+from grader.harness.scenario import expected_row
 
 
 @check("claim-result-matches-row", points=2)

@@ -8,9 +8,9 @@ import dataclasses
 from lab.store import Claim
 
 from grader.checkdef import check
-from grader.checks.situations import a_holds_the_job
-from grader.checks.situations_more import claims, expect_rows, finishes
-from grader.scenario import Lab
+from .situations import a_holds_the_job
+from .steps import claims, expect_rows, finishes
+from grader.harness.scenario import Lab
 
 FINISH_AT = 500  # well inside both leases: only the stamp decides
 

@@ -4,9 +4,9 @@ late, even under the same name, must never overwrite the record of the lease's n
 from __future__ import annotations
 
 from grader.checkdef import check
-from grader.checks.situations import LEASE_MS, a_holds_the_job
-from grader.checks.situations_more import claims, claims_nothing, finishes
-from grader.scenario import expected_row
+from .situations import LEASE_MS, a_holds_the_job
+from .steps import claims, claims_nothing, finishes
+from grader.harness.scenario import expected_row
 
 
 @check("lesson-timeline", points=5)

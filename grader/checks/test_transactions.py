@@ -11,12 +11,12 @@ from __future__ import annotations
 import sqlite3
 
 from grader.checkdef import check
-from grader.checks import txshape
-from grader.checks.faults import (attempt, expect_no_transaction_left,
+from . import txshape
+from .faults import (attempt, expect_no_transaction_left,
                                   expect_others_can_write, injected_fault, is_the_fault)
-from grader.checks.situations import LEASE_MS
-from grader.scenario import Lab, show
-from grader.scenario import one_line as describe
+from .situations import LEASE_MS
+from grader.harness.scenario import Lab, show
+from grader.harness.scenario import one_line as describe
 
 #: txshape problem code -> the catalogue sentence that explains it, for claim.
 CLAIM_DETAIL = {

@@ -10,10 +10,10 @@ from __future__ import annotations
 from lab.store import Claim
 
 from grader.checkdef import check
-from grader.checks.faults import attempt, expect_others_can_write
-from grader.checks.situations import LEASE_MS, done, leased
-from grader.scenario import CheckFailed, Lab, ManualClock, expected_row, show
-from grader.scenario import one_line as describe
+from .faults import attempt, expect_others_can_write
+from .situations import LEASE_MS, done, leased
+from grader.harness.scenario import CheckFailed, Lab, ManualClock, expected_row, show
+from grader.harness.scenario import one_line as describe
 
 
 class SendFailed(Exception):

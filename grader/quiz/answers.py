@@ -85,7 +85,7 @@ def parse(content: str, bank: Bank, name: str = "<answers>") -> dict[str, str | 
 
 def template(bank: Bank, lang: str) -> str:
     """A blank answers file: every question, nothing answered yet."""
-    from ..messages import text
+    from grader.report.messages import text
 
     lines = [f"# {text(key, lang)}" for key in ("quiz.template.head", "quiz.template.how")]
     for q in bank:

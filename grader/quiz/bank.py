@@ -36,7 +36,7 @@ from typing import Any
 
 from lab.store import COLUMNS, Claim
 
-from ..messages import LANGS
+from grader.report.messages import LANGS
 
 HERE = Path(__file__).resolve().parent
 STRUCTURE_FILE = "questions.json"

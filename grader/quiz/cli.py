@@ -17,9 +17,9 @@ import os
 import sys
 import time
 
-from .. import results_json
-from ..messages import default_lang, text
-from ..render import Style
+from grader.report import results_json
+from grader.report.messages import default_lang, text
+from grader.report.render import Style
 from . import answers as answers_file
 from . import interactive, scoring
 from .bank import BankError, default_bank

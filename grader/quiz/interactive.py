@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ..messages import text
-from ..render import Style
+from grader.report.messages import text
+from grader.report.render import Style
 from .bank import Bank
 from .present import question_lines, verdict_lines
 from .scoring import Graded, grade, score_lines

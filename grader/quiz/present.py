@@ -12,9 +12,9 @@ import textwrap
 
 from lab.store import COLUMNS, Claim
 
-from ..messages import text
-from ..render import PLAIN, Style, timeline_lines, value
-from ..scenario import show
+from grader.report.messages import text
+from grader.report.render import PLAIN, Style, timeline_lines, value
+from grader.harness.scenario import show
 from .bank import Question
 
 WIDTH = 88

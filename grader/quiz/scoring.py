@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..messages import text
-from ..render import PLAIN, Style
+from grader.report.messages import text
+from grader.report.render import PLAIN, Style
 from .bank import Bank, Question
 from .present import verdict_lines
 

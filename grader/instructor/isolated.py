@@ -24,14 +24,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .checkdef import all_checks as declared_checks
-from .messages import text
+from grader.checkdef import all_checks as declared_checks
+from grader.report.messages import text
 
 #: Why a submission has no grader verdict (the `status` column of the gradebook).
 GRADED, TIMED_OUT, CRASHED, MISSING, AMBIGUOUS = "graded", "timed_out", "crashed", "missing", \
     "ambiguous"
 DEFAULT_LIMIT = 300.0  # seconds of wall-clock time per submission: a safety net only
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # holds grader/ and lab/
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # holds grader/ and lab/
 COPY_IGNORED = shutil.ignore_patterns(".*", "__pycache__", "*.pyc", "venv", "node_modules")
 LOG_TAIL = 2000
 

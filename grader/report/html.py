@@ -2,13 +2,13 @@
 
 Score at the top, then one `<details>` per check: failures open, passes collapsed. A failure
 shows, as far as `detail` allows, what went wrong, the timeline (an SVG sequence diagram from
-`grader.timeline_svg` and the same steps as text), what came back vs what was expected, the row
+`grader.report.timeline_svg` and the same steps as text), what came back vs what was expected, the row
 current vs expected with differing columns marked (≠ and colour), why it matters and a hint.
 
 Everything is inline (CSS, SVG, one small script that opens every check before printing); a
 Content-Security-Policy forbids any network access and any other script. The templates in
 grader/templates/ run with autoescape on: owners, errors and values come from student code.
-All words come from the message catalogue, the sentences through `grader.render` so that the
+All words come from the message catalogue, the sentences through `grader.report.render` so that the
 terminal, results.json and this report say the same thing.
 
 `detail`: "full" (everything), "actual-only" (no expected value, no expected column, no hint;
@@ -28,8 +28,8 @@ from lab.store import COLUMNS
 
 from .messages import text
 from .render import detail_sentence, event_text, failing_step, problem_line, value
-from .report_text import MARKS
-from .runner import CheckResult
+from .terminal import MARKS
+from grader.results import CheckResult
 from . import timeline_svg
 
 TEMPLATES = Path(__file__).with_name("templates")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from .messages import text
+from grader.report.messages import text
 
 BAR_WIDTH = 30
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .messages import text
 from .render import Style, failure_lines
-from .runner import CheckResult
+from grader.results import CheckResult
 
 MARKS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "errored": ("!", "red"),
          "timed_out": ("⏱", "yellow"), "not_implemented": ("·", "yellow")}

@@ -1,4 +1,4 @@
-"""More shared steps for the single-process checks (tokens, stamps, selection, deadlines,
+"""Shared steps for the single-process checks (tokens, stamps, selection, deadlines,
 quarantine): a claim that must hand over a given job, a claim that must find nothing, a finish
 that must be accepted or rejected. Each step checks the call's result and the rows it may touch,
 so a failure always shows the row current vs expected at the step that went wrong.
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from lab.store import Claim
 
-from grader.checks.situations import LEASE_MS, done, leased
-from grader.scenario import Lab
+from .situations import LEASE_MS, done, leased
+from grader.harness.scenario import Lab
 
 
 def claims(lab: Lab, owner: str, now: int, job: int, *, token: int, attempt: int,

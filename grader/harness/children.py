@@ -2,8 +2,8 @@
 
 Used by checks that need true concurrency or a real crash (grader/checks/test_race.py,
 test_crash.py). Children are started with multiprocessing's *spawn* context: a fresh interpreter
-that loads the target from its spec (`grader.target.load`), opens its own connection with
-`lab.store.connect` and installs a `grader.interleave.StatementGate`, so the parent decides when
+that loads the target from its spec (`grader.harness.target.load`), opens its own connection with
+`lab.store.connect` and installs a `grader.harness.interleave.StatementGate`, so the parent decides when
 each of its SQL statements may run. Every wait here is bounded; a child that does not answer in
 time is killed, never waited for forever.
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .config import Config
+from grader.config import Config
 from .messages import text
 from .render import failure_lines
-from .report_text import stability_line
-from .runner import CheckResult
+from .terminal import stability_line
+from grader.results import CheckResult
 
 
 def build(results: list[CheckResult], lang: str, *, target: str, duration: float,

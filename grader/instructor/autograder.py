@@ -1,6 +1,6 @@
-"""`python -m grader.autograder`: the Gradescope run step (called by the bundle's run_autograder).
+"""`python -m grader.instructor.autograder`: the Gradescope run step (called by the bundle's run_autograder).
 
-Finds the student's queue.py under ROOT/submission (grader.submission's rule), grades it in
+Finds the student's queue.py under ROOT/submission (grader.instructor.submission's rule), grades it in
 isolation like one row of `batch`, and writes ROOT/results/results.json: the grader's results,
 or score 0 with the reason (no queue.py, several, timed out, grader failed). ROOT is --root, else
 $AUTOGRADER_ROOT, else /autograder. Always exits 0 once results.json is written: Gradescope shows
@@ -17,12 +17,12 @@ import traceback
 from pathlib import Path
 
 from . import isolated
-from .results_json import write
+from grader.report.results_json import write
 from .submission import NoSubmission, find_queue_py
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader.autograder", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m grader.instructor.autograder", description=__doc__)
     p.add_argument("--root", default=os.environ.get("AUTOGRADER_ROOT", "/autograder"))
     p.add_argument("--timeout", type=float, default=isolated.DEFAULT_LIMIT)
     p.add_argument("--lang", choices=("en", "ja"), default="en")
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         results = grade(root / "submission", args.timeout, args.lang)
     except Exception:  # a bug here must still leave a results.json that says so
-        from .messages import text
+        from grader.report.messages import text
 
         traceback.print_exc()
         results = {"score": 0, "output": text("instructor.autograder-failed", args.lang),
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def grade(submission: Path, timeout: float, lang: str) -> dict:
-    from .messages import text
+    from grader.report.messages import text
 
     try:
         queue_py = find_queue_py(submission)

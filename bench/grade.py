@@ -1,4 +1,4 @@
-"""`python -m grader.bench`: stability and speed of the grader, measured instead of assumed.
+"""`python -m bench.grade`: stability and speed of the grader, measured instead of assumed.
 
 1. Full grades: N consecutive `python -m grader --impl T --json ...` runs of the reference
    solution and of every race/crash/lock mutant in tests/mutants (picked by name prefix; none is
@@ -9,7 +9,7 @@
    read-before-BEGIN mutant, once released at the same instant with no forced interleaving
    (naive) and once in lockstep (the race check's way): how often each catches the bug.
 
-    python -m grader.bench [--runs 50] [--load] [--trials 20] [--json PATH] [--only NAME ...]
+    python -m bench.grade [--runs 50] [--load] [--trials 20] [--json PATH] [--only NAME ...]
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from pathlib import Path
 
 from lab import store
 
-from . import children
-from .interleave import Lockstep
+from grader.harness import children
+from grader.harness.interleave import Lockstep
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "tests" / "mutants"
@@ -175,7 +175,7 @@ def table(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader.bench", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m bench.grade", description=__doc__.split("\n")[0])
     p.add_argument("--runs", type=int, default=50, help="full grades per target (default 50)")
     p.add_argument("--load", action="store_true", help="also run with every core kept busy")
     p.add_argument("--trials", type=int, default=20,

@@ -1,9 +1,11 @@
 """What a student copy of the lab holds, and the checks that it holds nothing it must not.
 
-The student copy (written by `export-student`, and the source inside the Gradescope bundle) is:
-lab/ (the stubs and the provided store), grader/ without the instructor-only modules below,
-pyproject.toml without the solutions package, the lesson (docs/lesson*.md) and .gitignore.
-Never: solutions/, tests/ (the mutant catalogue), bench/, docs/DEVELOPING.md.
+The student copy (written by `export-student`) is: lab/ (the stubs and the provided store),
+grader/ without the instructor package (grader/instructor/, this folder: batch grading, the
+Gradescope bundle, the export itself), pyproject.toml without the solutions package, the lesson
+(docs/lesson*.md) and .gitignore. The Gradescope bundle's source is the student copy plus
+grader/instructor/ (its autograder entry grades in isolation). Never: solutions/, tests/ (the
+mutant catalogue), bench/, docs/DEVELOPING.md.
 """
 
 from __future__ import annotations
@@ -15,15 +17,10 @@ import shutil
 import sys
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
+#: The package only an instructor runs: left out of the student copy as a whole folder.
+INSTRUCTOR_PACKAGE = "grader/instructor"
 
-#: grader/ files only an instructor runs (batch grading and packaging); `python -m grader batch`
-#: in a student copy says "not available in this copy of the grader".
-INSTRUCTOR_ONLY = (
-    "batch.py", "gradebook.py", "class_report.py", "progress.py", "gradescope_bundle.py",
-    "export_student.py", "distribution.py", "templates/class_report*.html",
-    "templates/student_README.md", "templates/gradescope_*", "bench.py", "stability.py",
-)
 SKIPPED = ("__pycache__", "*.pyc", "*.pyo", ".*")
 #: Top-level modules a student copy must never import.
 FORBIDDEN_IMPORTS = ("solutions", "tests", "bench")
@@ -41,13 +38,20 @@ def student_files(root: Path = REPO_ROOT) -> dict[str, Path]:
             rel = path.relative_to(root / package).as_posix()
             if not path.is_file() or _skipped(path.relative_to(root)):
                 continue
-            if package == "grader" and any(fnmatch.fnmatch(rel, p) for p in INSTRUCTOR_ONLY):
+            if f"{package}/{rel}".startswith(INSTRUCTOR_PACKAGE + "/"):
                 continue
             files[f"{package}/{rel}"] = path
     for path in sorted((root / "docs").glob("lesson*.md")):
         files[f"docs/{path.name}"] = path
     files[".gitignore"] = root / ".gitignore"
     return files
+
+
+def instructor_files(root: Path = REPO_ROOT) -> dict[str, Path]:
+    """Relative path -> source file for grader/instructor/ (the bundle's autograder needs it)."""
+    folder = root / INSTRUCTOR_PACKAGE
+    return {path.relative_to(root).as_posix(): path for path in sorted(folder.rglob("*"))
+            if path.is_file() and not _skipped(path.relative_to(root))}
 
 
 def student_pyproject(text: str) -> str:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import jinja2
 
-from .checkdef import CheckInfo
+from grader.checkdef import CheckInfo
 from .gradebook import Row, check_stats, summary
-from .messages import text
+from grader.report.messages import text
 
 TEMPLATES = Path(__file__).with_name("templates")
 

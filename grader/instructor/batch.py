@@ -1,6 +1,6 @@
 """`python -m grader batch DIR [--jobs N] [--out DIR]`: grade a whole class.
 
-Every submission in DIR (a folder, graded by the queue.py that grader.submission finds in it, or
+Every submission in DIR (a folder, graded by the queue.py that grader.instructor.submission finds in it, or
 a single .py file) is graded in its own process and work directory, N at a time, each within a
 wall-clock limit. Writes OUT/gradebook.csv, OUT/class-report.html, and per submission
 OUT/results/<name>.json (its results.json) and OUT/logs/<name>.log (the grader's output).
@@ -19,10 +19,10 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from . import class_report, distribution, gradebook, isolated
-from .checkdef import all_checks as declared_checks
-from .messages import default_lang, text
+from grader.checkdef import all_checks as declared_checks
+from grader.report.messages import default_lang, text
 from .progress import Progress
-from .results_json import write as write_results
+from grader.report.results_json import write as write_results
 from .submission import NoSubmission, Submission, discover, queue_py_of
 
 DEFAULT_OUT = "grades"

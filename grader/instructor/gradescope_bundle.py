@@ -2,8 +2,9 @@
 autograder zip.
 
 The zip holds, at its root: setup.sh (installs python3 if missing and the grader into a venv),
-run_autograder (grades each submission through grader.autograder) and the lab's source as the
-student repository has it (lab/, grader/, pyproject.toml, README.md; no solutions, no mutants).
+run_autograder (grades each submission through grader.instructor.autograder) and the lab's source
+as the student repository has it (lab/, grader/, pyproject.toml, README.md; no solutions, no
+mutants), plus grader/instructor/, where the autograder entry and the isolation live.
 Exit status 0 written, 2 refused.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import shutil
 import sys
 import tempfile
 import zipfile
@@ -21,7 +23,7 @@ import jinja2
 
 from . import distribution, isolated
 from .export_student import TEMPLATES, build
-from .messages import default_lang, text
+from grader.report.messages import default_lang, text
 
 SCRIPTS = {"setup.sh": "gradescope_setup.sh", "run_autograder": "gradescope_run_autograder"}
 LEFT_OUT = (".github/", ".gitignore")  # the student repository's, not the autograder's
@@ -53,6 +55,9 @@ def bundle(out: Path, *, lang: str = "en", timeout: float = isolated.DEFAULT_LIM
     with tempfile.TemporaryDirectory(prefix="leaselab-bundle-") as tmp:
         tree = Path(tmp)
         build(tree, root)
+        for rel, src in distribution.instructor_files(root).items():  # the autograder entry
+            (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, tree / rel)
         out.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
             for name, source in scripts(lang, timeout).items():

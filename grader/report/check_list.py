@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from .checkdef import all_checks
+from grader.checkdef import all_checks
 from .messages import default_lang, text
 
 

@@ -134,7 +134,7 @@ def _work(plan: Plan, clock: SharedClock, pipe, report: Callable) -> None:
 
 def _journal_watch(report: Callable) -> Callable[[str], None]:
     """A trace callback that reports, once, a statement of the target's that changes the
-    journal mode (see grader.journal)."""
+    journal mode (see grader.harness.journal)."""
     seen = []
 
     def watch(sql: str) -> None:

@@ -1,10 +1,10 @@
-"""`python -m grader.stability`: does any verdict change between runs? Measured, not assumed.
+"""`python -m bench.stability`: does any verdict change between runs? Measured, not assumed.
 
 Grades the reference solution and every mutant in tests/mutants with `--repeat N` (each check N
 times on fresh databases) and reports, per target, the checks whose verdict changed (unstable)
 and the wall time. Exit status 0 when nothing was unstable and every target graded.
 
-    python -m grader.stability [--repeat 20] [--jobs 2] [--only NAME ...] [--json PATH]
+    python -m bench.stability [--repeat 20] [--jobs 2] [--only NAME ...] [--json PATH]
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def grade(target: str, repeat: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader.stability", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m bench.stability", description=__doc__.split("\n")[0])
     p.add_argument("--repeat", type=int, default=20)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--only", nargs="*", metavar="NAME")

@@ -1,6 +1,6 @@
 """`python -m grader export-student DIR [--force]`: write the repository students get.
 
-DIR receives the student copy described in grader.distribution (stubs, store, grader, lesson),
+DIR receives the student copy described in grader.instructor.distribution (stubs, store, grader, lesson),
 a README generated from templates/student_README.md (the contract of the three functions from
 the stubs' docstrings, the check catalogue from the registry), and the GitHub Actions workflow
 `.github/workflows/grade.yml`. Refuses a non-empty DIR unless --force, a lab/queue.py that is not
@@ -20,8 +20,8 @@ from pathlib import Path
 import jinja2
 
 from . import distribution
-from .checkdef import all_checks as declared_checks
-from .messages import default_lang, text
+from grader.checkdef import all_checks as declared_checks
+from grader.report.messages import default_lang, text
 
 TEMPLATES = Path(__file__).with_name("templates")
 WORKFLOW = TEMPLATES / "github_workflow.yml"

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .checkdef import CheckInfo
+from grader.checkdef import CheckInfo
 from .isolated import GRADED
 
 

@@ -2,7 +2,7 @@
 three functions wrapped so that every call is recorded on a timeline and its return type is
 checked, and `expect`, which fails the check with the row current vs expected.
 
-Failures are plain dicts (JSON-serialisable, language-neutral); `grader.render` turns them into
+Failures are plain dicts (JSON-serialisable, language-neutral); `grader.report.render` turns them into
 words in English or Japanese.
 """
 

@@ -1,0 +1,12 @@
+"""The harness: everything that loads or runs the code under grade, or its processes.
+
+Lives here: loading the target (`target`), the forked sandbox a check runs in (`sandbox`), what a
+check body sees (`scenario.Lab`: a fresh database, the target's functions wrapped and recorded),
+the cross-process statement barrier (`interleave`), spawned claimers for the race and crash
+checks (`children`), the integration workers (`workers`), the HTTP receiver (`receiver`) and
+spotting a journal-mode switch in traced SQL (`journal`).
+
+May import: `lab`, the standard library and the grader's top-level basics (`grader.results`,
+`grader.checkdef`, `grader.config`). Never `grader.report` (words are not decided here),
+`grader.checks`, `grader.runner`, `grader.quiz`, `grader.instructor` or `grader.cli`.
+"""

@@ -1,0 +1,13 @@
+"""Reports: check results turned into words and files, and every output format.
+
+Lives here: the message catalogue (`messages` + `catalogue/*.json`, English and Japanese), the
+shared rendering of a failure (`render`), the terminal report (`terminal`), the HTML report and
+its SVG timeline (`html`, `timeline_svg`, `templates/`), Gradescope's results.json
+(`results_json`) and the check catalogue as text (`check_list`). A new output format is one
+small module here.
+
+May import: `lab.store` (column names), the standard library, jinja2, and the grader's
+top-level basics (`grader.results`, `grader.checkdef`, `grader.config`). Never
+`grader.harness`: a report only reads results, it never runs or loads the code under grade.
+Never `grader.checks`, `grader.runner`, `grader.quiz`, `grader.instructor` or `grader.cli`.
+"""
