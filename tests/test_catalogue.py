@@ -20,7 +20,7 @@ import pytest
 from grader import checkdef
 from grader.report import messages
 
-GRADER = Path(messages.__file__).parent
+GRADER = Path(checkdef.__file__).parent  # the whole grader package
 CHECKS = GRADER / "checks"
 CATALOGUE_FILES = sorted(messages.CATALOGUE_DIR.glob("*.json"))
 CHECK_TEXTS = ("title", "why", "hint")
