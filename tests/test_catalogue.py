@@ -83,7 +83,9 @@ TEMPLATE_KEY = re.compile(r"""\bt\(\s*["']([a-z0-9_.-]+)["'](?!\s*~)""")
 
 def keys_used_in_templates() -> dict[str, set[str]]:
     used: dict[str, set[str]] = {}
-    for path in sorted((GRADER / "templates").glob("*")):
+    templates = sorted(GRADER.glob("*/templates/*"))
+    assert templates, "no templates found under grader/*/templates/"
+    for path in templates:
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             for key in TEMPLATE_KEY.findall(line):
                 used.setdefault(key, set()).add(f"{path.name}:{n}")
