@@ -35,7 +35,7 @@ REGISTRY: dict[str, CheckInfo] = {}
 #: The order the check modules are run and reported in: the order the lesson tells its rules.
 MODULE_ORDER = (
     "boundaries", "tokens", "stamps", "selection", "deadlines", "quarantine",
-    "transactions", "work_once", "lock_probe", "race", "crash", "integration",
+    "transactions", "work_once", "lock_probe", "race", "crash", "integration", "differential",
 )
 
 

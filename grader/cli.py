@@ -33,12 +33,22 @@ def parser() -> argparse.ArgumentParser:
                    help="multiply every check's wall-clock safety timeout (slow machines)")
     p.add_argument("--repeat", type=_positive, default=1, metavar="N",
                    help="run every check N times on fresh databases; flag unstable verdicts")
+    p.add_argument("--replay", type=_seed, default=1, metavar="SEED", dest="seed",
+                   help="draw the random timelines from SEED (a failure prints the seed that "
+                        "replays it; default: %(default)s)")
     p.add_argument("--detail", choices=configs.DETAILS,
                    help="what failures show: full (default), actual-only (no expected values), "
                         "none (title and why only)")
     p.add_argument("--config", metavar="PATH",
                    help="instructor config (TOML): detail and Gradescope visibility per check")
     return p
+
+
+def _seed(text: str) -> int:
+    value = int(text)
+    if not 0 <= value < 2 ** 63:
+        raise argparse.ArgumentTypeError("must be a whole number from 0 to 2**63-1")
+    return value
 
 
 def _positive(text: str) -> int:
@@ -89,7 +99,7 @@ def grade(argv: list[str]) -> int:
     try:
         config = configs.load(args.config, set(all_checks()))
         results = run_checks(args.impl, lang=lang, timeout_scale=args.timeout_scale,
-                             select=args.select, repeat=args.repeat)
+                             select=args.select, repeat=args.repeat, seed=args.seed)
     except (configs.ConfigError, GraderError) as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2

@@ -20,14 +20,14 @@ class GraderError(Exception):
 
 
 def run_checks(impl: str, *, lang: str = "en", timeout_scale: float = 1.0,
-               select: str | None = None, repeat: int = 1) -> list[CheckResult]:
+               select: str | None = None, repeat: int = 1, seed: int = 1) -> list[CheckResult]:
     """Grade `impl` (module name or .py path); `select` is a pytest -k expression; `repeat`
-    runs every check that many times on fresh databases."""
+    runs every check that many times on fresh databases; `seed` draws the random timelines."""
     args = [
         str(CHECKS_DIR), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
         "-q", "--no-header", "--tb=no", "-p", "pytest_jsonreport.plugin",
         f"--impl={impl}", f"--lang={lang}", f"--timeout-scale={timeout_scale}",
-        f"--repeat={repeat}",
+        f"--repeat={repeat}", f"--seed={seed}",
         "--json-report-file=none", "--json-report-omit", "log", "streams",
     ]
     if select:

@@ -23,6 +23,8 @@ def pytest_addoption(parser):
                     help="multiply every check's wall-clock safety timeout")
     group.addoption("--repeat", type=int, default=1,
                     help="run every check N times, each on a fresh database")
+    group.addoption("--seed", type=int, default=1,
+                    help="the seed random timelines are drawn from")
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's own -k deselection sees the items
@@ -67,6 +69,7 @@ class Graded:
         self.scale = request.config.getoption("--timeout-scale")
         self.lang = request.config.getoption("--lang") or default_lang()
         self.repeat = max(1, request.config.getoption("--repeat"))
+        self.seed = request.config.getoption("--seed")
 
     def run(self, check_id, body, timeout):
         """Run the check `repeat` times; the reported result is the first that did not pass."""
@@ -81,7 +84,7 @@ class Graded:
         if self.preflight is not None:
             return self.preflight
         with tempfile.TemporaryDirectory(prefix="leaselab-") as workdir:
-            return sandbox.run(lambda: scenario.run_check(body, self.spec, workdir),
+            return sandbox.run(lambda: scenario.run_check(body, self.spec, workdir, self.seed),
                                timeout=timeout * self.scale)
 
 

@@ -10,7 +10,7 @@ from lab.store import Claim
 from grader.checkdef import check
 from .situations import LEASE_MS, a_holds_the_job, done, leased
 
-@check("finish-before-expiry", points=3)
+@check("finish-before-expiry", points=2)
 def test_finish_before_expiry(lab):
     """A finishes 1 ms before its lease ends: accepted."""
     job, a, row = a_holds_the_job(lab)
@@ -22,13 +22,13 @@ def test_finish_exactly_at_expiry(lab):
     job, a, row = a_holds_the_job(lab)
     lab.expect(lab.finish(a, now=LEASE_MS), False, job=job, row=row)
 
-@check("finish-after-expiry", points=3)
+@check("finish-after-expiry", points=2)
 def test_finish_after_expiry(lab):
     """A finishes 1 ms after its lease ended: rejected, the row unchanged."""
     job, a, row = a_holds_the_job(lab)
     lab.expect(lab.finish(a, now=LEASE_MS + 1), False, job=job, row=row)
 
-@check("reclaim-before-expiry", points=3)
+@check("reclaim-before-expiry", points=2)
 def test_reclaim_before_expiry(lab):
     """B asks for work 1 ms before A's lease ends: nothing to claim, A's row untouched."""
     job, a, row = a_holds_the_job(lab)
@@ -43,7 +43,7 @@ def test_reclaim_exactly_at_expiry(lab):
                         lease_until=2 * LEASE_MS),
                job=job, row=leased(row, "B", token=2, attempts=2, lease_until=2 * LEASE_MS))
 
-@check("reclaim-after-expiry", points=3)
+@check("reclaim-after-expiry", points=2)
 def test_reclaim_after_expiry(lab):
     """B asks for work 1 ms after A's lease ended: B gets the job with token=2."""
     job, a, row = a_holds_the_job(lab)

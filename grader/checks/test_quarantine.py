@@ -14,7 +14,7 @@ def quarantined(row: dict) -> dict:
     return expected_row(row, status="quarantined")
 
 
-@check("quarantine-before-new-token", points=4)
+@check("quarantine-before-new-token", points=3)
 def test_quarantine_before_new_token(lab):
     """max_attempts=2: A claims, expires, B claims, expires; C's claim quarantines the job
     before any new token: C gets nothing, the row keeps token=2, attempts=2, owner B."""
@@ -25,7 +25,7 @@ def test_quarantine_before_new_token(lab):
                    detail="quarantine.not-before-new-token")
 
 
-@check("quarantine-spares-valid-lease", points=3)
+@check("quarantine-spares-valid-lease", points=2)
 def test_quarantine_spares_valid_lease(lab):
     """A holds the job on its last attempt (max_attempts=1): claims by others before
     lease_until neither take nor quarantine it, and A's finish lands."""
@@ -37,7 +37,7 @@ def test_quarantine_spares_valid_lease(lab):
     finishes(lab, a, now=LEASE_MS - 1, accepted=True, detail="quarantine.holder-finish-rejected")
 
 
-@check("quarantine-past-deadline", points=3)
+@check("quarantine-past-deadline", points=2)
 def test_quarantine_past_deadline(lab):
     """At 1000 ms job 1 (lease expired at 400, deadline 500) and job 3 (never claimed, deadline
     exactly 1000) are both quarantined, tokens unchanged, by the claim that hands job 2 to B."""

@@ -9,7 +9,7 @@ from .steps import claims, claims_nothing, finishes
 from grader.harness.scenario import expected_row
 
 
-@check("lesson-timeline", points=5)
+@check("lesson-timeline", points=4)
 def test_lesson_timeline(lab):
     """The lesson's story: A claims at 0 ms, B re-claims at 1000 ms, A's late finish at 1001 ms
     is rejected and B's row untouched; B's own finish then lands."""
@@ -22,7 +22,7 @@ def test_lesson_timeline(lab):
              owner="B", token=b.token)
 
 
-@check("same-name-restart", points=5)
+@check("same-name-restart", points=4)
 def test_same_name_restart(lab):
     """A's lease runs out; A, restarted under the same name, claims its job again (token=2).
     The stamp of A's earlier run (token=1) is rejected; the new run's stamp is accepted."""
@@ -36,7 +36,7 @@ def test_same_name_restart(lab):
              owner="A", token=new.token)
 
 
-@check("valid-lease-never-handed-over", points=3)
+@check("valid-lease-never-handed-over", points=2)
 def test_valid_lease_never_handed_over(lab):
     """While A's lease is valid, nobody (not B, not C, not A asking again) gets the job and the
     row never changes; A's finish still lands."""

@@ -72,9 +72,10 @@ def stamp(claim: Claim | None) -> dict | None:
 class Lab:
     """One check's world: a fresh database file and the target under grade."""
 
-    def __init__(self, target, workdir: str, target_spec: str | None = None):
+    def __init__(self, target, workdir: str, target_spec: str | None = None, seed: int = 1):
         self.target = target
         self.target_spec = target_spec  # what --impl said: for checks that start processes
+        self.seed = seed  # what the random timelines are drawn from (--replay SEED)
         self.dir = Path(workdir)
         self.path = self.dir / "queue.db"
         self.timeline: list[dict] = []
@@ -253,7 +254,8 @@ def where(exc: BaseException) -> str | None:
     return where
 
 
-def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str) -> dict:
+def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
+              seed: int = 1) -> dict:
     """Child side of one check: load the target, run the body, turn every ending into a result."""
     from . import target as targets
 
@@ -261,7 +263,7 @@ def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str) -> 
         module = targets.load(target_spec)
     except targets.TargetError as exc:
         return {"outcome": "errored", "kind": exc.kind, "params": exc.params}
-    lab = Lab(module, workdir, target_spec)
+    lab = Lab(module, workdir, target_spec, seed)
     try:
         body(lab)
         return {"outcome": "passed"}

@@ -9,6 +9,7 @@ from _finish_parts import CONDITIONS, finish_where
 from _kit import work_once_with
 
 EXPECT_FAIL = {"finish-at-expiry"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 
 
 finish = finish_where(*(c.replace(":now < lease_until", ":now <= lease_until")

@@ -8,6 +8,7 @@ from _kit import reference_finish as finish
 from _kit import work_once_with
 
 EXPECT_FAIL = {"deadline-clamp", "finish-at-deadline"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 
 claim = claim_with(update=UPDATE.replace("MIN(:now + :lease_ms, deadline)", ":now + :lease_ms"))
 work_once = work_once_with(claim, finish)

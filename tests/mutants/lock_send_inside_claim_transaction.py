@@ -11,6 +11,7 @@ from _kit import reference_finish as finish
 
 EXPECT_FAIL = {"integration-run", "lock-free-during-send", "work-once-fresh-clock",
                "work-once-send-raises"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 EXPECT_TEXT = {"lock-free-during-send": "database is locked",
                "integration-run": "database is locked"}
 

@@ -8,6 +8,7 @@ from _kit import reference_finish as finish
 from _kit import work_once_with
 
 EXPECT_FAIL = {"quarantine-past-deadline"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 
 claim = claim_with(quarantine=QUARANTINE.replace(
     "(attempts >= max_attempts OR deadline <= :now)", "attempts >= max_attempts"))

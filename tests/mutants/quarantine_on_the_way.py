@@ -10,6 +10,7 @@ from _kit import work_once_with
 from lab.store import Claim
 
 EXPECT_FAIL = {"quarantine-past-deadline"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 
 
 def claim(conn, owner, now, lease_ms):

@@ -10,6 +10,7 @@ from _kit import work_once_with
 from lab.store import Claim
 
 EXPECT_FAIL = {"integration-run", "lowest-id-first"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 
 CONDITIONS = "attempts < max_attempts AND deadline > :now ORDER BY id LIMIT 1"
 

@@ -7,6 +7,7 @@ from _kit import reference_claim as claim
 from _kit import work_once_with
 
 EXPECT_FAIL = {"forged-stamp-lease-until"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 
 finish = finish_without("lease_until = :lease_until")
 work_once = work_once_with(claim, finish)

@@ -8,6 +8,7 @@ from _kit import reference_claim as claim
 from _kit import work_once_with
 
 EXPECT_FAIL = {"double-finish-rejected", "finish-on-quarantined-rejected"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 
 finish = finish_without("status = 'leased'")
 work_once = work_once_with(claim, finish)

@@ -9,6 +9,7 @@ from _kit import reference_claim as claim
 from _kit import work_once_with
 
 EXPECT_FAIL = {"finish-on-quarantined-rejected"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 EXPECT_TEXT = {"finish-on-quarantined-rejected": "only a leased row may be finished"}
 
 finish = finish_where(*(c.replace("status = 'leased'", "status <> 'done'") for c in CONDITIONS))

@@ -7,6 +7,7 @@ from _kit import reference_claim as claim
 from _kit import reference_finish as finish
 
 EXPECT_FAIL = {"work-once-send-raises"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 EXPECT_TEXT = {"work-once-send-raises": "send was called 2 time(s)"}
 
 

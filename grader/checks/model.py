@@ -1,0 +1,103 @@
+"""The contract as an executable model: the queue's rules in plain Python, no SQL, no transactions.
+
+Its answers (return values and rows) are the expected ones for the differential check
+(`timelines`): a timeline is played against the code under grade and against this model, and
+every return value and every row must agree. The model is written from the course contract
+(the README's contract section), rule by rule, not from the reference solution; the project's
+tests prove the two agree on thousands of random timelines.
+
+Rows are dicts with the columns of `lab.store.COLUMNS`, as `lab.store.get_job` returns them.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from lab.store import COLUMNS, Claim
+
+PENDING, LEASED, DONE, QUARANTINED = "pending", "leased", "done", "quarantined"
+
+
+class QueueModel:
+    """The jobs table and the three functions of the contract, on a logical clock."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, dict] = {}
+
+    # -- the store (provided to students; operator actions) ---------------------------------
+    def enqueue(self, qty: int, deadline: int, max_attempts: int = 3) -> int:
+        """Insert a pending job (ids count up from 1, as SQLite's rowid does here)."""
+        job = max(self.rows, default=0) + 1
+        self.rows[job] = {"id": job, "qty": qty, "status": PENDING, "owner": None,
+                          "lease_until": None, "token": 0, "attempts": 0,
+                          "max_attempts": max_attempts, "deadline": deadline,
+                          "finished_at": None}
+        return job
+
+    def requeue(self, job: int) -> None:
+        """A quarantined job back to pending: attempts 0, no owner, no lease, the token kept."""
+        row = self.rows.get(job)
+        if row is None or row["status"] != QUARANTINED:
+            raise ValueError(f"job {job} is not quarantined")
+        row.update(status=PENDING, attempts=0, owner=None, lease_until=None)
+
+    def set_row(self, job: int, **values) -> None:
+        """An operator's direct edit (quarantine by hand, a deadline moved earlier)."""
+        unknown = set(values) - set(COLUMNS)
+        if unknown:
+            raise ValueError(f"not a column: {sorted(unknown)}")
+        self.rows[job].update(values)
+
+    def row(self, job: int) -> dict | None:
+        row = self.rows.get(job)
+        return None if row is None else {column: row[column] for column in COLUMNS}
+
+    # -- the contract ------------------------------------------------------------------------
+    @staticmethod
+    def lease_not_valid(row: dict, now: int) -> bool:
+        """Never claimed, or its lease has run out: `pending`, or `leased` with lease_until <= now."""
+        return row["status"] == PENDING or (row["status"] == LEASED and row["lease_until"] <= now)
+
+    def claim(self, owner: str, now: int, lease_ms: int) -> Claim | None:
+        # 1. Quarantine every job whose lease is not valid and that is out of attempts or past
+        #    its deadline. Nothing else changes (no new token).
+        for row in self.rows.values():
+            if self.lease_not_valid(row, now) and (row["attempts"] >= row["max_attempts"]
+                                                   or row["deadline"] <= now):
+                row["status"] = QUARANTINED
+        # 2. The claimable job with the lowest id.
+        claimable = [job for job, row in sorted(self.rows.items())
+                     if self.lease_not_valid(row, now) and row["attempts"] < row["max_attempts"]
+                     and row["deadline"] > now]
+        if not claimable:
+            return None
+        # 3. A new generation of the lease, clamped to the job's deadline.
+        row = self.rows[claimable[0]]
+        row.update(status=LEASED, owner=owner, token=row["token"] + 1,
+                   attempts=row["attempts"] + 1,
+                   lease_until=min(now + lease_ms, row["deadline"]))
+        # 4. The values now stored in the row.
+        return Claim(id=row["id"], qty=row["qty"], owner=row["owner"], token=row["token"],
+                     attempt=row["attempts"], lease_until=row["lease_until"])
+
+    def finish(self, claim: Claim, now: int) -> bool:
+        """Done only if the row is leased, matches the stamp in every field, and both the lease
+        and the deadline remain; otherwise False and the row unchanged."""
+        row = self.rows.get(claim.id)
+        if (row is None or row["status"] != LEASED or row["owner"] != claim.owner
+                or row["token"] != claim.token or row["attempts"] != claim.attempt
+                or row["lease_until"] != claim.lease_until
+                or not now < row["lease_until"] or not now < row["deadline"]):
+            return False
+        row.update(status=DONE, finished_at=now)
+        return True
+
+    def work_once(self, owner: str, send: Callable[[Claim], object], clock: Callable[[], int],
+                  lease_ms: int) -> bool | None:
+        """Claim with one reading of the clock, send with nothing held, finish with a fresh one.
+        If send raises, the exception propagates and the job stays leased as claimed."""
+        stamp = self.claim(owner, clock(), lease_ms)
+        if stamp is None:
+            return None
+        send(stamp)
+        return self.finish(stamp, clock())

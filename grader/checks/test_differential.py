@@ -1,0 +1,169 @@
+"""Random timelines against the contract's model: the bugs no hand-picked scenario happens to show.
+
+Many short random timelines (grader.checks.generate) are played against the code under grade and
+against `model.QueueModel`, each on a fresh database; after every step the return value (its
+exact type included), what send was given, every row and the connection's transaction state
+must be what the model says. The first timeline that differs is shrunk to a minimal one
+(grader.checks.shrink) and played once more through the Lab, so the failure reads like every
+other: what was done, what came back vs what was expected, the row current vs expected. The
+seed is printed; `python -m grader --replay SEED -k random-timelines` plays the same timelines.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from grader.checkdef import check
+from grader.harness.scenario import CheckFailed, Lab, TargetRaised, one_line, show
+
+from . import generate
+from .model import QueueModel
+from .shrink import shrink
+from .timelines import (Difference, Outcome, Step, compare, first_difference, play_step,
+                        stamps_after)
+
+TIMELINES = 100  # about 0.5 s for a correct claim on a RAM disk, 1.2 s on an ordinary one
+
+
+@check("random-timelines", points=10, timeout=20.0)
+def test_random_timelines(lab):
+    """Random timelines of enqueues, claims, finishes, work_once and operator edits: every
+    return value and every row as the contract's model says."""
+    scratch = Path(tempfile.mkdtemp(prefix="leaselab-timelines-", dir=_ram_disk()))
+    try:
+        for index in range(TIMELINES):
+            steps = generate.timeline(lab.seed, index)
+            if first_difference(steps, lab.target, scratch / f"{index}.db") is not None:
+                small = shrink(steps, lambda s: _differs(s, lab.target, scratch))
+                replay(lab, small, index)
+                lab.fail("timeline-unreproduced", seed=lab.seed, index=index)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _ram_disk() -> str | None:
+    """A RAM-backed folder where there is one: every timeline is a fresh database file."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+
+
+def _differs(steps: list[Step], module, scratch: Path) -> bool:
+    path = scratch / "shrink.db"
+    try:
+        return first_difference(steps, module, path) is not None
+    finally:
+        for suffix in ("", "-journal"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+# -- the shrunk timeline, once more through the Lab (recorded on its timeline) --------------------
+class LabQueue:
+    """claim / finish / work_once of the code under grade through the Lab's wrappers, which
+    record each call on the timeline and check return types."""
+
+    def __init__(self, lab: Lab):
+        self.lab = lab
+        self.raised: TargetRaised | None = None  # what the last call raised, with its line
+        self.actor: str | None = None  # who finishes: the stamp's real owner, if forged
+
+    def claim(self, owner, now, lease_ms):
+        return self._through(lambda: self.lab.claim(owner, now=now, lease_ms=lease_ms))
+
+    def finish(self, claim, now):
+        return self._through(lambda: self.lab.finish(claim, now=now, actor=self.actor))
+
+    def work_once(self, owner, send, clock, lease_ms):
+        return self._through(lambda: self.lab.work_once(owner, send, clock, lease_ms))
+
+    def _through(self, call):
+        try:
+            return call()
+        except TargetRaised as raised:
+            raised.event["raised"] = one_line(raised.exc)
+            self.raised = raised
+            raise raised.exc from None
+
+
+class LabOperator:
+    """The operator's actions and the rows, on the Lab's own connection."""
+
+    def __init__(self, lab: Lab):
+        self.lab, self.conn = lab, lab.conn
+
+    def enqueue(self, qty, deadline, max_attempts):
+        return self.lab.enqueue(qty=qty, deadline=deadline, max_attempts=max_attempts)
+
+    def requeue(self, job):
+        self.lab.requeue(job)
+
+    def set_row(self, job, **values):
+        self.lab.set_row(job, **values)
+
+    def row(self, job):
+        return self.lab.row(job)
+
+    def count(self) -> int:
+        return self.lab.observer.execute("SELECT count(*) FROM jobs").fetchone()[0]
+
+
+def replay(lab: Lab, steps: list[Step], index: int) -> None:
+    """Play the shrunk timeline through the Lab and fail at the step that differs."""
+    lab.note("timeline.random.replay", seed=lab.seed, index=index, steps=len(steps))
+    queue, operator, model = LabQueue(lab), LabOperator(lab), QueueModel()
+    stamps: list = []
+    for number, step in enumerate(steps):
+        expected = play_step(step, model, model, stamps)
+        _narrate(lab, step, stamps)
+        stamp = stamps[step.ref] if step.op == "finish" and step.ref < len(stamps) else None
+        queue.raised, queue.actor = None, stamp.owner if stamp else None
+        got = play_step(step, queue, operator, stamps, passthrough=(CheckFailed,))
+        difference = compare(number, got, expected, operator, model)
+        if difference is not None:
+            job = stamp.id if stamp else _job_of(step, got, expected)
+            explain(lab, step, difference, got, expected, queue.raised, model, job)
+        stamps_after(step, expected, stamps)
+
+
+def _narrate(lab: Lab, step: Step, stamps: list) -> None:
+    """What the timeline's own lines do not show: a forged field, how send behaves."""
+    if step.op == "finish" and step.forge and step.ref < len(stamps):
+        name, value = step.forge
+        lab.note("timeline.random.forged", field=name, value=show(value),
+                 real=show(getattr(stamps[step.ref], name)))
+    if step.op == "work_once":
+        key = "timeline.random.send-raises" if step.send_error else "timeline.random.send-takes"
+        lab.note(key, ms=step.send_ms, error=step.send_error)
+
+
+def explain(lab: Lab, step: Step, difference: Difference, got: Outcome, expected: Outcome,
+            raised: TargetRaised | None, model: QueueModel, job: int | None) -> None:
+    """Fail the check with the standard report for what differed (`job`: the row to show)."""
+    what = difference.what
+    if what == "raised" and raised is not None and expected.raised is None:
+        raise raised  # the code under grade raised: errored, with the line in its file
+    if what == "raised":
+        lab.fail("timeline-not-raised", error=expected.raised, came_back=show(got.returned))
+    if what == "returned":
+        lab.expect(got.returned, expected.returned, job=job,
+                   row=model.row(job) if job is not None else None, detail="timeline-returned")
+    if what == "sent":
+        lab.fail("timeline-sent", sent=show(got.sent), expected=show(expected.sent))
+    if what == "transaction":
+        lab.fail("timeline-transaction-open", function=step.op)
+    if what == "row":
+        lab.expect_row(difference.job, difference.expected, detail="timeline-row",
+                       number=difference.job)
+    lab.fail("timeline-rows", count=difference.got, expected=difference.expected)
+
+
+def _job_of(step: Step, got: Outcome, expected: Outcome) -> int | None:
+    """The job whose row to show beside a wrong return value."""
+    for value in (expected.returned, got.returned):
+        if hasattr(value, "id") and isinstance(value.id, int):
+            return value.id
+    if step.op in ("requeue", "quarantine", "move_deadline"):
+        return step.job
+    return None
