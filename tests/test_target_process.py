@@ -215,13 +215,16 @@ def test_setup_sql_temp_trigger_fault_and_rollback(reference):
     and re-raises; B (no trigger: TEMP) and the judge are not blocked."""
     target, path, judge = reference
     target.execute("A", "CREATE TEMP TRIGGER fault BEFORE UPDATE ON jobs"
-                        " WHEN NEW.status = 'leased' BEGIN SELECT RAISE(ABORT, 'injected fault'); END")
+                        " WHEN NEW.status = 'leased' AND harness_count('fault')"
+                        " BEGIN SELECT RAISE(ABORT, 'injected fault'); END")
+    assert target.count("fault") == 0
     with pytest.raises(RaisedInTarget) as raised:
         target.claim("A", "A", 0, LEASE_MS)
     assert raised.value.sqlite_error == "IntegrityError"
     assert raised.value.message == "IntegrityError: injected fault"
     assert raised.value.where.startswith("solutions") and "queue.py:" in raised.value.where
     assert [sql for _, sql in target.statements][-1] == "ROLLBACK"
+    assert target.count("fault") == 1  # counted although the statement was aborted
     assert target.in_transaction("A") is False
     judge.execute("BEGIN IMMEDIATE")  # the write lock is free
     judge.execute("ROLLBACK")
@@ -535,10 +538,12 @@ def test_values_that_are_not_plain_data_arrive_as_type_and_bounded_repr(liars, c
 
 
 ENDERS = """
-import os, sys, threading
+import os, signal, sys, threading
 
 
 def claim(conn, owner, now, lease_ms):
+    if owner == "sigterm":
+        os.kill(os.getpid(), signal.SIGTERM)
     os._exit(7)
 
 
@@ -564,6 +569,16 @@ def test_os_exit_in_a_call_is_an_ended_process(tmp_path):
         target.claim("A", "A", 0, LEASE_MS)
     assert ended.value.code == 7 and ended.value.during == "claim"
     assert gone(target.pid)
+    judge.close()
+
+
+def test_a_signal_in_a_call_is_an_ended_process(tmp_path):
+    path, judge = fresh_db(tmp_path)
+    target = start(write_target(tmp_path, ENDERS), path)
+    with pytest.raises(TargetEnded) as ended:
+        target.claim("A", "sigterm", 0, LEASE_MS)
+    assert ended.value.signal == "SIGTERM" and ended.value.code is None
+    assert "signal SIGTERM" in str(ended.value)
     judge.close()
 
 

@@ -10,6 +10,7 @@ pickle) and waits for its "ready". Its methods mirror what a check does with the
     finish(conn, claim, now)              (same)
     work_once(conn, owner, send, clock, lease_ms)
     in_transaction(conn)                  -> bool
+    count(key)                            how often SQL in the target called harness_count(key)
     statements                            [(conn, sql), ...] traced during the last call
     close()                               kill the process group, for sure
 
@@ -204,6 +205,14 @@ class TargetProcess:
             self._fail("in_transaction did not answer a bool")
         return value
 
+    def count(self, key: str) -> int:
+        """How often SQL in the target called `harness_count(key)` (every opened connection
+        has it): a TEMP trigger's WHEN clause counts its firings with it, even those that abort."""
+        value = self._call({"op": "count", "key": _name(key)})
+        if type(value) is not int:
+            self._fail("count did not answer an int")
+        return value
+
     def claim(self, conn: str, owner: str, now: int, lease_ms: int) -> Any:
         return self._call({"op": "claim", "conn": _name(conn), "owner": _str(owner),
                            "now": _int(now), "lease_ms": _int(lease_ms)})
@@ -261,8 +270,8 @@ class TargetProcess:
             self._fail(f"expected ready, got {_what(message)}")
         try:
             wire.keys(message, ("msg", "pid"), what="ready")
-            if wire.integer(message["pid"], "pid") != self.pid:
-                raise wire.WireError("ready from another pid")
+            # the server's own pid: the Popen pid unless `python` is a wrapper that forks
+            self.server_pid = wire.integer(message["pid"], "pid")
         except wire.WireError as exc:
             self._fail(str(exc))
         self._check_quiet()

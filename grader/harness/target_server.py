@@ -11,6 +11,7 @@ Judge -> target (requests; `id` is the judge's call number, echoed in the reply)
     {"op": "open", "id", "conn", "path", "busy_timeout_ms"}   lab.store.connect, traced
     {"op": "execute", "id", "conn", "sql", "params": [scalar, ...]}   setup SQL (TEMP triggers)
     {"op": "in_transaction", "id", "conn"}
+    {"op": "count", "id", "key"}   how often SQL called harness_count(key) (fault triggers)
     {"op": "claim", "id", "conn", "owner", "now", "lease_ms"}
     {"op": "finish", "id", "conn", "claim": {id, qty, owner, token, attempt, lease_until}, "now"}
     {"op": "work_once", "id", "conn", "owner", "lease_ms"}   send and clock call back
@@ -113,6 +114,7 @@ class Server:
         self.conns: dict[str, sqlite3.Connection] = {}
         self.stack: list[_Call] = []
         self.callbacks = 0
+        self.counts: dict[str, int] = {}
         self.thread = threading.get_ident()
 
     def serve(self) -> None:
@@ -163,11 +165,14 @@ class Server:
             conn = store.connect(_field(request, "path", str),
                                  busy_timeout_ms=_field(request, "busy_timeout_ms", int))
             conn.set_trace_callback(lambda sql, name=name: self.trace(name, sql))
+            conn.create_function("harness_count", 1, self.count)
             old = self.conns.pop(name, None)
             if old is not None:
                 old.close()
             self.conns[name] = conn
             return None
+        if op == "count":
+            return self.counts.get(_field(request, "key", str), 0)
         conn = self.conn(request)
         if op == "execute":
             params = _field(request, "params", list)
@@ -197,6 +202,12 @@ class Server:
         if name not in self.conns:
             raise _Refused(f"no connection named {name[:40]!r}")
         return self.conns[name]
+
+    def count(self, key) -> int:
+        """SQL function harness_count(key): counts, returns 1 (a trigger's WHEN can call it)."""
+        key = _clean(str(key), wire.MAX_NAME)
+        self.counts[key] = self.counts.get(key, 0) + 1
+        return 1
 
     def trace(self, conn: str, sql: str) -> None:
         if not self.stack:
