@@ -123,6 +123,9 @@ def test_statements_are_traced_per_call_on_named_connections(reference):
     assert sql[0] == "BEGIN IMMEDIATE" and sql[-1] == "COMMIT" and len(sql) == 5
     assert target.in_transaction("A") is False
     assert target.statements == []  # in_transaction runs no SQL
+    target.claim("A", "B", 0, LEASE_MS)
+    target.sync()
+    assert len(target.statements) == 5  # sync keeps the last call's statements
 
 
 def test_work_once_with_a_nested_claim_inside_send(tmp_path, reference):
@@ -352,6 +355,7 @@ def test_output_on_fds_0_to_20_is_not_taken_for_an_answer(tmp_path):
         got = target.claim("A", "A", 0, LEASE_MS)
         assert got == Claim(id=1, qty=5, owner="A", token=1, attempt=1, lease_until=1000)
         assert target.in_transaction("A") is False
+        target.sync()  # nothing the target wrote reached the channel
     judge.close()
 
 
@@ -409,13 +413,15 @@ _REPLY = b'{"msg":"reply","id":2,"value":{"kind":"none"},"statements":[],"droppe
     (b'{"a":' + b"[" * 200_000 + b"]" * 200_000 + b"}\n", "nested too deeply"),
     (b'{"a":"' + b"x" * (wire.MAX_LINE + 10), "over"),
     (_REPLY + b"}\n" + _REPLY + b"}\n", "output after a message"),
+    (_REPLY + b"}\n", "out of turn|output after a message"),  # well-formed: see sync()
 ], ids=lambda value: value if isinstance(value, str) else "payload")
 def test_writing_on_the_channel_itself_is_a_protocol_error(tmp_path, payload, why):
     path, judge = fresh_db(tmp_path)
     spec = write_target(tmp_path, f"PAYLOAD = {payload!r}\n" + FINDER)
     target = start(spec, path)
     with pytest.raises(ProtocolError, match=why):
-        target.claim("A", "A", 0, LEASE_MS)
+        target.claim("A", "A", 0, LEASE_MS)  # call 2: the forged replies carry id 2
+        target.sync()  # a well-formed forgery was taken; the real reply comes out of turn here
     assert gone(target.pid)
     with pytest.raises(TargetClosed):
         target.claim("A", "A", 0, LEASE_MS)

@@ -11,6 +11,7 @@ pickle) and waits for its "ready". Its methods mirror what a check does with the
     work_once(conn, owner, send, clock, lease_ms)
     in_transaction(conn)                  -> bool
     count(key)                            how often SQL in the target called harness_count(key)
+    sync()                                a round trip with a random nonce (see below)
     statements                            [(conn, sql), ...] traced during the last call
     close()                               kill the process group, for sure
 
@@ -22,6 +23,10 @@ plain data arrives as `Foreign(type, repr)`; an exception the target raised come
 turn, output after a reply — is a `ProtocolError`, and the process is killed. A target that
 ends is `TargetEnded`; one that does not answer within `timeout` seconds of being given control
 (a safety net, not a clock) is `TargetTimeout`. After either the proxy is closed.
+
+The code under grade shares its process with the server, so it can find the channel and write a
+well-formed reply of its own. The server's real reply still follows, one message too many: call
+`sync()` before deciding a verdict, and such a forgery is a ProtocolError (out of turn).
 
 Callbacks: during work_once the target asks for `send(claim)` or `clock()`; the proxy calls the
 judge's own callables, which may call the proxy again (nested calls, served by the target before
@@ -37,6 +42,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import os
+import random
 import select
 import signal
 import subprocess
@@ -212,6 +218,15 @@ class TargetProcess:
         if type(value) is not int:
             self._fail("count did not answer an int")
         return value
+
+    def sync(self) -> None:
+        """One more round trip, with a nonce the target cannot know in advance: afterwards every
+        message the target sent has been accounted for (a forged extra reply shows up here)."""
+        nonce = random.SystemRandom().randrange(1, 2**62)
+        statements, dropped = self.statements, self.dropped
+        if self._call({"op": "sync", "nonce": nonce}) != nonce:
+            self._fail("sync answered another nonce")
+        self.statements, self.dropped = statements, dropped  # sync is not a call to report
 
     def claim(self, conn: str, owner: str, now: int, lease_ms: int) -> Any:
         return self._call({"op": "claim", "conn": _name(conn), "owner": _str(owner),

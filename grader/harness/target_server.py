@@ -12,6 +12,7 @@ Judge -> target (requests; `id` is the judge's call number, echoed in the reply)
     {"op": "execute", "id", "conn", "sql", "params": [scalar, ...]}   setup SQL (TEMP triggers)
     {"op": "in_transaction", "id", "conn"}
     {"op": "count", "id", "key"}   how often SQL called harness_count(key) (fault triggers)
+    {"op": "sync", "id", "nonce"}   echoes the nonce: the judge's proof the stream is in step
     {"op": "claim", "id", "conn", "owner", "now", "lease_ms"}
     {"op": "finish", "id", "conn", "claim": {id, qty, owner, token, attempt, lease_until}, "now"}
     {"op": "work_once", "id", "conn", "owner", "lease_ms"}   send and clock call back
@@ -171,6 +172,8 @@ class Server:
                 old.close()
             self.conns[name] = conn
             return None
+        if op == "sync":
+            return _field(request, "nonce", int)
         if op == "count":
             return self.counts.get(_field(request, "key", str), 0)
         conn = self.conn(request)
