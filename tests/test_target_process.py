@@ -493,6 +493,15 @@ RESULTS = {
 
 
 def claim(conn, owner, now, lease_ms):
+    if owner == "many-statements":
+        conn.execute("SELECT '" + "x" * 100_000 + "'")
+        for n in range(2_000):
+            conn.execute("SELECT ?", (n,))
+        return None
+    if owner == "escaped-statements":  # each traced line is ~6x longer once JSON-escaped
+        for _ in range(600):
+            conn.execute("SELECT '" + "\x01" * 3_900 + "'")
+        return None
     return RESULTS[owner]()
 
 
@@ -609,7 +618,8 @@ def test_system_exit_in_a_nested_call_ends_the_process_even_if_the_outer_call_ca
 
 def test_a_hang_is_a_timeout_and_the_process_is_killed(tmp_path):
     path, judge = fresh_db(tmp_path)
-    target = start(write_target(tmp_path, ENDERS), path, timeout=1.0)
+    target = start(write_target(tmp_path, ENDERS), path)
+    target.timeout = 1.0  # for the hanging call only
     started = time.monotonic()
     with pytest.raises(TargetTimeout) as timed_out:
         target.work_once("A", "hang", lambda claim: None, Clock(0), LEASE_MS)
@@ -655,6 +665,18 @@ def test_errors_are_described_as_data(tmp_path):
         with pytest.raises(RaisedInTarget):
             target.claim("A", "A", 0, LEASE_MS)
     judge.close()
+
+
+def test_statements_are_bounded_and_the_rest_counted(liars):
+    target, _ = liars
+    assert target.claim("A", "many-statements", 0, LEASE_MS) is None
+    assert len(target.statements) == wire.MAX_STATEMENTS and target.dropped == 2_001 - 500
+    first = target.statements[0][1]
+    assert len(first) == wire.MAX_SQL and first.startswith("SELECT 'xxx") and first[-1] == "…"
+    assert target.statements[1] == ("A", "SELECT 0")
+    assert target.claim("A", "escaped-statements", 0, LEASE_MS) is None  # too big for one line
+    assert target.statements == [] and target.dropped == 600
+    target.sync()
 
 
 CALLBACK_ABUSE = """
