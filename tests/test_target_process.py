@@ -48,7 +48,8 @@ class Clock:
         return self.now
 
 
-def fresh_db(tmp_path: Path, name: str = "queue.db", jobs: int = 3) -> tuple[Path, sqlite3.Connection]:
+def fresh_db(tmp_path: Path, name: str = "queue.db",
+             jobs: int = 3) -> tuple[Path, sqlite3.Connection]:
     """A database with `jobs` pending jobs (qty 5, 6, ...) and the judge's own connection to it."""
     path = tmp_path / name
     conn = store.connect(path, busy_timeout_ms=1000)
