@@ -3,8 +3,10 @@
 Lives here: loading the target (`target`), the forked sandbox a check runs in (`sandbox`), what a
 check body sees (`scenario.Lab`: a fresh database, the target's functions wrapped and recorded),
 the cross-process statement barrier (`interleave`), spawned claimers for the race and crash
-checks (`children`), the integration workers (`workers`), the HTTP receiver (`receiver`) and
-spotting a journal-mode switch in traced SQL (`journal`).
+checks (`children`), the integration workers (`workers`), the HTTP receiver (`receiver`),
+spotting a journal-mode switch in traced SQL (`journal`), and the target process (not used yet):
+the code under grade in a process of its own (`target_server`) that the judge drives through a
+proxy (`target_client`) over a data-only, strictly validated line protocol (`wire`).
 
 May import: `lab`, the standard library and the grader's top-level basics (`grader.results`,
 `grader.checkdef`, `grader.config`). Never `grader.report` (words are not decided here),

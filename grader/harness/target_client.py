@@ -1,0 +1,565 @@
+"""The judge's side of the target process: start it, call into it, believe only validated data.
+
+`TargetProcess(spec)` starts `python -m grader.harness.target_server` (subprocess.Popen with
+`pass_fds`, a new session so the whole process group can be killed; no multiprocessing, no
+pickle) and waits for its "ready". Its methods mirror what a check does with the code under grade:
+
+    open(name, path, busy_timeout_ms)     a traced lab.store connection in the target, by name
+    execute(name, sql, params)            setup SQL on it (TEMP triggers); params JSON scalars
+    claim(conn, owner, now, lease_ms)     -> None | bool | int | str | Claim | Foreign
+    finish(conn, claim, now)              (same)
+    work_once(conn, owner, send, clock, lease_ms)
+    in_transaction(conn)                  -> bool
+    count(key)                            how often SQL in the target called harness_count(key)
+    sync()                                a round trip with a random nonce (see below)
+    statements                            [(conn, sql), ...] traced during the last call
+    close()                               kill the process group, for sure
+
+Message shapes are in `target_server`'s docstring. Every message from the target is checked
+field by field: known keys only, exact types (`type(x) is int`, bools are not ints, 64-bit
+range), bounded strings; a Claim is rebuilt here from six checked fields. A value that is not
+plain data arrives as `Foreign(type, repr)`; an exception the target raised comes out as
+`RaisedInTarget`. Anything irregular — a malformed line, an unknown message, a reply out of
+turn, output after a reply — is a `ProtocolError`, and the process is killed. A target that
+ends is `TargetEnded`; one that does not answer within `timeout` seconds of being given control
+(a safety net, not a clock) is `TargetTimeout`. After either the proxy is closed.
+
+The code under grade shares its process with the server, so it can find the channel and write a
+well-formed reply of its own. The server's real reply still follows, one message too many: call
+`sync()` before deciding a verdict, and such a forgery is a ProtocolError (out of turn).
+
+Callbacks: during work_once the target asks for `send(claim)` or `clock()`; the proxy calls the
+judge's own callables, which may call the proxy again (nested calls, served by the target before
+the callback's answer). A callable that raises `SendFailed(message)` makes the target raise its
+own SendFailed; any other exception in a callable kills the target and propagates to the judge
+(the judge's exceptions never travel through the code under grade).
+
+This module never imports the code under grade, and nothing it receives is unpickled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import os
+import random
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from typing import Any, Callable
+
+from lab.store import BUSY_TIMEOUT_MS, Claim
+
+from . import wire
+
+CALL_TIMEOUT = 10.0  # seconds the target may keep control before it is taken as hung
+START_TIMEOUT = 20.0  # a fresh interpreter that imports the target, on a loaded machine
+_SCALARS = (type(None), bool, int, str)
+
+
+class TargetProcessError(Exception):
+    """The target process cannot be believed or used any more (the proxy is closed)."""
+
+
+class ProtocolError(TargetProcessError):
+    """The target process sent something the protocol does not allow."""
+
+
+class TargetEnded(TargetProcessError):
+    """The target process ended (exited or was killed) while the judge waited for it."""
+
+    def __init__(self, returncode: int | None, during: str | None):
+        self.returncode = returncode
+        self.during = during
+        self.signal = (signal.Signals(-returncode).name
+                       if returncode is not None and returncode < 0 else None)
+        self.code = returncode if returncode is not None and returncode >= 0 else None
+        how = f"signal {self.signal}" if self.signal else f"exit code {self.code}"
+        super().__init__(f"the target process ended ({how}) during {during or 'start-up'}")
+
+
+class TargetTimeout(TargetProcessError):
+    """The target did not answer within the safety-net timeout; it has been killed."""
+
+    def __init__(self, timeout: float, during: str | None):
+        self.timeout = timeout
+        self.during = during
+        super().__init__(f"no answer within {timeout:g} s during {during or 'start-up'}")
+
+
+class TargetLoadError(TargetProcessError):
+    """The target could not be loaded (what grader.harness.target.TargetError says)."""
+
+    def __init__(self, kind: str, params: dict):
+        super().__init__(kind, params)
+        self.kind = kind
+        self.params = params
+
+
+class TargetClosed(TargetProcessError):
+    """The proxy was closed (explicitly, or after an error above)."""
+
+
+class RequestRefused(TargetProcessError):
+    """The target server refused a request of the judge's (an unknown connection name)."""
+
+
+class SendFailed(Exception):
+    """Raise this from a judge-side send/clock: the target raises its own SendFailed(message)."""
+
+
+class RaisedInTarget(Exception):
+    """A call into the target raised. Only data: the exception itself stayed in the target."""
+
+    def __init__(self, function: str, type: str, message: str, where: str | None,
+                 not_implemented: bool, sqlite_error: str | None, send_failed: str | None,
+                 chain: list[str]):
+        super().__init__(message)
+        self.function = function
+        self.type = type  # "module.QualName"; builtins bare: "ValueError"
+        self.message = message  # "Name: first line of the message"
+        self.where = where  # file:line in the target's code, if any frame was there
+        self.not_implemented = not_implemented
+        self.sqlite_error = sqlite_error  # "OperationalError", ... for sqlite3 errors
+        self.send_failed = send_failed  # "same": the very SendFailed a callback raised
+        self.chain = chain  # one line per __cause__/__context__, innermost last
+
+
+@dataclasses.dataclass(frozen=True)
+class Foreign:
+    """A value that is not plain data: its type's name and a bounded repr, nothing more."""
+
+    type: str
+    repr: str
+
+    def __repr__(self) -> str:
+        return self.repr
+
+
+@dataclasses.dataclass
+class _Frame:
+    call_id: int
+    op: str
+    send: Callable | None = None
+    clock: Callable | None = None
+    next_cb: int | None = None
+
+
+class TargetProcess:
+    """A proxy for the code under grade, running in a process of its own."""
+
+    def __init__(self, spec: str, *, cwd: str | None = None, env: dict | None = None,
+                 log: str | None = None, timeout: float = CALL_TIMEOUT,
+                 start_timeout: float = START_TIMEOUT, python: str = sys.executable):
+        self.spec = spec
+        self.timeout = timeout
+        self.statements: list[tuple[str, str]] = []  # traced during the last call
+        self.dropped = 0  # statements of the last call not kept (over the limit)
+        self.calls = 0
+        self._stack: list[_Frame] = []
+        self._buffer = b""
+        self._closed: str | None = None
+        self._thread = threading.get_ident()
+        self._last_cb = 0
+        to_target, self._out = os.pipe()
+        self._in, from_target = os.pipe()
+        log_file = open(log, "ab") if log else subprocess.DEVNULL
+        try:
+            self._process = subprocess.Popen(
+                [python, "-m", "grader.harness.target_server",
+                 "--in", str(to_target), "--out", str(from_target), spec],
+                pass_fds=(to_target, from_target), stdin=subprocess.DEVNULL,
+                stdout=log_file, stderr=log_file, cwd=cwd, env=env, start_new_session=True,
+                close_fds=True)
+        except BaseException:
+            os.close(self._in)
+            os.close(self._out)
+            raise
+        finally:
+            os.close(to_target)
+            os.close(from_target)
+            if log:
+                log_file.close()
+        os.set_blocking(self._out, False)
+        self.pid = self._process.pid
+        self._finalizer = weakref.finalize(self, _kill, self._process, self._in, self._out)
+        try:
+            self._start(start_timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- the calls ---------------------------------------------------------------------------------
+    def open(self, name: str, path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+        self._expect_none(self._call({"op": "open", "conn": _name(name), "path": str(path),
+                                      "busy_timeout_ms": _int(busy_timeout_ms)}), "open")
+
+    def execute(self, name: str, sql: str, params: tuple | list = ()) -> None:
+        params = list(params)
+        if any(type(p) not in (type(None), int, float, str) for p in params):
+            raise TypeError("execute: parameters must be None, int, float or str")
+        self._expect_none(self._call({"op": "execute", "conn": _name(name), "sql": str(sql),
+                                      "params": params}), "execute")
+
+    def in_transaction(self, conn: str) -> bool:
+        value = self._call({"op": "in_transaction", "conn": _name(conn)})
+        if type(value) is not bool:
+            self._fail("in_transaction did not answer a bool")
+        return value
+
+    def count(self, key: str) -> int:
+        """How often SQL in the target called `harness_count(key)` (every opened connection
+        has it): a TEMP trigger's WHEN clause counts its firings with it, even those that abort."""
+        value = self._call({"op": "count", "key": _name(key)})
+        if type(value) is not int:
+            self._fail("count did not answer an int")
+        return value
+
+    def sync(self) -> None:
+        """One more round trip, with a nonce the target cannot know in advance: afterwards every
+        message the target sent has been accounted for (a forged extra reply shows up here)."""
+        nonce = random.SystemRandom().randrange(1, 2**62)
+        statements, dropped = self.statements, self.dropped
+        if self._call({"op": "sync", "nonce": nonce}) != nonce:
+            self._fail("sync answered another nonce")
+        self.statements, self.dropped = statements, dropped  # sync is not a call to report
+
+    def claim(self, conn: str, owner: str, now: int, lease_ms: int) -> Any:
+        return self._call({"op": "claim", "conn": _name(conn), "owner": _str(owner),
+                           "now": _int(now), "lease_ms": _int(lease_ms)})
+
+    def finish(self, conn: str, claim: Claim, now: int) -> Any:
+        if type(claim) is not Claim:
+            raise TypeError("finish: the stamp must be a lab.store.Claim")
+        fields = dataclasses.asdict(claim)
+        for name, kind in wire.CLAIM_FIELDS:
+            _int(fields[name]) if kind is int else _str(fields[name])
+        return self._call({"op": "finish", "conn": _name(conn), "claim": fields,
+                           "now": _int(now)})
+
+    def work_once(self, conn: str, owner: str, send: Callable[[Any], Any],
+                  clock: Callable[[], int], lease_ms: int) -> Any:
+        return self._call({"op": "work_once", "conn": _name(conn), "owner": _str(owner),
+                           "lease_ms": _int(lease_ms)}, send=send, clock=clock)
+
+    def close(self) -> None:
+        """Kill the target's process group and reap it; idempotent."""
+        if self._closed is None:
+            self._closed = "closed"
+        self._finalizer()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.poll()
+
+    def __enter__(self) -> "TargetProcess":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- the exchange ------------------------------------------------------------------------------
+    def _start(self, timeout: float) -> None:
+        message = self._recv(timeout, "start-up")
+        kind = message.get("msg")
+        if kind == "load-error":
+            try:
+                wire.keys(message, ("msg", "kind", "params"), what="load-error")
+                error_kind = wire.string(message["kind"], "load-error kind", wire.MAX_NAME)
+                params = wire.obj(message["params"], "load-error params")
+                if len(params) > 10:
+                    raise wire.WireError("load-error params: too many")
+                for key, value in params.items():
+                    wire.string(key, "load-error param name", wire.MAX_NAME)
+                    if type(value) is not int:
+                        wire.string(value, "load-error param", wire.MAX_MESSAGE)
+            except wire.WireError as exc:
+                self._fail(str(exc))
+            self.close()
+            raise TargetLoadError(error_kind, dict(params))
+        if kind != "ready":
+            self._fail(f"expected ready, got {_what(message)}")
+        try:
+            wire.keys(message, ("msg", "pid"), what="ready")
+            # the server's own pid: the Popen pid unless `python` is a wrapper that forks
+            self.server_pid = wire.integer(message["pid"], "pid")
+        except wire.WireError as exc:
+            self._fail(str(exc))
+        self._check_quiet()
+
+    def _call(self, request: dict, send: Callable | None = None,
+              clock: Callable | None = None) -> Any:
+        if self._closed is not None:
+            raise TargetClosed(f"the target process is closed ({self._closed})")
+        if threading.get_ident() != self._thread:
+            raise RuntimeError("a TargetProcess is used from the thread that started it only")
+        if len(self._stack) >= wire.MAX_NESTING:
+            raise RuntimeError("calls nested too deeply")
+        self.calls += 1
+        frame = _Frame(self.calls, request["op"], send, clock)
+        request["id"] = frame.call_id
+        self._stack.append(frame)
+        try:
+            self._send(request, frame.op)
+            while True:
+                message = self._recv(self.timeout, frame.op)
+                kind = message.get("msg")
+                if kind == "callback":
+                    self._callback(frame, message)
+                elif kind == "reply":
+                    return self._reply(frame, message)
+                else:
+                    self._fail(f"{_what(message)} during {frame.op}")
+        except (TargetProcessError, RaisedInTarget):
+            raise
+        except BaseException:  # the judge's own callable raised: never send it through the target
+            self._abandon("a judge callback raised")
+            raise
+        finally:
+            self._stack.pop()
+
+    def _reply(self, frame: _Frame, message: dict) -> Any:
+        try:
+            outcome = [k for k in ("value", "raised", "refused") if k in message]
+            if len(outcome) != 1:
+                raise wire.WireError("reply needs exactly one of value, raised, refused")
+            wire.keys(message, ("msg", "id", "statements", "dropped") + tuple(outcome),
+                      what="reply")
+            if wire.integer(message["id"], "reply id") != frame.call_id:
+                raise wire.WireError(f"reply to call {message['id']} during call "
+                                     f"{frame.call_id} ({frame.op}): out of turn")
+            statements = self._statements(message["statements"])
+            dropped = wire.integer(message["dropped"], "dropped")
+            if dropped < 0:
+                raise wire.WireError("dropped is negative")
+            if outcome == ["value"]:
+                value = decode_value(message["value"])
+            elif outcome == ["raised"]:
+                value = decode_error(message["raised"], frame.op)
+            else:
+                value = RequestRefused(wire.string(message["refused"], "refused",
+                                                   wire.MAX_MESSAGE))
+        except wire.WireError as exc:
+            self._fail(str(exc))
+        self._check_quiet()
+        self.statements, self.dropped = statements, dropped
+        if isinstance(value, RaisedInTarget):
+            raise value
+        if isinstance(value, RequestRefused):
+            raise value
+        return value
+
+    def _callback(self, frame: _Frame, message: dict) -> None:
+        try:
+            name = message.get("name")
+            if name not in ("send", "clock"):
+                raise wire.WireError("callback: unknown name")
+            wire.keys(message, ("msg", "id", "cb", "name") + (("arg",) if name == "send" else ()),
+                      what="callback")
+            if wire.integer(message["id"], "callback id") != frame.call_id:
+                raise wire.WireError("callback for another call: out of turn")
+            if frame.op != "work_once":
+                raise wire.WireError(f"callback during {frame.op}")
+            cb = wire.integer(message["cb"], "callback number")
+            if cb != self._last_cb + 1:
+                raise wire.WireError("callback number out of sequence")
+            arg = decode_value(message["arg"]) if name == "send" else None
+        except wire.WireError as exc:
+            self._fail(str(exc))
+        self._check_quiet()
+        self._last_cb = cb
+        try:
+            result = frame.send(arg) if name == "send" else frame.clock()
+        except SendFailed as failed:
+            answer = {"op": "raise", "cb": cb,
+                      "message": str(failed)[:wire.MAX_MESSAGE]}
+        except BaseException:  # the judge's own error (a nested call's included): stop here
+            self._abandon(f"the judge's {name} raised")
+            raise
+        else:
+            if type(result) not in _SCALARS and type(result) is not float:
+                raise TypeError(f"the judge's {name} returned a {type(result).__name__}: "
+                                "only None, bool, int, float or str can go to the target")
+            answer = {"op": "return", "cb": cb, "value": result}
+        self._send(answer, frame.op)
+
+    def _statements(self, value) -> list[tuple[str, str]]:
+        items = wire.array(value, "statements", wire.MAX_STATEMENTS)
+        out = []
+        for item in items:
+            pair = wire.array(item, "statement", 2)
+            if len(pair) != 2:
+                raise wire.WireError("statement is not [conn, sql]")
+            out.append((wire.string(pair[0], "statement conn", wire.MAX_NAME),
+                        wire.string(pair[1], "statement sql", wire.MAX_SQL)))
+        return out
+
+    # -- the pipes ---------------------------------------------------------------------------------
+    def _send(self, message: dict, during: str) -> None:
+        data = wire.encode(message)
+        deadline = time.monotonic() + self.timeout
+        while data:
+            try:
+                data = data[os.write(self._out, data):]
+            except BlockingIOError:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._timeout(during)
+                select.select([], [self._out], [], left)
+            except BrokenPipeError:
+                self._ended(during)
+
+    def _recv(self, timeout: float, during: str) -> dict:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            if len(self._buffer) >= wire.MAX_LINE:
+                self._fail(f"a message over {wire.MAX_LINE} bytes")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._timeout(during)
+            ready, _, _ = select.select([self._in], [], [], left)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(self._in, 1 << 16)
+            except OSError as exc:
+                if exc.errno in (errno.EINTR, errno.EAGAIN):
+                    continue
+                raise
+            if not chunk:
+                if self._buffer:
+                    self._fail("the channel closed in the middle of a message")
+                self._ended(during)
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            return wire.decode(line)
+        except wire.WireError as exc:
+            self._fail(str(exc))
+
+    def _check_quiet(self) -> None:
+        # The target waits for the judge after every message: anything already behind it
+        # was written by something else.
+        if self._buffer:
+            self._fail("output after a message, before the judge answered")
+
+    # -- endings -----------------------------------------------------------------------------------
+    def _fail(self, why: str):
+        self._abandon(f"protocol error: {why}")
+        raise ProtocolError(why)
+
+    def _timeout(self, during: str):
+        self._abandon("timed out")
+        raise TargetTimeout(self.timeout, during)
+
+    def _ended(self, during: str):
+        try:
+            code = self._process.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:  # closed the channel yet runs on
+            self._fail("the target closed the channel")
+        self._abandon("ended")
+        raise TargetEnded(code, during)
+
+    def _abandon(self, why: str) -> None:
+        if self._closed is None:
+            self._closed = why
+        self._finalizer()
+
+    def _expect_none(self, value, op: str) -> None:
+        if value is not None:
+            self._fail(f"{op} answered {value!r}")
+
+
+def _kill(process: subprocess.Popen, *fds: int) -> None:
+    for kill in (lambda: os.killpg(process.pid, signal.SIGKILL),
+                 lambda: process.kill()):
+        try:
+            kill()
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:  # an unkillable process (stuck in the kernel): leave it
+        pass
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+# -- values ----------------------------------------------------------------------------------------
+def decode_value(value) -> Any:
+    """A VALUE from the target back to None / bool / int / str / Claim / Foreign."""
+    value = wire.obj(value, "value")
+    kind = value.get("kind")
+    if kind == "none":
+        wire.keys(value, ("kind",), what="none value")
+        return None
+    if kind in ("bool", "int", "str"):
+        wire.keys(value, ("kind", "value"), what=f"{kind} value")
+        if kind == "bool":
+            return wire.boolean(value["value"], "value")
+        if kind == "int":
+            return wire.integer(value["value"], "value")
+        return wire.string(value["value"], "value", wire.MAX_STR)
+    if kind == "claim":
+        wire.keys(value, ("kind", "value"), what="claim value")
+        fields = wire.obj(value["value"], "claim")
+        wire.keys(fields, tuple(name for name, _ in wire.CLAIM_FIELDS), what="claim")
+        return Claim(**{name: wire.integer(fields[name], f"claim {name}") if field_type is int
+                        else wire.string(fields[name], f"claim {name}", wire.MAX_STR)
+                        for name, field_type in wire.CLAIM_FIELDS})
+    if kind == "other":
+        wire.keys(value, ("kind", "type", "repr"), what="other value")
+        return Foreign(wire.string(value["type"], "type", wire.MAX_NAME),
+                       wire.string(value["repr"], "repr", wire.MAX_REPR))
+    raise wire.WireError("value of unknown kind")
+
+
+def decode_error(error, function: str) -> RaisedInTarget:
+    """An ERROR from the target as a RaisedInTarget (only checked data in it)."""
+    error = wire.obj(error, "raised")
+    wire.keys(error, ("type", "message", "where", "not_implemented", "sqlite_error",
+                      "send_failed", "chain"), what="raised")
+    send_failed = error["send_failed"]
+    if send_failed not in (None, "same", "instance"):
+        raise wire.WireError("raised: send_failed is not null, same or instance")
+    chain = wire.array(error["chain"], "chain", wire.MAX_CHAIN)
+    return RaisedInTarget(
+        function,
+        type=wire.string(error["type"], "raised type", wire.MAX_NAME),
+        message=wire.string(error["message"], "raised message", wire.MAX_MESSAGE),
+        where=wire.optional_string(error["where"], "raised where", wire.MAX_MESSAGE),
+        not_implemented=wire.boolean(error["not_implemented"], "not_implemented"),
+        sqlite_error=wire.optional_string(error["sqlite_error"], "sqlite_error", wire.MAX_NAME),
+        send_failed=send_failed,
+        chain=[wire.string(line, "chain entry", wire.MAX_MESSAGE) for line in chain],
+    )
+
+
+def _what(message: dict) -> str:
+    kind = message.get("msg")
+    return f"a {kind[:20]!r} message" if type(kind) is str else "a message without msg"
+
+
+def _name(name) -> str:
+    if type(name) is not str or not name or len(name) > wire.MAX_NAME:
+        raise TypeError("a connection name is a non-empty str")
+    return name
+
+
+def _int(value) -> int:
+    if type(value) is not int or not wire.INT_MIN <= value <= wire.INT_MAX:
+        raise TypeError(f"expected a 64-bit int, got {type(value).__name__}")
+    return value
+
+
+def _str(value) -> str:
+    if type(value) is not str or len(value) > wire.MAX_STR:
+        raise TypeError(f"expected a str, got {type(value).__name__}")
+    return value

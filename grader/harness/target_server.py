@@ -1,0 +1,463 @@
+"""The target process: the only process that imports the code under grade. It answers the judge's
+calls over two pipes, one JSON line per message (`wire`), and sends nothing but plain data.
+
+Started by `target_client` as `python -m grader.harness.target_server --in R --out W SPEC`, with
+stdin on /dev/null and stdout/stderr on a log (or /dev/null). Before the target is imported the
+two channel fds are moved to random high numbers and the originals closed, so a target that
+prints, or writes to fds 0-20, does not write on the channel.
+
+Judge -> target (requests; `id` is the judge's call number, echoed in the reply):
+
+    {"op": "open", "id", "conn", "path", "busy_timeout_ms"}   lab.store.connect, traced
+    {"op": "execute", "id", "conn", "sql", "params": [scalar, ...]}   setup SQL (TEMP triggers)
+    {"op": "in_transaction", "id", "conn"}
+    {"op": "count", "id", "key"}   how often SQL called harness_count(key) (fault triggers)
+    {"op": "sync", "id", "nonce"}   echoes the nonce: the judge's proof the stream is in step
+    {"op": "claim", "id", "conn", "owner", "now", "lease_ms"}
+    {"op": "finish", "id", "conn", "claim": {id, qty, owner, token, attempt, lease_until}, "now"}
+    {"op": "work_once", "id", "conn", "owner", "lease_ms"}   send and clock call back
+    {"op": "return", "cb", "value": scalar} | {"op": "raise", "cb", "message"}   a callback's answer
+    {"op": "close"}
+
+Target -> judge:
+
+    {"msg": "ready", "pid"} | {"msg": "load-error", "kind", "params": {str: str | int}}
+    {"msg": "callback", "id", "cb", "name": "send", "arg": VALUE} | {..., "name": "clock"}
+    {"msg": "reply", "id", "value": VALUE | "raised": ERROR | "refused": str,
+     "statements": [[conn, sql], ...], "dropped": int}
+
+    VALUE: {"kind": "none"} | {"kind": "bool" | "int" | "str", "value"}
+           | {"kind": "claim", "value": {six fields}} | {"kind": "other", "type", "repr"}
+    ERROR: {"type", "message", "where", "not_implemented", "sqlite_error", "send_failed", "chain"}
+
+The kind is decided by exact type (`type(x) is int`): an int subclass, a Claim subclass or a Claim
+holding a non-int field is "other", with its type's name and a bounded repr. While a callback
+waits for its answer the judge may send further requests (nested calls, served in order). A call
+that raises SystemExit ends the process with its code; a request the server cannot make sense of
+(a judge bug) ends it with code 3. `statements` are the SQL traced during the call (not during
+calls nested in it), on every connection opened here.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import random
+import reprlib
+import resource
+import sqlite3
+import sys
+import threading
+import traceback
+
+from lab import store
+from lab.store import Claim
+
+from . import target as targets
+from . import wire
+
+PROTOCOL_BUG = 3  # exit code: the judge sent something this server does not understand
+_HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class SendFailed(Exception):
+    """Raised inside the target when the judge's send (or clock) fails: the judge said "raise"."""
+
+
+class _Refused(Exception):
+    """The request names something that does not exist here (an unknown connection)."""
+
+
+class _Call:
+    """One call being served: the statements traced during it, the errors its callbacks raised."""
+
+    def __init__(self, request: dict):
+        self.request = request
+        self.statements: list[list[str]] = []
+        self.dropped = 0
+        self.raised: list[SendFailed] = []
+
+
+class Channel:
+    """Line-delimited JSON over two fds: requests in, replies out."""
+
+    def __init__(self, read_fd: int, write_fd: int):
+        self.read_fd, self.write_fd = read_fd, write_fd
+        self.buffer = b""
+
+    def recv(self) -> dict | None:
+        """The next request, or None when the judge has closed its end."""
+        while b"\n" not in self.buffer:
+            if len(self.buffer) > wire.MAX_LINE:
+                _bug("request too long")
+            chunk = os.read(self.read_fd, 65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        try:
+            return wire.decode(line, floats=True)
+        except wire.WireError as exc:
+            _bug(str(exc))
+
+    def send(self, message: dict) -> None:
+        data = wire.encode(message)
+        while data:
+            data = data[os.write(self.write_fd, data):]
+
+
+class Server:
+    """Serves requests on a channel for the loaded target module."""
+
+    def __init__(self, module, channel: Channel):
+        self.module = module
+        self.channel = channel
+        self.conns: dict[str, sqlite3.Connection] = {}
+        self.stack: list[_Call] = []
+        self.callbacks = 0
+        self.counts: dict[str, int] = {}
+        self.thread = threading.get_ident()
+
+    def serve(self) -> None:
+        while True:
+            request = self.channel.recv()
+            if request is None or request.get("op") == "close":
+                return
+            self.dispatch(request)
+
+    # -- one call --------------------------------------------------------------------------------
+    def dispatch(self, request: dict) -> None:
+        if len(self.stack) >= wire.MAX_NESTING:
+            _bug("calls nested too deeply")
+        call_id = request.get("id")
+        if type(call_id) is not int:
+            _bug("request without an id")
+        call = _Call(request)
+        self.stack.append(call)
+        try:
+            value = self.run(call)
+        except _Refused as refused:
+            reply = {"refused": str(refused)}
+        except SystemExit as exc:
+            os._exit(_exit_code(exc.code))
+        except BaseException as exc:  # the target's error, whatever it is, goes back as data
+            try:
+                reply = {"raised": describe_error(exc, call.raised)}
+            except BaseException:  # a hostile exception class: say only that it was one
+                reply = {"raised": {"type": "?", "message": "?", "where": None,
+                                    "not_implemented": False, "sqlite_error": None,
+                                    "send_failed": None, "chain": []}}
+        else:
+            reply = {"value": encode_value(value)}
+        finally:
+            self.stack.pop()
+        reply.update(msg="reply", id=call_id, statements=call.statements, dropped=call.dropped)
+        try:
+            self.channel.send(reply)
+        except wire.WireError:  # too many statements to fit one line: drop them, say how many
+            reply.update(statements=[], dropped=call.dropped + len(call.statements))
+            self.channel.send(reply)
+
+    def run(self, call: _Call):
+        request = call.request
+        op = request.get("op")
+        if op == "open":
+            name = _field(request, "conn", str)
+            conn = store.connect(_field(request, "path", str),
+                                 busy_timeout_ms=_field(request, "busy_timeout_ms", int))
+            conn.set_trace_callback(lambda sql, name=name: self.trace(name, sql))
+            conn.create_function("harness_count", 1, self.count)
+            old = self.conns.pop(name, None)
+            if old is not None:
+                old.close()
+            self.conns[name] = conn
+            return None
+        if op == "sync":
+            return _field(request, "nonce", int)
+        if op == "count":
+            return self.counts.get(_field(request, "key", str), 0)
+        conn = self.conn(request)
+        if op == "execute":
+            params = _field(request, "params", list)
+            if any(type(p) not in (type(None), int, float, str) for p in params):
+                _bug("execute: a parameter that is not a scalar")
+            conn.execute(_field(request, "sql", str), params)
+            return None
+        if op == "in_transaction":
+            return bool(conn.in_transaction)
+        if op == "claim":
+            return self.module.claim(conn, _field(request, "owner", str),
+                                     _field(request, "now", int), _field(request, "lease_ms", int))
+        if op == "finish":
+            fields = _field(request, "claim", dict)
+            if set(fields) != {name for name, _ in wire.CLAIM_FIELDS} or any(
+                    type(fields[name]) is not kind for name, kind in wire.CLAIM_FIELDS):
+                _bug("finish: not a claim")
+            return self.module.finish(conn, Claim(**fields), _field(request, "now", int))
+        if op == "work_once":
+            return self.module.work_once(conn, _field(request, "owner", str),
+                                         self.callback(call, "send"), self.callback(call, "clock"),
+                                         _field(request, "lease_ms", int))
+        _bug(f"unknown op {str(op)[:40]!r}")
+
+    def conn(self, request: dict) -> sqlite3.Connection:
+        name = _field(request, "conn", str)
+        if name not in self.conns:
+            raise _Refused(f"no connection named {name[:40]!r}")
+        return self.conns[name]
+
+    def count(self, key) -> int:
+        """SQL function harness_count(key): counts, returns 1 (a trigger's WHEN can call it)."""
+        key = _clean(str(key), wire.MAX_NAME)
+        self.counts[key] = self.counts.get(key, 0) + 1
+        return 1
+
+    def trace(self, conn: str, sql: str) -> None:
+        if not self.stack:
+            return
+        call = self.stack[-1]
+        if len(call.statements) < wire.MAX_STATEMENTS:
+            call.statements.append([conn, _clean(sql, wire.MAX_SQL)])
+        else:
+            call.dropped += 1
+
+    # -- callbacks -------------------------------------------------------------------------------
+    def callback(self, call: _Call, name: str):
+        """The `send` or `clock` handed to work_once: asks the judge, serves nested requests."""
+        server = self
+
+        def send(claim):
+            return server.ask(call, "send", encode_value(claim))
+
+        def clock():
+            return server.ask(call, "clock", None)
+
+        return send if name == "send" else clock
+
+    def ask(self, call: _Call, name: str, arg: dict | None):
+        if threading.get_ident() != self.thread or not self.stack or self.stack[-1] is not call:
+            raise RuntimeError(f"{name} called outside the work_once call it was given to")
+        self.callbacks += 1
+        cb = self.callbacks
+        message = {"msg": "callback", "id": call.request["id"], "cb": cb, "name": name}
+        if name == "send":
+            message["arg"] = arg
+        self.channel.send(message)
+        while True:
+            request = self.channel.recv()
+            if request is None or request.get("op") == "close":
+                os._exit(0)  # the judge is gone or done: nothing to answer to
+            op = request.get("op")
+            if op in ("return", "raise"):
+                if request.get("cb") != cb:
+                    _bug("answer to another callback")
+                if op == "return":
+                    value = request.get("value")
+                    if type(value) not in (type(None), bool, int, float, str):
+                        _bug("callback value is not a scalar")
+                    return value
+                error = SendFailed(_field(request, "message", str))
+                call.raised.append(error)
+                raise error
+            self.dispatch(request)  # a nested call, made by the judge from inside its callback
+
+
+# -- values and errors as plain data ---------------------------------------------------------------
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 4, 200, 400, 100
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = 20
+
+
+def encode_value(value) -> dict:
+    """`value` as plain data, its kind decided by its exact type."""
+    kind = type(value)
+    if value is None:
+        return {"kind": "none"}
+    if kind is bool:
+        return {"kind": "bool", "value": value}
+    if kind is int and wire.INT_MIN <= value <= wire.INT_MAX:
+        return {"kind": "int", "value": value}
+    if kind is str and len(value) <= wire.MAX_STR and _utf8(value):
+        return {"kind": "str", "value": value}
+    if kind is Claim:
+        fields = {name: vars(value).get(name) for name, _ in wire.CLAIM_FIELDS}
+        if all(_plain(fields[name], field_type) for name, field_type in wire.CLAIM_FIELDS):
+            return {"kind": "claim", "value": fields}
+    return {"kind": "other", "type": type_name(kind), "repr": safe_repr(value)}
+
+
+def _plain(value, kind) -> bool:
+    if type(value) is not kind:
+        return False
+    if kind is int:
+        return wire.INT_MIN <= value <= wire.INT_MAX
+    return len(value) <= wire.MAX_STR and _utf8(value)
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def type_name(kind: type) -> str:
+    """`module.QualName` of a type; builtins by their bare name."""
+    try:
+        module = kind.__module__
+        name = kind.__qualname__
+        text = name if module == "builtins" else f"{module}.{name}"
+    except BaseException:
+        text = "?"
+    return _clean(str(text), wire.MAX_NAME)
+
+
+def safe_repr(value) -> str:
+    """A bounded repr; never raises (a repr that fails says so)."""
+    try:
+        text = _REPR.repr(value)
+        if type(text) is not str:
+            raise TypeError("repr did not return a str")
+    except BaseException as exc:
+        text = f"<{type_name(type(value))} whose repr raised {type(exc).__name__}>"
+    return _clean(text, wire.MAX_REPR)
+
+
+def describe_error(exc: BaseException, raised_by_callbacks: list) -> dict:
+    """What the judge needs to know of an exception the target raised."""
+    if any(exc is error for error in raised_by_callbacks):
+        send_failed = "same"
+    elif isinstance(exc, SendFailed):
+        send_failed = "instance"
+    else:
+        send_failed = None
+    return {
+        "type": type_name(type(exc)),
+        "message": one_line(exc),
+        "where": where(exc),
+        "not_implemented": isinstance(exc, NotImplementedError),
+        "sqlite_error": _sqlite_class(exc),
+        "send_failed": send_failed,
+        "chain": _chain(exc),
+    }
+
+
+def one_line(exc: BaseException) -> str:
+    """`Type: first line of the message`, bounded; never raises."""
+    name = _clean(str(type(exc).__name__), wire.MAX_NAME)
+    try:
+        lines = str(exc).strip().splitlines()
+    except BaseException:
+        lines = ["<message unreadable>"]
+    return _clean(f"{name}: {lines[0]}" if lines else name, wire.MAX_MESSAGE)
+
+
+def where(exc: BaseException) -> str | None:
+    """file:line of the innermost frame outside the harness (the target's code, usually)."""
+    found = None
+    try:
+        for frame in traceback.extract_tb(exc.__traceback__):
+            path = os.path.abspath(frame.filename)
+            if path.startswith(_HARNESS_DIR) or "importlib" in path:
+                continue
+            try:
+                found = f"{os.path.relpath(path)}:{frame.lineno}"
+            except ValueError:
+                found = f"{path}:{frame.lineno}"
+    except BaseException:
+        return None
+    return None if found is None else _clean(found, wire.MAX_MESSAGE)
+
+
+def _sqlite_class(exc: BaseException) -> str | None:
+    if not isinstance(exc, sqlite3.Error):
+        return None
+    try:
+        for kind in type(exc).__mro__:
+            if kind.__dict__.get("__module__") == "sqlite3":
+                return kind.__name__
+    except BaseException:
+        pass
+    return "Error"
+
+
+def _chain(exc: BaseException) -> list[str]:
+    chain, seen = [], {id(exc)}
+    try:
+        current = exc.__cause__ or exc.__context__
+        while isinstance(current, BaseException) and id(current) not in seen and \
+                len(chain) < wire.MAX_CHAIN:
+            seen.add(id(current))
+            chain.append(one_line(current))
+            current = current.__cause__ or current.__context__
+    except BaseException:
+        pass
+    return chain
+
+
+def _clean(text: str, limit: int) -> str:
+    """At most `limit` characters, encodable as UTF-8 (lone surrogates escaped)."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _field(request: dict, key: str, kind: type):
+    value = request.get(key)
+    if type(value) is not kind:
+        _bug(f"{request.get('op')!s:.20}: {key} is not a {kind.__name__}")
+    return value
+
+
+def _exit_code(code) -> int:
+    if code is None:
+        return 0
+    return code if type(code) is int and 0 <= code <= 255 else 1
+
+
+def _bug(why: str):
+    """The judge sent something this server does not understand: a bug, end here."""
+    try:
+        os.write(2, f"target_server: protocol bug: {why}\n".encode("utf-8", "replace"))
+    finally:
+        os._exit(PROTOCOL_BUG)
+
+
+# -- the process -----------------------------------------------------------------------------------
+def hide(fd: int) -> int:
+    """Move `fd` to a random high number (close-on-exec) and close the original."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    top = min(soft if soft > 0 else 1024, 1 << 16) - 8
+    low = random.SystemRandom().randrange(64, max(65, top))
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, low)
+    os.close(fd)
+    return moved
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 5 or args[0] != "--in" or args[2] != "--out":
+        print("usage: python -m grader.harness.target_server --in FD --out FD SPEC",
+              file=sys.stderr)
+        return 2
+    channel = Channel(hide(int(args[1])), hide(int(args[3])))
+    try:
+        module = targets.load(args[4])
+    except targets.TargetError as exc:
+        params = {_clean(str(k), wire.MAX_NAME): v if type(v) is int else
+                  _clean(str(v), wire.MAX_MESSAGE) for k, v in list(exc.params.items())[:10]}
+        channel.send({"msg": "load-error", "kind": _clean(exc.kind, wire.MAX_NAME),
+                      "params": params})
+        return 0
+    channel.send({"msg": "ready", "pid": os.getpid()})
+    Server(module, channel).serve()
+    return 0
+
+
+if __name__ == "__main__":
+    # Run main() from the module imported under its real name, so that a target importing
+    # grader.harness.target_server sees the same SendFailed class as the one raised here.
+    from grader.harness import target_server
+
+    sys.stdout.flush()
+    os._exit(target_server.main())

@@ -1,0 +1,151 @@
+"""The data-only wire between the judge and the target process: limits, and one message per line.
+
+Every message is one JSON object on one line (UTF-8, `\\n`-terminated, at most `MAX_LINE` bytes,
+containers nested at most `MAX_DEPTH` deep, no duplicate keys, no NaN/Infinity; floats only where
+the reader allows them). Nothing is ever pickled: a reader gets dicts, lists, str, int, bool and
+None, and checks every field's exact type itself (`type(x) is int`, never isinstance: a bool is
+not an int here). The message shapes are described in `target_server` (what the target answers)
+and `target_client` (what the judge asks).
+"""
+
+from __future__ import annotations
+
+import json
+
+MAX_LINE = 4 << 20  # bytes in one message, newline included
+MAX_DEPTH = 6  # nesting of JSON containers in one message (the deepest legal one has 4)
+MAX_STR = 10_000  # a str value (a return value, an owner)
+MAX_REPR = 2_000  # the repr of a value that is not plain data
+MAX_NAME = 200  # a type name, a connection name
+MAX_MESSAGE = 1_000  # an exception's one-line message, a file:line
+MAX_SQL = 4_000  # one traced statement
+MAX_STATEMENTS = 500  # traced statements kept for one call (the rest are counted as dropped)
+MAX_CHAIN = 8  # exceptions in a __cause__/__context__ chain
+MAX_NESTING = 16  # calls made from inside callbacks, inside callbacks...
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # SQLite's integers
+
+#: A Claim on the wire: these six keys, these exact types.
+CLAIM_FIELDS = (("id", int), ("qty", int), ("owner", str), ("token", int), ("attempt", int),
+                ("lease_until", int))
+
+
+class WireError(Exception):
+    """A message that breaks the wire's rules; the text says which rule, briefly."""
+
+
+def encode(message: dict) -> bytes:
+    """One message as a line. Raises WireError if it would be longer than MAX_LINE."""
+    data = json.dumps(message, ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False).encode("utf-8") + b"\n"
+    if len(data) > MAX_LINE:
+        raise WireError(f"message of {len(data)} bytes (limit {MAX_LINE})")
+    return data
+
+
+def decode(line: bytes, *, floats: bool = False) -> dict:
+    """One line (without its newline) back to a dict; WireError on anything irregular."""
+    if len(line) >= MAX_LINE:
+        raise WireError(f"message over {MAX_LINE} bytes")
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise WireError("message is not UTF-8") from None
+    try:
+        message = json.loads(text, object_pairs_hook=_no_duplicates,
+                             parse_constant=_no_constant,
+                             parse_float=float if floats else _no_float)
+    except WireError:
+        raise
+    except RecursionError:
+        raise WireError("message nested too deeply") from None
+    except ValueError as exc:
+        raise WireError(f"message is not JSON ({str(exc)[:80]})") from None
+    if type(message) is not dict:
+        raise WireError("message is not a JSON object")
+    if _depth(message) > MAX_DEPTH:
+        raise WireError("message nested too deeply")
+    return message
+
+
+def _no_duplicates(pairs):
+    result = {}
+    for key, value in pairs:
+        if key in result:
+            raise WireError(f"duplicate key {key[:40]!r}")
+        result[key] = value
+    return result
+
+
+def _no_constant(name):
+    raise WireError(f"{name} is not allowed")
+
+
+def _no_float(text):
+    raise WireError("a float where only integers are allowed")
+
+
+def _depth(value, level: int = 1) -> int:
+    if level > MAX_DEPTH:
+        return level
+    if type(value) is dict:
+        children = value.values()
+    elif type(value) is list:
+        children = value
+    else:
+        return level - 1
+    return max([level] + [_depth(child, level + 1) for child in children])
+
+
+# -- strict field checks (the reader's side) -------------------------------------------------------
+def keys(message: dict, required: tuple, optional: tuple = (), what: str = "message") -> None:
+    """`message` has every required key and no key outside required + optional."""
+    missing = [k for k in required if k not in message]
+    extra = [k for k in message if k not in required and k not in optional]
+    if missing or extra:
+        parts = ([f"missing {', '.join(missing)}"] if missing else []) + \
+                ([f"unknown {', '.join(k[:40] for k in extra)}"] if extra else [])
+        raise WireError(f"{what}: {'; '.join(parts)}")
+
+
+def integer(value, what: str) -> int:
+    if type(value) is not int:
+        raise WireError(f"{what} is not an int (a {type(value).__name__})")
+    if not INT_MIN <= value <= INT_MAX:
+        raise WireError(f"{what} is out of the 64-bit range")
+    return value
+
+
+def boolean(value, what: str) -> bool:
+    if type(value) is not bool:
+        raise WireError(f"{what} is not a bool (a {type(value).__name__})")
+    return value
+
+
+def string(value, what: str, limit: int) -> str:
+    if type(value) is not str:
+        raise WireError(f"{what} is not a str (a {type(value).__name__})")
+    if len(value) > limit:
+        raise WireError(f"{what} is longer than {limit} characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise WireError(f"{what} holds a lone surrogate") from None
+    return value
+
+
+def optional_string(value, what: str, limit: int) -> str | None:
+    return None if value is None else string(value, what, limit)
+
+
+def array(value, what: str, limit: int) -> list:
+    if type(value) is not list:
+        raise WireError(f"{what} is not a list (a {type(value).__name__})")
+    if len(value) > limit:
+        raise WireError(f"{what} has more than {limit} items")
+    return value
+
+
+def obj(value, what: str) -> dict:
+    if type(value) is not dict:
+        raise WireError(f"{what} is not an object (a {type(value).__name__})")
+    return value

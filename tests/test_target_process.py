@@ -1,0 +1,735 @@
+"""The target process (grader/harness/target_server.py, target_client.py, wire.py): the code under
+grade runs in a process of its own and the judge gets plain, validated data only.
+
+Against the reference, every call through the proxy gives what a direct call gives (nested calls
+from inside send included). Against small hostile targets written to tmp_path, nothing they do
+(print, write to fds 0-20, find the channel and write on it, return lying objects, exit, hang)
+is taken for an answer: it is a validated value, an ended process, a timeout or a ProtocolError.
+No test sleeps to order events; the only wall-clock waits are the safety-net timeouts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from lab import store
+from lab.store import Claim
+from grader.harness import wire
+from grader.harness.target_client import (
+    Foreign, ProtocolError, RaisedInTarget, RequestRefused, SendFailed, TargetClosed,
+    TargetEnded, TargetLoadError, TargetProcess, TargetTimeout, decode_value,
+)
+from grader.harness.target_server import encode_value
+
+ROOT = Path(__file__).resolve().parent.parent
+LEASE_MS = 1000
+DEADLINE = 1_000_000
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+class Clock:
+    """A logical clock: every reading is recorded; `send` moves it."""
+
+    def __init__(self, now: int = 0):
+        self.now = now
+        self.readings: list[int] = []
+
+    def __call__(self) -> int:
+        self.readings.append(self.now)
+        return self.now
+
+
+def fresh_db(tmp_path: Path, name: str = "queue.db",
+             jobs: int = 3) -> tuple[Path, sqlite3.Connection]:
+    """A database with `jobs` pending jobs (qty 5, 6, ...) and the judge's own connection to it."""
+    path = tmp_path / name
+    conn = store.connect(path, busy_timeout_ms=1000)
+    store.init_db(conn)
+    for n in range(jobs):
+        store.enqueue(conn, qty=5 + n, deadline=DEADLINE)
+    return path, conn
+
+
+@pytest.fixture
+def reference(tmp_path):
+    """The reference in a target process, with connection "A" open on a fresh database."""
+    path, judge = fresh_db(tmp_path)
+    with TargetProcess("solutions.queue", timeout=10) as target:
+        target.open("A", path)
+        yield target, path, judge
+    judge.close()
+
+
+def write_target(tmp_path: Path, body: str, name: str = "hostile.py") -> str:
+    """A target file: the reference's three functions, with `body` appended (it may override)."""
+    source = "from solutions.queue import claim, finish, work_once\n" + textwrap.dedent(body)
+    path = tmp_path / name
+    path.write_text(source, encoding="utf-8")
+    return str(path)
+
+
+def start(spec: str, path: Path, timeout: float = 10) -> TargetProcess:
+    target = TargetProcess(spec, timeout=timeout)
+    target.open("A", path)
+    return target
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+# -- against the reference -------------------------------------------------------------------------
+def test_claim_and_finish_give_what_direct_calls_give(tmp_path, reference):
+    from solutions import queue as ref
+
+    target, _, judge = reference
+    direct_path, direct = fresh_db(tmp_path, "direct.db")
+    steps = [("claim", "A", 0), ("claim", "B", 10), ("finish", 0, 999), ("finish", 1, 1010),
+             ("claim", "C", 1000), ("finish", 0, 5), ("claim", "D", 2000), ("claim", "E", 2000),
+             ("claim", "F", 2000)]
+    got, expected = [], []
+    for step in steps:
+        if step[0] == "claim":
+            got.append(target.claim("A", step[1], step[2], LEASE_MS))
+            expected.append(ref.claim(direct, step[1], step[2], LEASE_MS))
+        else:
+            got.append(target.finish("A", got[step[1]], step[2]))
+            expected.append(ref.finish(direct, expected[step[1]], step[2]))
+    assert got == expected
+    assert [type(x) for x in got] == [type(x) for x in expected]
+    assert type(got[0]) is Claim and got[-1] is None and got[2] is True and got[5] is False
+    for job in (1, 2, 3):
+        assert store.get_job(judge, job) == store.get_job(direct, job)
+    direct.close()
+
+
+def test_statements_are_traced_per_call_on_named_connections(reference):
+    target, _, _ = reference
+    target.claim("A", "A", 0, LEASE_MS)
+    sql = [s for conn, s in target.statements]
+    assert {conn for conn, _ in target.statements} == {"A"}
+    assert sql[0] == "BEGIN IMMEDIATE" and sql[-1] == "COMMIT" and len(sql) == 5
+    assert target.in_transaction("A") is False
+    assert target.statements == []  # in_transaction runs no SQL
+    target.claim("A", "B", 0, LEASE_MS)
+    target.sync()
+    assert len(target.statements) == 5  # sync keeps the last call's statements
+
+
+def test_work_once_with_a_nested_claim_inside_send(tmp_path, reference):
+    """The lock probe's shape: inside A's send, ask in_transaction and claim as B on another
+    connection (a short busy timeout: a held lock would fail it); all of it matches direct calls."""
+    from solutions import queue as ref
+
+    target, path, judge = reference
+    target.open("B", path, busy_timeout_ms=150)
+
+    def run(work_once, in_transaction, claim_b):
+        clock, seen = Clock(0), {}
+
+        def send(claim):
+            seen["sent"] = claim
+            seen["in_transaction"] = in_transaction()
+            seen["b"] = claim_b(clock.now)
+            clock.now += 999
+        seen["result"] = work_once(send, clock)
+        seen["readings"] = clock.readings
+        return seen
+
+    via_proxy = run(lambda send, clock: target.work_once("A", "A", send, clock, LEASE_MS),
+                    lambda: target.in_transaction("A"),
+                    lambda now: target.claim("B", "B", now, LEASE_MS))
+    nested_statements = target.statements  # the last call to finish was work_once
+    direct_path, direct = fresh_db(tmp_path, "direct.db")
+    direct_b = store.connect(direct_path, busy_timeout_ms=150)
+    directly = run(lambda send, clock: ref.work_once(direct, "A", send, clock, LEASE_MS),
+                   lambda: direct.in_transaction,
+                   lambda now: ref.claim(direct_b, "B", now, LEASE_MS))
+    assert via_proxy == directly
+    assert via_proxy["sent"] == Claim(id=1, qty=5, owner="A", token=1, attempt=1, lease_until=1000)
+    assert via_proxy["b"] == Claim(id=2, qty=6, owner="B", token=1, attempt=1, lease_until=1000)
+    assert via_proxy["result"] is True and via_proxy["readings"] == [0, 999]
+    assert store.get_job(judge, 1)["finished_at"] == 999
+    # work_once's own statements are A's; B's claim was a call of its own
+    assert {conn for conn, _ in nested_statements} == {"A"}
+    assert nested_statements[-1][1].startswith("UPDATE jobs SET status = 'done'")
+    direct.close()
+    direct_b.close()
+
+
+def test_clock_reading_after_send_decides_finish(reference):
+    target, _, judge = reference
+    clock = Clock(0)
+
+    def send(claim):
+        clock.now += LEASE_MS + 1  # the lease runs out while sending
+    assert target.work_once("A", "A", send, clock, LEASE_MS) is False
+    assert clock.readings == [0, 1001]
+    assert store.get_job(judge, 1)["status"] == "leased"
+
+
+def test_send_raising_comes_out_of_work_once_as_data(reference):
+    target, _, judge = reference
+    sent = []
+
+    def send(claim):
+        sent.append(claim)
+        raise SendFailed("connection reset by the receiver")
+    with pytest.raises(RaisedInTarget) as raised:
+        target.work_once("A", "A", send, Clock(0), LEASE_MS)
+    error = raised.value
+    assert error.function == "work_once"
+    assert error.type == "grader.harness.target_server.SendFailed"
+    assert error.message == "SendFailed: connection reset by the receiver"
+    assert error.send_failed == "same" and not error.not_implemented and error.sqlite_error is None
+    assert error.where.endswith(("solutions/queue.py:" + str(_line_of_send()),))
+    assert len(sent) == 1 and store.get_job(judge, 1)["status"] == "leased"
+    assert target.in_transaction("A") is False
+
+
+def _line_of_send() -> int:
+    lines = (ROOT / "solutions" / "queue.py").read_text(encoding="utf-8").splitlines()
+    return next(n for n, line in enumerate(lines, 1) if line.strip().startswith("send(c)"))
+
+
+def test_empty_queue_work_once_returns_none_and_never_sends(tmp_path):
+    path, judge = fresh_db(tmp_path, jobs=0)
+    with start("solutions.queue", path) as target:
+        sent = []
+        assert target.work_once("A", "A", sent.append, Clock(0), LEASE_MS) is None
+        assert sent == []
+    judge.close()
+
+
+def test_setup_sql_temp_trigger_fault_and_rollback(reference):
+    """faults.py's shape: a TEMP trigger on A aborts the claim's UPDATE; the reference rolls back
+    and re-raises; B (no trigger: TEMP) and the judge are not blocked."""
+    target, path, judge = reference
+    target.execute("A", "CREATE TEMP TRIGGER fault BEFORE UPDATE ON jobs"
+                        " WHEN NEW.status = 'leased' AND harness_count('fault')"
+                        " BEGIN SELECT RAISE(ABORT, 'injected fault'); END")
+    assert target.count("fault") == 0
+    with pytest.raises(RaisedInTarget) as raised:
+        target.claim("A", "A", 0, LEASE_MS)
+    assert raised.value.sqlite_error == "IntegrityError"
+    assert raised.value.message == "IntegrityError: injected fault"
+    assert raised.value.where.startswith("solutions") and "queue.py:" in raised.value.where
+    assert [sql for _, sql in target.statements][-1] == "ROLLBACK"
+    assert target.count("fault") == 1  # counted although the statement was aborted
+    assert target.in_transaction("A") is False
+    judge.execute("BEGIN IMMEDIATE")  # the write lock is free
+    judge.execute("ROLLBACK")
+    target.open("B", path)
+    assert target.claim("B", "B", 0, LEASE_MS).id == 1
+    target.execute("A", "DROP TRIGGER temp.fault")
+    assert target.claim("A", "A", 0, LEASE_MS).id == 2
+
+
+def test_setup_sql_with_parameters_and_its_errors(reference):
+    target, _, judge = reference
+    target.execute("A", "UPDATE jobs SET qty = ? WHERE id = ?", [42, 1])
+    assert store.get_job(judge, 1)["qty"] == 42
+    with pytest.raises(RaisedInTarget) as raised:
+        target.execute("A", "SELECT * FROM no_such_table")
+    assert raised.value.sqlite_error == "OperationalError"
+    with pytest.raises(TypeError):
+        target.execute("A", "SELECT ?", [object()])
+
+
+def test_unknown_connection_is_refused_and_the_proxy_goes_on(reference):
+    target, _, _ = reference
+    with pytest.raises(RequestRefused):
+        target.claim("nope", "A", 0, LEASE_MS)
+    assert target.claim("A", "A", 0, LEASE_MS).id == 1
+
+
+def test_judge_side_arguments_are_checked_before_sending(reference):
+    target, _, _ = reference
+    with pytest.raises(TypeError):
+        target.claim("A", "A", True, LEASE_MS)  # a bool is not an int
+    with pytest.raises(TypeError):
+        target.finish("A", {"id": 1}, 0)
+    assert target.claim("A", "A", 0, LEASE_MS).id == 1
+
+
+def test_a_judge_callback_error_kills_the_target_and_propagates(reference):
+    target, _, _ = reference
+
+    def send(claim):
+        raise KeyError("the judge's own bug")
+    with pytest.raises(KeyError):
+        target.work_once("A", "A", send, Clock(0), LEASE_MS)
+    assert gone(target.pid)
+    with pytest.raises(TargetClosed):
+        target.in_transaction("A")
+
+
+def test_the_judge_never_imports_the_code_under_grade(tmp_path):
+    path, judge = fresh_db(tmp_path, jobs=4)  # two for each target
+    judge.close()
+    file_target = write_target(tmp_path, "")
+    script = textwrap.dedent(f"""
+        import json, sys
+        from grader.harness.target_client import TargetProcess
+        for spec in ("solutions.queue", {file_target!r}):
+            with TargetProcess(spec) as target:
+                target.open("A", {str(path)!r})
+                claim = target.claim("A", "A", 0, 1000)
+                assert claim.owner == "A", claim
+                assert target.work_once("A", "W", lambda c: None, lambda: 0, 1000) is True
+        print(json.dumps(sorted(m for m in sys.modules if m in
+              ("lab.queue", "solutions.queue", "solutions", "graded_target", "hostile")
+              or m.startswith("grader.harness.target_server"))))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == []
+
+
+# -- loading ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("source, kind", [
+    ("def claim(:\n", "syntax-error"),
+    ("raise RuntimeError('boom at import')\n", "import-error"),
+    ("import sys\nsys.exit(4)\n", "import-error"),
+    ("def claim(): pass\n", "missing-function"),
+])
+def test_load_errors_are_reported_as_data(tmp_path, source, kind):
+    spec = tmp_path / "broken.py"
+    spec.write_text(source, encoding="utf-8")
+    with pytest.raises(TargetLoadError) as raised:
+        TargetProcess(str(spec))
+    assert raised.value.kind == kind
+
+
+def test_os_exit_at_import_is_an_ended_process(tmp_path):
+    spec = write_target(tmp_path, "import os\nos._exit(9)\n")
+    with pytest.raises(TargetEnded) as ended:
+        TargetProcess(spec)
+    assert ended.value.code == 9 and ended.value.during == "start-up"
+
+
+# -- hostile targets -------------------------------------------------------------------------------
+FORGED = (b'{"msg":"ready","pid":1}\n{"msg":"reply","id":2,"value":{"kind":"claim","value":'
+          b'{"id":1,"qty":1,"owner":"X","token":99,"attempt":1,"lease_until":9}},'
+          b'"statements":[],"dropped":0}\ngarbage \xff\xfe\n')
+
+NOISY = f"""
+import os, sys
+FORGED = {FORGED!r}
+
+def scribble():
+    print("hello from the target", FORGED)
+    print("on stderr", file=sys.stderr)
+    for fd in range(21):
+        try:
+            os.write(fd, FORGED)
+        except OSError:
+            pass
+
+scribble()
+_claim = claim
+
+def claim(conn, owner, now, lease_ms):
+    result = _claim(conn, owner, now, lease_ms)
+    scribble()  # after the claim: fd 3.. may be the database file, which this may well break
+    return result
+"""
+
+
+def test_output_on_fds_0_to_20_is_not_taken_for_an_answer(tmp_path):
+    path, judge = fresh_db(tmp_path)
+    with start(write_target(tmp_path, NOISY), path) as target:
+        got = target.claim("A", "A", 0, LEASE_MS)
+        assert got == Claim(id=1, qty=5, owner="A", token=1, attempt=1, lease_until=1000)
+        assert target.in_transaction("A") is False
+        target.sync()  # nothing the target wrote reached the channel
+    judge.close()
+
+
+FINDER = """
+import os
+
+def channel_fds():
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if not os.readlink(f"/proc/self/fd/{name}").startswith("pipe:"):
+                continue
+            with open(f"/proc/self/fdinfo/{name}") as info:
+                flags = int(info.read().split("flags:")[1].split()[0], 8)
+        except (OSError, IndexError, ValueError):
+            continue
+        if flags & 3 == os.O_WRONLY:
+            found.append(int(name))
+    return found
+
+_claim = claim
+
+def claim(conn, owner, now, lease_ms):
+    for fd in channel_fds():
+        data = PAYLOAD
+        while data:
+            data = data[os.write(fd, data):]
+    return _claim(conn, owner, now, lease_ms)
+"""
+
+_REPLY = b'{"msg":"reply","id":2,"value":{"kind":"none"},"statements":[],"dropped":0'
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fdinfo"), reason="needs /proc")
+@pytest.mark.parametrize("payload, why", [
+    (b"garbage\n", "not JSON"),
+    (b"\xff\xfe\n", "not UTF-8"),
+    (b"[1, 2]\n", "not a JSON object"),
+    (b'{"msg": "hello"}\n', "'hello'"),
+    (_REPLY + b',"extra":1}\n', "unknown extra"),
+    (b'{"msg":"reply","id":2,"id":2}\n', "duplicate key"),
+    (_REPLY.replace(b'"id":2', b'"id":999') + b"}\n", "out of turn"),
+    (_REPLY.replace(b'"id":2', b'"id":true') + b"}\n", "not an int"),
+    (_REPLY.replace(b'{"kind":"none"}', b'{"kind":"int","value":true}') + b"}\n", "not an int"),
+    (_REPLY.replace(b'{"kind":"none"}', b'{"kind":"int","value":9223372036854775808}')
+     + b"}\n", "64-bit"),
+    (_REPLY.replace(b'{"kind":"none"}', b'{"kind":"int","value":1.0}') + b"}\n", "float"),
+    (_REPLY.replace(b'{"kind":"none"}', b'{"kind":"int","value":NaN}') + b"}\n", "NaN"),
+    (_REPLY.replace(b'{"kind":"none"}', b'{"kind":"str","value":"\\ud800"}') + b"}\n",
+     "surrogate"),
+    (_REPLY.replace(b'{"kind":"none"}', b'{"kind":"claim","value":{"id":1}}') + b"}\n",
+     "missing qty"),
+    (_REPLY.replace(b'"statements":[]', b'"statements":[[[[[[[1]]]]]]]') + b"}\n",
+     "nested too deeply"),
+    (b'{"a":' + b"[" * 200_000 + b"]" * 200_000 + b"}\n", "nested too deeply"),
+    (b'{"a":"' + b"x" * (wire.MAX_LINE + 10), "over"),
+    (_REPLY + b"}\n" + _REPLY + b"}\n", "output after a message"),
+    (_REPLY + b"}\n", "out of turn|output after a message"),  # well-formed: see sync()
+], ids=lambda value: value if isinstance(value, str) else "payload")
+def test_writing_on_the_channel_itself_is_a_protocol_error(tmp_path, payload, why):
+    path, judge = fresh_db(tmp_path)
+    spec = write_target(tmp_path, f"PAYLOAD = {payload!r}\n" + FINDER)
+    target = start(spec, path)
+    with pytest.raises(ProtocolError, match=why):
+        target.claim("A", "A", 0, LEASE_MS)  # call 2: the forged replies carry id 2
+        target.sync()  # a well-formed forgery was taken; the real reply comes out of turn here
+    assert gone(target.pid)
+    with pytest.raises(TargetClosed):
+        target.claim("A", "A", 0, LEASE_MS)
+    judge.close()
+
+
+LIARS = """
+import os, sys
+from lab.store import Claim
+
+MARKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unpickled-in-judge")
+
+
+class Evil:
+    def __reduce__(self):
+        return (os.system, (f"touch {MARKER}",))
+
+    def __eq__(self, other):
+        return True
+
+    def __hash__(self):
+        return 1
+
+    def __repr__(self):
+        return "1"
+
+
+class LyingInt(int):
+    def __eq__(self, other):
+        return True
+
+    def __hash__(self):
+        return 1
+
+    def __repr__(self):
+        return "True"
+
+
+class bool(int):  # a real bool subclass cannot exist (bool is final): this one only has the name
+    def __repr__(self):
+        return "True"
+
+
+class Loud:
+    def __repr__(self):
+        raise SystemExit("repr says goodbye")
+
+
+def deep():
+    value = []
+    for _ in range(100_000):
+        value = [value]
+    return value
+
+
+RESULTS = {
+    "evil-field": lambda: Claim(id=Evil(), qty=5, owner="A", token=1, attempt=1, lease_until=1000),
+    "lying-int-field": lambda: Claim(id=1, qty=5, owner="A", token=LyingInt(1), attempt=1,
+                                     lease_until=1000),
+    "lying-int": lambda: LyingInt(1),
+    "named-bool": lambda: bool(1),
+    "huge-int": lambda: 2 ** 64,
+    "deep": deep,
+    "huge-list": lambda: list(range(1_000_000)),
+    "huge-str": lambda: "x" * 1_000_000,
+    "surrogate": lambda: "\\udc80",
+    "repr-exits": Loud,
+}
+
+
+def claim(conn, owner, now, lease_ms):
+    if owner == "many-statements":
+        conn.execute("SELECT '" + "x" * 100_000 + "'")
+        for n in range(2_000):
+            conn.execute("SELECT ?", (n,))
+        return None
+    if owner == "escaped-statements":  # each traced line is ~6x longer once JSON-escaped
+        for _ in range(600):
+            conn.execute("SELECT '" + "\x01" * 3_900 + "'")
+        return None
+    return RESULTS[owner]()
+
+
+def finish(conn, claim, now):
+    return RESULTS[claim.owner]()
+"""
+
+
+@pytest.fixture(scope="module")
+def liars(tmp_path_factory):
+    """One LIARS process for all its cases (its functions keep no state)."""
+    folder = tmp_path_factory.mktemp("liars")
+    path, judge = fresh_db(folder)
+    with start(write_target(folder, LIARS), path) as target:
+        yield target, folder
+    judge.close()
+
+
+@pytest.mark.parametrize("case, type_name, shown", [
+    ("evil-field", "lab.store.Claim", "Claim(id=1, qty=5, owner='A', token=1, attempt=1, "
+                                      "lease_until=1000)"),
+    ("lying-int-field", "lab.store.Claim", "Claim(id=1, qty=5, owner='A', token=True, "
+                                           "attempt=1, lease_until=1000)"),
+    ("lying-int", "graded_target.LyingInt", "True"),
+    ("named-bool", "graded_target.bool", "True"),
+    ("huge-int", "int", None),
+    ("deep", "list", "[[[[[...]]]]]"),
+    ("huge-list", "list", None),
+    ("huge-str", "str", None),
+    ("surrogate", "str", "'\\udc80'"),
+    ("repr-exits", "graded_target.Loud", "<graded_target.Loud whose repr raised SystemExit>"),
+])
+def test_values_that_are_not_plain_data_arrive_as_type_and_bounded_repr(liars, case,
+                                                                        type_name, shown):
+    target, folder = liars
+    got = target.claim("A", case, 0, LEASE_MS)
+    assert type(got) is Foreign and got.type == type_name
+    assert len(got.repr) <= wire.MAX_REPR
+    if shown is not None:
+        assert got.repr == shown
+    assert got != Claim(id=1, qty=5, owner="A", token=1, attempt=1, lease_until=1000)
+    assert got != 1 and got is not True
+    # finish too (its stamp is rebuilt as a real Claim in the target)
+    again = target.finish("A", Claim(id=1, qty=5, owner=case, token=1, attempt=1,
+                                     lease_until=1000), 0)
+    assert again == got
+    assert not (folder / "unpickled-in-judge").exists()
+    assert target.in_transaction("A") is False  # and the target goes on answering
+
+
+ENDERS = """
+import os, signal, sys, threading
+
+
+def claim(conn, owner, now, lease_ms):
+    if owner == "sigterm":
+        os.kill(os.getpid(), signal.SIGTERM)
+    os._exit(7)
+
+
+def finish(conn, claim, now):
+    raise SystemExit(3)
+
+
+def work_once(conn, owner, send, clock, lease_ms):
+    if owner == "exit-in-send":
+        try:
+            send(clock())
+        except BaseException:
+            pass
+        return True
+    threading.Event().wait()  # hangs: only the safety-net timeout ends it
+"""
+
+
+def test_os_exit_in_a_call_is_an_ended_process(tmp_path):
+    path, judge = fresh_db(tmp_path)
+    target = start(write_target(tmp_path, ENDERS), path)
+    with pytest.raises(TargetEnded) as ended:
+        target.claim("A", "A", 0, LEASE_MS)
+    assert ended.value.code == 7 and ended.value.during == "claim"
+    assert gone(target.pid)
+    judge.close()
+
+
+def test_a_signal_in_a_call_is_an_ended_process(tmp_path):
+    path, judge = fresh_db(tmp_path)
+    target = start(write_target(tmp_path, ENDERS), path)
+    with pytest.raises(TargetEnded) as ended:
+        target.claim("A", "sigterm", 0, LEASE_MS)
+    assert ended.value.signal == "SIGTERM" and ended.value.code is None
+    assert "signal SIGTERM" in str(ended.value)
+    judge.close()
+
+
+def test_system_exit_in_a_call_is_an_ended_process(tmp_path):
+    path, judge = fresh_db(tmp_path)
+    target = start(write_target(tmp_path, ENDERS), path)
+    with pytest.raises(TargetEnded) as ended:
+        target.finish("A", Claim(1, 5, "A", 1, 1, 1000), 0)
+    assert ended.value.code == 3 and ended.value.during == "finish"
+    judge.close()
+
+
+def test_system_exit_in_a_nested_call_ends_the_process_even_if_the_outer_call_catches(tmp_path):
+    path, judge = fresh_db(tmp_path)
+    target = start(write_target(tmp_path, ENDERS), path)
+    with pytest.raises(TargetEnded) as ended:
+        target.work_once("A", "exit-in-send", lambda claim: target.claim("A", "B", 0, 1),
+                         Clock(0), LEASE_MS)
+    assert ended.value.code == 7 and ended.value.during == "claim"
+    judge.close()
+
+
+def test_a_hang_is_a_timeout_and_the_process_is_killed(tmp_path):
+    path, judge = fresh_db(tmp_path)
+    target = start(write_target(tmp_path, ENDERS), path)
+    target.timeout = 1.0  # for the hanging call only
+    started = time.monotonic()
+    with pytest.raises(TargetTimeout) as timed_out:
+        target.work_once("A", "hang", lambda claim: None, Clock(0), LEASE_MS)
+    assert timed_out.value.during == "work_once"
+    assert time.monotonic() - started < 8  # the safety net, not a hang of the test
+    assert gone(target.pid)
+    judge.close()
+
+
+NOT_IMPLEMENTED = """
+def claim(conn, owner, now, lease_ms):
+    raise NotImplementedError("write claim")
+
+
+class Odd(BaseException):
+    def __str__(self):
+        raise RuntimeError("no message for you")
+
+
+def finish(conn, claim, now):
+    try:
+        raise ValueError("inner")
+    except ValueError as err:
+        raise Odd() from err
+"""
+
+
+def test_errors_are_described_as_data(tmp_path):
+    path, judge = fresh_db(tmp_path)
+    spec = write_target(tmp_path, NOT_IMPLEMENTED)
+    with start(spec, path) as target:
+        with pytest.raises(RaisedInTarget) as raised:
+            target.claim("A", "A", 0, LEASE_MS)
+        error = raised.value
+        assert error.not_implemented and error.type == "NotImplementedError"
+        assert error.message == "NotImplementedError: write claim"
+        assert error.where == f"{os.path.relpath(spec)}:4"  # raise NotImplementedError
+        with pytest.raises(RaisedInTarget) as raised:
+            target.finish("A", Claim(1, 5, "A", 1, 1, 1000), 0)
+        error = raised.value
+        assert error.type == "graded_target.Odd" and error.message == "Odd: <message unreadable>"
+        assert error.chain == ["ValueError: inner"] and not error.not_implemented
+        with pytest.raises(RaisedInTarget):
+            target.claim("A", "A", 0, LEASE_MS)
+    judge.close()
+
+
+def test_statements_are_bounded_and_the_rest_counted(liars):
+    target, _ = liars
+    assert target.claim("A", "many-statements", 0, LEASE_MS) is None
+    assert len(target.statements) == wire.MAX_STATEMENTS and target.dropped == 2_001 - 500
+    first = target.statements[0][1]
+    assert len(first) == wire.MAX_SQL and first.startswith("SELECT 'xxx") and first[-1] == "…"
+    assert target.statements[1] == ("A", "SELECT 0")
+    assert target.claim("A", "escaped-statements", 0, LEASE_MS) is None  # too big for one line
+    assert target.statements == [] and target.dropped == 600
+    target.sync()
+
+
+CALLBACK_ABUSE = """
+import threading
+
+def work_once(conn, owner, send, clock, lease_ms):
+    if owner == "thread":
+        errors = []
+        def run():
+            try:
+                send(None)
+            except RuntimeError as err:
+                errors.append(str(err))
+        thread = threading.Thread(target=run)
+        thread.start()
+        thread.join()
+        return errors[0]
+    if owner == "clock-args":
+        return clock(1)
+    send(object())
+    return clock()
+"""
+
+
+def test_callbacks_only_from_their_call_and_with_any_argument_as_data(tmp_path):
+    path, judge = fresh_db(tmp_path)
+    with start(write_target(tmp_path, CALLBACK_ABUSE), path) as target:
+        assert "outside the work_once call" in target.work_once(
+            "A", "thread", lambda claim: None, Clock(0), LEASE_MS)
+        with pytest.raises(RaisedInTarget, match="TypeError"):
+            target.work_once("A", "clock-args", lambda claim: None, Clock(0), LEASE_MS)
+        sent = []
+        assert target.work_once("A", "object", sent.append, Clock(42), LEASE_MS) == 42
+        assert type(sent[0]) is Foreign and sent[0].type == "object"
+    judge.close()
+
+
+# -- the wire, unit by unit ------------------------------------------------------------------------
+@pytest.mark.parametrize("value", [
+    {"kind": "int", "value": True}, {"kind": "bool", "value": 1}, {"kind": "int", "value": 2**63},
+    {"kind": "none", "value": None}, {"kind": "claim", "value": {"id": 1}}, {"kind": "float"},
+    {"kind": "str", "value": "x" * (wire.MAX_STR + 1)}, {"kind": "other", "type": "t"}, [],
+])
+def test_decode_value_is_strict(value):
+    with pytest.raises(wire.WireError):
+        decode_value(value)
+
+
+def test_encode_value_decides_by_exact_type():
+    claim = Claim(1, 5, "A", 1, 1, 1000)
+    for value in (None, True, False, 0, -(2**63), "x", claim):
+        back = decode_value(wire.decode(wire.encode({"v": encode_value(value)})[:-1])["v"])
+        assert back == value and type(back) is type(value)
+    assert encode_value(2**63)["kind"] == "other"
+    assert encode_value(1.5) == {"kind": "other", "type": "float", "repr": "1.5"}
