@@ -166,3 +166,16 @@ def test_batch_writes_a_row_for_every_submission_whatever_it_holds(tmp_path, out
     assert "dump.bin is over 5 MB" in rows["carol"]["message"]
     saved = json.loads((out / "results" / "carol.json").read_text(encoding="utf-8"))
     assert saved["extra_data"]["status"] == "too_large"
+
+
+def test_a_copy_that_fails_still_gives_an_outcome(tmp_path, monkeypatch):
+    def fail(src, dst):
+        raise OSError(36, "File name too long", str(dst))
+
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "alice" / "queue.py").write_text("")
+    monkeypatch.setattr(isolated, "_copy_regular", fail)
+    outcome = isolated.grade(tmp_path / "alice" / "queue.py", tmp_path / "work", lang="ja")
+    assert outcome.status == isolated.CRASHED and outcome.results["score"] == 0
+    assert "コピーできません" in outcome.results["output"] and "File name too long" in \
+        outcome.results["output"]

@@ -63,6 +63,9 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
                        files=MAX_ENTRIES, total=MAX_TOTAL_BYTES // MB, size=MAX_FILE_BYTES // MB)
         return Outcome(TOO_LARGE, not_graded(TOO_LARGE, message, lang),
                        time.monotonic() - start)
+    except OSError as exc:  # e.g. a path too long for the work folder: still a row
+        message = text("instructor.copy-failed", lang, error=f"{type(exc).__name__}: {exc}")
+        return Outcome(CRASHED, not_graded(CRASHED, message, lang), time.monotonic() - start)
     out = Path(workdir) / "results.json"
     log_path = Path(workdir) / "grader.log"
     tmp = Path(workdir) / "tmp"
