@@ -78,3 +78,15 @@ def _unwritable_folder(folder: Path) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"cannot write in folder {folder} (permission denied)"
     return None
+
+
+def unusable_folder(path: str) -> str | None:
+    """Create the output folder `path` (and its parents) if need be; why files cannot be
+    written in it, or None when they can."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:  # a file in the way, no permission, a read-only file system
+        return f"cannot be created ({exc.strerror})"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return "is not writable (permission denied)"
+    return None

@@ -98,3 +98,15 @@ def test_batch_refuses_the_same_numbers(tmp_path, flag, value):
     proc = run_grader("batch", str(tmp_path / "subs"), "--out", str(out), flag, value)
     assert proc.returncode == 2 and flag in proc.stderr, proc.stderr
     assert not out.exists()
+
+
+def test_batch_refuses_an_out_folder_it_cannot_create(tmp_path):
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    solution_copy(tmp_path / "subs" / "alice")
+    (tmp_path / "file").write_text("")
+    proc = run_grader("batch", str(tmp_path / "subs"), "--out", str(tmp_path / "file" / "g"),
+                      "--lang", "en")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"The gradebook cannot be written in {tmp_path / 'file' / 'g'}: it cannot be created "
+        "(Not a directory)."]

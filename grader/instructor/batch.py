@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from . import class_report, distribution, gradebook, isolated
-from grader.arguments import positive_int, positive_number
+from grader.arguments import positive_int, positive_number, unusable_folder
 from grader.checkdef import all_checks as declared_checks
 from grader.report.messages import default_lang, text
 from .progress import Progress
@@ -64,6 +64,10 @@ def main(argv: list[str]) -> int:
         print(text("instructor.no-submissions", lang, dir=folder), file=sys.stderr)
         return 2
     out = Path(args.out)
+    problem = unusable_folder(args.out)
+    if problem:
+        print(text("instructor.bad-out", lang, dir=out, problem=problem), file=sys.stderr)
+        return 2
     start = time.monotonic()
     try:
         rows = grade_all(submissions, out, jobs=args.jobs, limit=args.timeout,
