@@ -11,6 +11,7 @@
     grader/results.py            the results model every report is written from
     grader/checkdef.py           `@check(id, points)` and the registry of checks
     grader/config.py             the instructor's config file
+    grader/arguments.py          checks of command-line arguments the commands share
 
 `harness` and `report` never import each other: what runs the code under grade does not word
 verdicts, and what words verdicts never touches the code under grade. tests/test_layers.py holds

@@ -9,9 +9,9 @@ import argparse
 import sys
 import time
 
-from . import config as configs
+from . import arguments, config as configs
 from .checkdef import all_checks
-from .harness.target import DEFAULT_TARGET, describe
+from .harness.target import DEFAULT_TARGET, describe, is_path
 from .report import results_json, terminal
 from .report.messages import default_lang
 from .report.render import Style
@@ -29,11 +29,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-k", dest="select", metavar="EXPR",
                    help="run only checks whose id (or test name) matches EXPR, e.g. "
                         "'finish-at-expiry' or 'race or crash'")
-    p.add_argument("--timeout-scale", type=float, default=1.0, metavar="X",
+    p.add_argument("--timeout-scale", type=arguments.positive_number, default=1.0, metavar="X",
                    help="multiply every check's wall-clock safety timeout (slow machines)")
-    p.add_argument("--repeat", type=_positive, default=1, metavar="N",
+    p.add_argument("--repeat", type=arguments.positive_int, default=1, metavar="N",
                    help="run every check N times on fresh databases; flag unstable verdicts")
-    p.add_argument("--replay", type=_seed, default=1, metavar="SEED", dest="seed",
+    p.add_argument("--replay", type=arguments.seed, default=1, metavar="SEED", dest="seed",
                    help="draw the random timelines from SEED (a failure prints the seed that "
                         "replays it; default: %(default)s)")
     p.add_argument("--detail", choices=configs.DETAILS,
@@ -42,20 +42,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--config", metavar="PATH",
                    help="instructor config (TOML): detail and Gradescope visibility per check")
     return p
-
-
-def _seed(text: str) -> int:
-    value = int(text)
-    if not 0 <= value < 2 ** 63:
-        raise argparse.ArgumentTypeError("must be a whole number from 0 to 2**63-1")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 #: `python -m grader NAME ...` runs <module>.main(argv) for these subcommands. Named by path, not
@@ -89,11 +75,30 @@ def main(argv: list[str] | None = None) -> int:
     return grade(argv)
 
 
+def bad_paths(args: argparse.Namespace) -> str | None:
+    """The first path argument the grader could not use, as one line; None when all are fine.
+    Checked before grading, so a typo costs no time. A module name (`lab.queue`) is not
+    checked here: one that does not import is a graded failure, like a file that does not."""
+    if is_path(args.impl):
+        problem = arguments.unreadable_file(args.impl)
+        if problem:
+            return f"--impl {args.impl}: {problem}"
+    for flag, path in (("--json", args.json), ("--html", args.html)):
+        problem = path is not None and arguments.unwritable_destination(path)
+        if problem:
+            return f"{flag} {path}: {problem}"
+    return None
+
+
 def grade(argv: list[str]) -> int:
     try:
         args = parser().parse_args(argv)
     except SystemExit as exc:  # argparse: bad arguments
         return 0 if exc.code == 0 else 2
+    problem = bad_paths(args)
+    if problem:
+        print(f"grader: {problem}", file=sys.stderr)
+        return 2
     lang = args.lang or default_lang()
     start = time.monotonic()
     try:

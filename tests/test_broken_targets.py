@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import by_check, grade
+from conftest import by_check, grade, run_grader
 
 SOLUTION_IMPORTS = "from solutions.queue import claim, finish, work_once\n"
 SOME_CHECKS = "finish_before_expiry or reclaim_exactly_at_expiry"
@@ -79,14 +79,14 @@ def test_hanging_import_is_reported_once_not_per_check(tmp_path):
 
 
 def test_bad_arguments_exit_2(tmp_path):
-    from conftest import run_grader
-
     assert run_grader("--no-such-flag").returncode == 2
     assert run_grader("--lang", "fr").returncode == 2
     assert run_grader("--repeat", "0").returncode == 2
 
 
-def test_missing_file_is_a_graded_failure(tmp_path):
-    proc, results = grade(str(tmp_path / "nope.py"), tmp_path, "-k", SOME_CHECKS)
-    assert proc.returncode == 1
-    assert all("No such file" in t["output"] for t in results["tests"])
+def test_missing_file_is_a_bad_argument_not_a_graded_failure(tmp_path):
+    # LAB_SPEC "Additions": a path to --impl that does not exist is a bad argument (exit 2).
+    out = tmp_path / "results.json"
+    proc = run_grader("--impl", str(tmp_path / "nope.py"), "--json", str(out))
+    assert proc.returncode == 2 and not out.exists()
+    assert proc.stderr.splitlines() == [f"grader: --impl {tmp_path / 'nope.py'}: no such file"]

@@ -17,7 +17,7 @@ GRADER = ROOT / "grader"
 #: Layer of each top-level module or package of the grader; a module may import only from a
 #: lower layer or from its own package.
 LAYERS = {
-    "grader.results": 0, "grader.config": 0, "grader.checkdef": 0,
+    "grader.results": 0, "grader.config": 0, "grader.checkdef": 0, "grader.arguments": 0,
     "grader.harness": 1, "grader.report": 1,
     "grader.checks": 2,
     "grader.runner": 3,

@@ -10,8 +10,12 @@ job id, which is what makes a resend after an expired lease harmless:
     200 {"result": "duplicate", "id", "qty"}                  same id and qty again: acknowledged,
                                                               not applied a second time
     409 {"result": "conflict",  "id", "qty", "recorded_qty"}  same id, another qty: refused
-    400 {"result": "bad-request", "error": "..."}             not JSON, not an object, a field
-                                                              missing or not an integer, qty <= 0
+    400 {"result": "bad-request", "error": "..."}             not JSON (NaN, Infinity, 1e999,
+                                                              bad UTF-8, nested too deeply), not
+                                                              an object, a field missing, not an
+                                                              integer or outside the signed 64-bit
+                                                              range, qty <= 0, a body shorter than
+                                                              its Content-Length
     404 {"result": "not-found"}                               any other path
     405 {"result": "method-not-allowed"} (Allow: POST)        any other method on /deliveries
     413 {"result": "too-large"}                               a body over 64 KiB
@@ -24,8 +28,12 @@ from __future__ import annotations
 
 import http.client
 import json
+import math
+import socket
 import sqlite3
+import sys
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -35,6 +43,9 @@ from urllib.parse import urlsplit
 PATH = "/deliveries"
 MAX_BODY = 64 * 1024
 FIELDS = ("id", "qty", "token")
+INT64_MIN, INT64_MAX = -2**63, 2**63 - 1  # what a SQLite INTEGER holds
+REQUEST_TIMEOUT = 5.0  # seconds a client may stay silent in the middle of a request
+STOP_WAIT = 5.0  # seconds stop() waits for the requests in flight to end, at most
 
 LEDGER_SCHEMA = """
 CREATE TABLE IF NOT EXISTS deliveries(
@@ -89,10 +100,7 @@ def record(conn: sqlite3.Connection, job_id: int, qty: int, token: int) -> tuple
 
 def parse_delivery(body: bytes) -> dict:
     """The delivery in a request body; ValueError (with a short reason) if it is not one."""
-    try:
-        data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"body is not JSON: {exc}") from None
+    data = _load_json(body)
     if not isinstance(data, dict):
         raise ValueError("body must be a JSON object")
     missing = [f for f in FIELDS if f not in data]
@@ -101,26 +109,54 @@ def parse_delivery(body: bytes) -> dict:
     wrong = [f for f in FIELDS if type(data[f]) is not int]  # bool and float are not ids
     if wrong:
         raise ValueError(f"field(s) must be integers: {', '.join(wrong)}")
+    too_big = [f for f in FIELDS if not INT64_MIN <= data[f] <= INT64_MAX]
+    if too_big:
+        raise ValueError(f"field(s) outside the signed 64-bit range: {', '.join(too_big)}")
     if data["qty"] <= 0:
         raise ValueError("qty must be positive")
     return {f: data[f] for f in FIELDS}
 
 
+def _load_json(body: bytes):
+    """Strict JSON: no NaN/Infinity, no number that overflows a float, bounded nesting."""
+    try:
+        return json.loads(body.decode("utf-8"), parse_constant=_no_constant,
+                          parse_float=_finite_float)
+    except RecursionError:
+        raise ValueError("body is not JSON: nested too deeply") from None
+    except ValueError as exc:  # bad UTF-8, bad syntax, an integer of over 4300 digits, ...
+        raise ValueError(f"body is not JSON: {exc}") from None
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise ValueError(f"number out of range: {literal[:20]}")
+    return value
+
+
 # -- the HTTP server -------------------------------------------------------------------------------
 class _Handler(BaseHTTPRequestHandler):
     server: "_Server"
-    timeout = 10  # a client that stops sending mid-request cannot hold a thread forever
+    timeout = REQUEST_TIMEOUT  # a client silent mid-request is dropped (handle_one_request)
 
     def do_POST(self):
         if self.path != PATH:
             return self._reply(404, {"result": "not-found"})
         length = self.headers.get("Content-Length", "0")
-        if not length.isdigit():
+        if not (length.isascii() and length.isdigit()):  # "²".isdigit() too
             return self._reply(400, {"result": "bad-request", "error": "bad Content-Length"})
         if int(length) > MAX_BODY:
             return self._reply(413, {"result": "too-large"})
+        body = self.rfile.read(int(length))
         try:
-            delivery = parse_delivery(self.rfile.read(int(length)))
+            if len(body) < int(length):
+                raise ValueError("body shorter than its Content-Length")
+            delivery = parse_delivery(body)
         except ValueError as exc:
             return self._reply(400, {"result": "bad-request", "error": str(exc)})
         conn = open_ledger(self.server.ledger)
@@ -156,10 +192,45 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _Server(ThreadingMixIn, HTTPServer):
-    daemon_threads = False  # so that server_close() joins every request thread
-    block_on_close = True
+    """One daemon thread per connection, each known to the server, so that stopping can end
+    them all within a bounded time: a client that sends half a request and waits holds none."""
+
+    daemon_threads = True
     request_queue_size = 64  # the default 5 drops simultaneous connects (they retry after 1 s)
     ledger: Path
+
+    def server_activate(self) -> None:
+        super().server_activate()
+        self._open: dict[socket.socket, threading.Thread] = {}
+        self._open_lock = threading.Lock()
+
+    def process_request(self, request, client_address) -> None:
+        thread = threading.Thread(target=self.process_request_thread, name="receiver-request",
+                                  args=(request, client_address), daemon=True)
+        with self._open_lock:  # forget the connections that ended; joining them is instant
+            self._open = {r: t for r, t in self._open.items() if t.is_alive()}
+            self._open[request] = thread
+        thread.start()
+
+    def server_close(self) -> None:
+        """Close the listening socket, then end the connections: a handler waiting for its
+        client's next bytes reads end-of-file at once (it may still write its answer); one
+        busy with its delivery finishes it. Waits STOP_WAIT seconds at most in all."""
+        super().server_close()
+        with self._open_lock:
+            open_now = dict(self._open)
+        for request in open_now:
+            try:
+                request.shutdown(socket.SHUT_RD)
+            except OSError:  # closed meanwhile
+                pass
+        deadline = time.monotonic() + STOP_WAIT
+        for thread in open_now.values():
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    def handle_error(self, request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):  # a client gone away is not news
+            super().handle_error(request, client_address)
 
 
 class Receiver:
@@ -191,12 +262,13 @@ class Receiver:
         return f"http://{host}:{port}{PATH}"
 
     def stop(self) -> None:
-        """Stop serving, wait for requests in flight, close the socket."""
+        """Stop serving, close the socket, let the requests in flight end (within STOP_WAIT
+        seconds, whatever the clients do)."""
         if self._server is None:
             return
         self._server.shutdown()
         self._server.server_close()
-        self._thread.join()
+        self._thread.join(STOP_WAIT)
         self._server = None
 
     def __enter__(self) -> "Receiver":

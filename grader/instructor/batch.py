@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from . import class_report, distribution, gradebook, isolated
+from grader.arguments import positive_int, positive_number, unusable_folder
 from grader.checkdef import all_checks as declared_checks
 from grader.report.messages import default_lang, text
 from .progress import Progress
@@ -32,14 +33,14 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m grader batch",
                                 description="Grade every submission in DIR.")
     p.add_argument("dir", metavar="DIR", help="one folder or one .py file per submission")
-    p.add_argument("--jobs", "-j", type=_positive_int, default=os.cpu_count() or 1, metavar="N",
+    p.add_argument("--jobs", "-j", type=positive_int, default=os.cpu_count() or 1, metavar="N",
                    help="submissions graded at the same time (default: CPU count, %(default)s)")
     p.add_argument("--out", metavar="DIR", default=DEFAULT_OUT,
                    help="where to write the gradebook and report (default: ./%(default)s)")
-    p.add_argument("--timeout", type=_positive_float, default=isolated.DEFAULT_LIMIT,
+    p.add_argument("--timeout", type=positive_number, default=isolated.DEFAULT_LIMIT,
                    metavar="SECONDS",
                    help="wall-clock limit per submission (default: %(default)g)")
-    p.add_argument("--timeout-scale", type=_positive_float, default=1.0, metavar="X",
+    p.add_argument("--timeout-scale", type=positive_number, default=1.0, metavar="X",
                    help="passed to the grader: multiply each check's safety timeout")
     p.add_argument("-k", dest="select", metavar="EXPR",
                    help="grade only the checks matching EXPR (pytest -k), e.g. test_boundaries")
@@ -63,6 +64,10 @@ def main(argv: list[str]) -> int:
         print(text("instructor.no-submissions", lang, dir=folder), file=sys.stderr)
         return 2
     out = Path(args.out)
+    problem = unusable_folder(args.out)
+    if problem:
+        print(text("instructor.bad-out", lang, dir=out, problem=problem), file=sys.stderr)
+        return 2
     start = time.monotonic()
     try:
         rows = grade_all(submissions, out, jobs=args.jobs, limit=args.timeout,
@@ -150,16 +155,3 @@ def unique_names(submissions: list[Submission]) -> list[Submission]:
     return [Submission(s.path.name, s.path) if s.path.is_file() and s.name in folders else s
             for s in submissions]
 
-
-def _positive_int(value: str) -> int:
-    n = int(value)
-    if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return n
-
-
-def _positive_float(value: str) -> float:
-    x = float(value)
-    if x <= 0:
-        raise argparse.ArgumentTypeError("must be positive")
-    return x

@@ -88,7 +88,7 @@ def forbidden_imports(tree: Path, strict: bool = True) -> list[str]:
     for path in sorted(tree.rglob("*.py")):
         try:
             parsed = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # nested too deeply
             if strict:
                 raise
             continue

@@ -22,6 +22,7 @@ from pathlib import Path
 import jinja2
 
 from . import distribution, isolated
+from grader.arguments import positive_number
 from .export_student import TEMPLATES, build
 from grader.report.messages import default_lang, text
 
@@ -34,7 +35,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("out", metavar="OUT.zip")
     p.add_argument("--lang", choices=("en", "ja"),
                    help="language of the results students see (default: from the locale)")
-    p.add_argument("--timeout", type=float, default=isolated.DEFAULT_LIMIT, metavar="SECONDS",
+    p.add_argument("--timeout", type=positive_number, default=isolated.DEFAULT_LIMIT,
+                   metavar="SECONDS",
                    help="wall-clock limit per submission (default: %(default)g)")
     try:
         args = p.parse_args(argv)

@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -26,14 +27,15 @@ from pathlib import Path
 
 from grader.checkdef import all_checks as declared_checks
 from grader.report.messages import text
+from .submission import MAX_ENTRIES, MAX_FILE_BYTES, MAX_TOTAL_BYTES, TooLarge, copied_files
 
 #: Why a submission has no grader verdict (the `status` column of the gradebook).
-GRADED, TIMED_OUT, CRASHED, MISSING, AMBIGUOUS = "graded", "timed_out", "crashed", "missing", \
-    "ambiguous"
+GRADED, TIMED_OUT, CRASHED, MISSING, AMBIGUOUS, TOO_LARGE = "graded", "timed_out", "crashed", \
+    "missing", "ambiguous", "too_large"
 DEFAULT_LIMIT = 300.0  # seconds of wall-clock time per submission: a safety net only
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # holds grader/ and lab/
-COPY_IGNORED = shutil.ignore_patterns(".*", "__pycache__", "*.pyc", "venv", "node_modules")
 LOG_TAIL = 2000
+MB = 1024 * 1024
 
 _live: set[int] = set()
 _live_lock = threading.Lock()
@@ -54,7 +56,16 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
     the submission is the folder holding queue.py (helper modules come along), else the file.
     `select`: only the checks matching this pytest -k expression."""
     start = time.monotonic()
-    target = _copy_submission(Path(queue_py), Path(workdir), with_folder)
+    try:
+        target = _copy_submission(Path(queue_py), Path(workdir), with_folder)
+    except TooLarge as large:
+        message = text(f"instructor.too-large.{large.kind}", lang, file=large.file,
+                       files=MAX_ENTRIES, total=MAX_TOTAL_BYTES // MB, size=MAX_FILE_BYTES // MB)
+        return Outcome(TOO_LARGE, not_graded(TOO_LARGE, message, lang),
+                       time.monotonic() - start)
+    except OSError as exc:  # e.g. a path too long for the work folder: still a row
+        message = text("instructor.copy-failed", lang, error=f"{type(exc).__name__}: {exc}")
+        return Outcome(CRASHED, not_graded(CRASHED, message, lang), time.monotonic() - start)
     out = Path(workdir) / "results.json"
     log_path = Path(workdir) / "grader.log"
     tmp = Path(workdir) / "tmp"
@@ -160,16 +171,39 @@ def _session_members(sid: int) -> list[int]:
 
 def _copy_submission(queue_py: Path, workdir: Path, with_folder: bool) -> Path:
     """Copy the submission into workdir/submission/ and return the queue.py to grade there.
-    A folder submission brings the modules beside its queue.py; a single file is renamed."""
+    A folder submission brings the regular files beside its queue.py (submission.copied_files:
+    no symlink followed, no FIFO opened, bounded; TooLarge past the bounds); a single file is
+    renamed."""
     dest = workdir / "submission"
-    if with_folder:
-        shutil.copytree(queue_py.parent, dest, ignore=COPY_IGNORED, symlinks=False)
+    dest.mkdir(parents=True)
+    try:
+        for relative in copied_files(queue_py.parent) if with_folder else []:
+            (dest / relative).parent.mkdir(parents=True, exist_ok=True)
+            _copy_regular(queue_py.parent / relative, dest / relative)
         if not (dest / "queue.py").is_file():
-            shutil.copyfile(queue_py, dest / "queue.py")
-    else:
-        dest.mkdir(parents=True)
-        shutil.copyfile(queue_py, dest / "queue.py")
+            _copy_regular(queue_py, dest / "queue.py")
+    except TooLarge:
+        shutil.rmtree(dest)  # nothing of it is graded, or looked into
+        raise
     return dest / "queue.py"
+
+
+def _copy_regular(src: Path, dst: Path) -> None:
+    """Copy one regular file of at most MAX_FILE_BYTES, never through a symlink and never
+    waiting on anything else (a FIFO swapped in since the listing is opened non-blocking and
+    left out); a file that cannot be read is left out too."""
+    try:
+        fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return
+        data = f.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise TooLarge("file", src.name)
+    dst.write_bytes(data)
 
 
 def _pythonpath() -> str:

@@ -6,16 +6,33 @@ A submission folder is graded by, in this order of preference:
 3. the only `queue.py` anywhere below FOLDER (an LMS download that nests folders).
 Hidden folders, `__pycache__`, virtual environments and `site-packages` are never searched.
 No queue.py, or several candidates in case 3, is a submission that cannot be graded.
+
+A submission folder is untrusted input: symbolic links are never followed (neither a linked
+folder nor a linked queue.py is a submission or part of one), FIFOs, sockets and devices are
+never opened, and what a copy takes is bounded (`copied_files`).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 FILENAME = "queue.py"
 SKIPPED_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", ".venv", "env"}
+#: What the copy of a folder submission may hold, at most (files and folders; bytes).
+MAX_ENTRIES, MAX_TOTAL_BYTES, MAX_FILE_BYTES = 2000, 20 * 1024 * 1024, 5 * 1024 * 1024
+
+
+class TooLarge(Exception):
+    """A submission over the copy's bounds: `kind` is 'file' (one file over MAX_FILE_BYTES,
+    named by `file`), 'entries' (over MAX_ENTRIES) or 'total' (over MAX_TOTAL_BYTES)."""
+
+    def __init__(self, kind: str, file: str = ""):
+        super().__init__(kind, file)
+        self.kind = kind
+        self.file = file
 
 
 class NoSubmission(Exception):
@@ -36,9 +53,9 @@ class Submission:
 def find_queue_py(folder: Path) -> Path:
     """The queue.py that grades `folder` (see the module docstring); raise NoSubmission."""
     folder = Path(folder)
-    for preferred in (folder / FILENAME, folder / "lab" / FILENAME):
-        if preferred.is_file():
-            return preferred
+    for preferred in ((FILENAME,), ("lab", FILENAME)):
+        if _regular_below(folder, *preferred):
+            return folder.joinpath(*preferred)
     found = sorted(_search(folder))
     if len(found) == 1:
         return found[0]
@@ -46,15 +63,16 @@ def find_queue_py(folder: Path) -> Path:
 
 
 def queue_py_of(submission: Submission) -> Path:
-    return submission.path if submission.path.is_file() else find_queue_py(submission.path)
+    return submission.path if _is_regular(submission.path) else find_queue_py(submission.path)
 
 
 def discover(directory: Path) -> list[Submission]:
     """The submissions in `directory`, by name: every folder, and every `.py` file (a single
-    queue.py, named after the file: `alice.py` is alice). Hidden entries are skipped."""
+    queue.py, named after the file: `alice.py` is alice). Hidden entries and symbolic links
+    are skipped."""
     subs = []
     for entry in sorted(Path(directory).iterdir()):
-        if entry.name.startswith((".", "_")):
+        if entry.name.startswith((".", "_")) or entry.is_symlink():
             continue
         if entry.is_dir():
             subs.append(Submission(entry.name, entry))
@@ -63,8 +81,77 @@ def discover(directory: Path) -> list[Submission]:
     return subs
 
 
+def copied_files(folder: Path) -> list[Path]:
+    """The files a copy of the submission `folder` takes, relative to it: regular files only
+    (no symlink, FIFO, socket or device), none hidden or compiled, none in a skipped folder.
+    Raise TooLarge past MAX_ENTRIES files and folders, MAX_TOTAL_BYTES in all, or a file over
+    MAX_FILE_BYTES. Folders that cannot be read are left out."""
+    folder = Path(folder)
+    found, entries, total = [], 0, 0
+    pending = [folder]
+    while pending:
+        for entry in _scan(pending.pop()):
+            if entry.is_dir(follow_symlinks=False) and not skipped_dir(Path(entry.path)):
+                pending.append(Path(entry.path))
+            elif entry.is_file(follow_symlinks=False) and not entry.name.startswith(".") \
+                    and not entry.name.endswith(".pyc"):
+                found.append(Path(entry.path).relative_to(folder))
+                total += _size(entry, found[-1])
+            else:  # a symlink, FIFO, socket or device; hidden, compiled or skipped
+                continue
+            entries += 1
+            if entries > MAX_ENTRIES or total > MAX_TOTAL_BYTES:
+                raise TooLarge("entries" if entries > MAX_ENTRIES else "total")
+    return sorted(found)
+
+
+def skipped_dir(path: Path) -> bool:
+    """A folder neither searched nor copied: hidden, a cache, a virtual environment (by name, or
+    by its pyvenv.cfg whatever its name)."""
+    return path.name.startswith(".") or path.name in SKIPPED_DIRS \
+        or os.path.lexists(path / "pyvenv.cfg")
+
+
+def _size(entry: os.DirEntry, relative: Path) -> int:
+    try:
+        size = entry.stat(follow_symlinks=False).st_size
+    except OSError:  # gone meanwhile: the copy leaves it out
+        return 0
+    if size > MAX_FILE_BYTES:
+        raise TooLarge("file", relative.as_posix())
+    return size
+
+
+def _scan(folder: Path) -> list[os.DirEntry]:
+    try:
+        with os.scandir(folder) as entries:
+            return list(entries)
+    except OSError:  # a folder we may not read is left out, like a hidden one
+        return []
+
+
+def _is_regular(path: Path) -> bool:
+    """A regular file itself, not a symbolic link to one (nor a FIFO, ...)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _regular_below(folder: Path, *parts: str) -> bool:
+    """folder/parts... is a regular file reached through real folders only (no symlink)."""
+    for depth in range(1, len(parts)):
+        try:
+            if not stat.S_ISDIR(os.lstat(folder.joinpath(*parts[:depth])).st_mode):
+                return False
+        except OSError:
+            return False
+    return _is_regular(folder.joinpath(*parts))
+
+
 def _search(folder: Path):
+    """Every regular queue.py below `folder`; os.walk never enters a linked folder."""
     for root, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
-        if FILENAME in files:
+        dirs[:] = [d for d in dirs if not skipped_dir(Path(root, d))]
+        if FILENAME in files and _is_regular(Path(root, FILENAME)):
             yield Path(root) / FILENAME

@@ -1,0 +1,100 @@
+"""Checks of command-line arguments shared by the commands (`python -m grader`, `batch`, ...):
+argparse types for numbers, and the files a command reads or writes, checked before any work
+starts. A problem is one line of plain English, which the command prints as `grader: ...`
+before it exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import stat
+from pathlib import Path
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def seed(text: str) -> int:
+    """argparse type: a seed, a whole number from 0 to 2**63-1."""
+    value = int(text)
+    if not 0 <= value < 2 ** 63:
+        raise argparse.ArgumentTypeError("must be a whole number from 0 to 2**63-1")
+    return value
+
+
+def positive_number(text: str) -> float:
+    """argparse type: a finite number > 0 (not nan, not inf)."""
+    value = float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, not {text}")
+    return value
+
+
+def unreadable_file(path: str) -> str | None:
+    """Why `path` is not a file the grader can read, or None when it is one. Never opens
+    anything but a regular file (opening a FIFO would block)."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return "no such file"
+    except OSError as exc:  # a symlink loop, a name too long, a folder we may not enter
+        return f"cannot be read ({exc.strerror})"
+    if stat.S_ISDIR(info.st_mode):
+        return "is a folder, not a .py file"
+    if not stat.S_ISREG(info.st_mode):
+        return "is not a regular file"
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    return None
+
+
+def unwritable_destination(path: str) -> str | None:
+    """Why the grader could not write a file at `path`, or None when it could (an existing
+    file is replaced; /dev/stdout is fine)."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return _unwritable_folder(Path(path).parent)
+    except OSError as exc:
+        return f"cannot be written ({exc.strerror})"
+    if stat.S_ISDIR(info.st_mode):
+        return "is a folder"
+    return None if os.access(path, os.W_OK) else "cannot be written (permission denied)"
+
+
+def _unwritable_folder(folder: Path) -> str | None:
+    try:
+        info = os.stat(folder)
+    except FileNotFoundError:
+        return f"folder {folder} does not exist"
+    except NotADirectoryError:
+        return f"{folder} is not a folder"
+    except OSError as exc:
+        return f"cannot write in folder {folder} ({exc.strerror})"
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{folder} is not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot write in folder {folder} (permission denied)"
+    return None
+
+
+def unusable_folder(path: str) -> str | None:
+    """Create the output folder `path` (and its parents) if need be; why files cannot be
+    written in it, or None when they can."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:  # a file in the way, no permission, a read-only file system
+        return f"cannot be created ({exc.strerror})"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return "is not writable (permission denied)"
+    return None

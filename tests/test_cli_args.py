@@ -1,0 +1,112 @@
+"""Bad arguments to `python -m grader` and `batch`: exit 2 with one line on stderr, before any
+grading starts (LAB_SPEC "Additions": a path to --impl that does not exist, is a folder or
+cannot be read is a bad argument). A module name that does not import stays a graded failure."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from conftest import ROOT, by_check, grade, run_grader
+
+ONE_CHECK = "finish_before_expiry"
+AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def refused(proc, *words: str) -> None:
+    """Exit 2, nothing graded, one line `grader: ...` naming `words`."""
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Score" not in proc.stdout
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("grader: "), proc.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+def solution_copy(tmp_path):
+    target = tmp_path / "queue.py"
+    target.write_text((ROOT / "solutions" / "queue.py").read_text(encoding="utf-8"))
+    return target
+
+
+@pytest.mark.parametrize("impl, problem", [
+    ("nope/queue.py", "no such file"),
+    ("nope.py", "no such file"),
+    ("lab/", "is a folder"),
+    ("lab/queue.py/x.py", "no such file"),
+])
+def test_impl_path_that_cannot_be_graded_is_a_bad_argument(impl, problem):
+    refused(run_grader("--impl", impl, "-k", ONE_CHECK), impl, problem)
+
+
+def test_impl_that_is_a_symlink_loop_or_a_fifo_is_a_bad_argument(tmp_path):
+    (tmp_path / "loop.py").symlink_to(tmp_path / "loop.py")
+    refused(run_grader("--impl", str(tmp_path / "loop.py")), "loop.py", "cannot be read")
+    os.mkfifo(tmp_path / "fifo.py")  # opening it would block: it must never be opened
+    refused(run_grader("--impl", str(tmp_path / "fifo.py"), timeout=30), "not a regular file")
+
+
+@pytest.mark.skipif(AS_ROOT, reason="root reads files whatever their mode")
+def test_impl_that_cannot_be_read_is_a_bad_argument(tmp_path):
+    target = solution_copy(tmp_path)
+    target.chmod(0)
+    try:
+        refused(run_grader("--impl", str(target)), "cannot be read")
+    finally:
+        target.chmod(stat.S_IRUSR | stat.S_IWUSR)
+
+
+def test_module_name_that_does_not_import_stays_a_graded_failure(tmp_path):
+    proc, results = grade("lab.no_such_module", tmp_path, "-k", ONE_CHECK)
+    assert proc.returncode == 1
+    assert "does not import" in by_check(results)["finish-before-expiry"]["output"]
+
+
+@pytest.mark.parametrize("flag", ["--json", "--html"])
+def test_report_in_a_missing_folder_is_refused_before_grading(tmp_path, flag):
+    path = tmp_path / "no-such-folder" / "report.out"
+    refused(run_grader("--impl", "solutions.queue", flag, str(path)), flag, "does not exist")
+    refused(run_grader(flag, str(tmp_path)), flag, "is a folder")
+
+
+@pytest.mark.skipif(AS_ROOT, reason="root writes in folders whatever their mode")
+def test_report_in_a_read_only_folder_is_refused_before_grading(tmp_path):
+    folder = tmp_path / "read-only"
+    folder.mkdir(mode=0o500)
+    try:
+        refused(run_grader("--json", str(folder / "r.json")), "--json", "cannot write")
+    finally:
+        folder.chmod(0o700)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "-1", "fast"])
+def test_timeout_scale_must_be_a_finite_positive_number(value):
+    proc = run_grader("--timeout-scale", value, "-k", ONE_CHECK)
+    assert proc.returncode == 2 and "--timeout-scale" in proc.stderr, proc.stderr
+    assert "Score" not in proc.stdout
+
+
+@pytest.mark.parametrize("flag, value", [("--timeout", "nan"), ("--timeout", "inf"),
+                                         ("--timeout", "0"), ("--timeout-scale", "nan"),
+                                         ("--timeout-scale", "-1"), ("--jobs", "0")])
+def test_batch_refuses_the_same_numbers(tmp_path, flag, value):
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    solution_copy(tmp_path / "subs" / "alice")
+    out = tmp_path / "grades"
+    proc = run_grader("batch", str(tmp_path / "subs"), "--out", str(out), flag, value)
+    assert proc.returncode == 2 and flag in proc.stderr, proc.stderr
+    assert not out.exists()
+
+
+def test_batch_refuses_an_out_folder_it_cannot_create(tmp_path):
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    solution_copy(tmp_path / "subs" / "alice")
+    (tmp_path / "file").write_text("")
+    proc = run_grader("batch", str(tmp_path / "subs"), "--out", str(tmp_path / "file" / "g"),
+                      "--lang", "en")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"The gradebook cannot be written in {tmp_path / 'file' / 'g'}: it cannot be created "
+        "(Not a directory)."]
