@@ -22,7 +22,7 @@ from . import class_report, distribution, gradebook, isolated
 from grader.checkdef import all_checks as declared_checks
 from grader.report.messages import default_lang, text
 from .progress import Progress
-from grader.report.results_json import write as write_results
+from grader.report import results_json
 from .submission import NoSubmission, Submission, discover, queue_py_of
 
 DEFAULT_OUT = "grades"
@@ -126,7 +126,7 @@ def grade_one(sub: Submission, workdir: Path, out: Path, *, limit: float, timeou
             files = ", ".join(str(p.relative_to(sub.path)) for p in missing.candidates)
             message = text(f"instructor.{missing.kind}", lang, files=files)
             outcome = isolated.Outcome(missing.kind,
-                                       isolated.not_graded(missing.kind, message, lang), 0.0)
+                                       results_json.not_graded(missing.kind, message, lang), 0.0)
         else:
             outcome = isolated.grade(queue_py, workdir, limit=limit, lang=lang,
                                      timeout_scale=timeout_scale, with_folder=sub.path.is_dir(),
@@ -135,7 +135,7 @@ def grade_one(sub: Submission, workdir: Path, out: Path, *, limit: float, timeou
             if (workdir / "submission").is_dir() else []
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    write_results(out / "results" / f"{sub.name}.json", outcome.results)
+    results_json.write(out / "results" / f"{sub.name}.json", outcome.results)
     if outcome.log:
         (out / "logs" / f"{sub.name}.log").write_text(outcome.log, encoding="utf-8")
     row = gradebook.row(sub.name, outcome.status, outcome.results)

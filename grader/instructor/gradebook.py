@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.checkdef import CheckInfo
-from .isolated import GRADED
+from grader.report.results_json import GRADED
 
 
 @dataclass
