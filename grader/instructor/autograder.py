@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import isolated
 from grader.report import results_json
+from grader.report.files import remove_stale
 from .submission import NoSubmission, find_queue_py
 
 
@@ -30,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args.root)
     results_path = root / "results" / "results.json"
     results_path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale(results_path)  # killed from here on: no results.json, not an earlier one
     try:
         results = grade(root / "submission", args.timeout, args.lang)
     except Exception:  # a bug here must still leave a results.json that says so

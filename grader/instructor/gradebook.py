@@ -8,12 +8,14 @@ submission earned on it; blank when it did not grade), then `message` (why it di
 from __future__ import annotations
 
 import csv
+import io
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.checkdef import CheckInfo
+from grader.report.files import write_atomically
 from grader.report.results_json import GRADED
 
 
@@ -55,12 +57,14 @@ def columns(rows: list[Row], declared: dict[str, CheckInfo], selected: bool = Fa
 
 
 def write_csv(path: Path, rows: list[Row], check_ids: list[str]) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        out = csv.writer(f)
-        out.writerow(["submission", "status", "score", "max_score", *check_ids, "message"])
-        for r in rows:
-            earned = [r.checks[cid][0] if cid in r.checks else "" for cid in check_ids]
-            out.writerow([r.submission, r.status, r.score, r.max_score, *earned, r.message])
+    """Write the gradebook atomically (grader.report.files): never half a gradebook."""
+    f = io.StringIO(newline="")
+    out = csv.writer(f)
+    out.writerow(["submission", "status", "score", "max_score", *check_ids, "message"])
+    for r in rows:
+        earned = [r.checks[cid][0] if cid in r.checks else "" for cid in check_ids]
+        out.writerow([r.submission, r.status, r.score, r.max_score, *earned, r.message])
+    write_atomically(path, f.getvalue(), newline="")
 
 
 def same_max_score(rows: list[Row]) -> list[Row]:

@@ -3,7 +3,7 @@ max_score, status (passed/failed), output and extra_data.check_id.
 
 The one place that knows it: `build` (a graded run), `not_graded` (a submission without a
 verdict), `fallback` (the grader itself failed), `read` (one read back from the grader's
-process), `serialise` and `write`, and the statuses a batch row can have."""
+process), `serialise` and `write` (atomic), and the statuses a batch row can have."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 
 from grader.checkdef import all_checks as declared_checks
 from grader.config import Config
+from .files import write_atomically
 from .messages import text
 from .render import failure_lines
 from .terminal import stability_line
@@ -105,4 +106,5 @@ def serialise(payload: dict, *, one_line: bool = False) -> str:
 
 
 def write(path: str | Path, payload: dict) -> None:
-    Path(path).write_text(serialise(payload) + "\n", encoding="utf-8")
+    """Write `payload` to `path` atomically (grader.report.files): never half a results.json."""
+    write_atomically(path, serialise(payload) + "\n")
