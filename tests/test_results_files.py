@@ -1,9 +1,11 @@
 """Result files a reader can trust (issue 12, item 3): a grade that is killed leaves no earlier
-results.json behind, and every results.json, gradebook and class report is written whole
-(a temporary file beside it, renamed over it) or not at all."""
+results.json behind; every results.json, gradebook and class report is written whole (a
+temporary file beside it, renamed over it) or not at all; and no gradebook.csv cell becomes a
+spreadsheet formula."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from grader.instructor import autograder, batch, isolated
+from grader.instructor import autograder, batch, gradebook, isolated
 from grader.report import files, results_json
 
 #: claim() says it was called, then hangs: the grader is mid-way through a check.
@@ -123,3 +125,31 @@ def test_a_failed_write_leaves_the_old_file_whole_and_no_partial_file(tmp_path, 
 def test_the_atomic_write_keeps_the_csv_line_endings(tmp_path):
     files.write_atomically(tmp_path / "g.csv", "a,b\r\nc,d\r\n", newline="")
     assert (tmp_path / "g.csv").read_bytes() == b"a,b\r\nc,d\r\n"
+
+
+# -- gradebook.csv: no cell becomes a spreadsheet formula ---------------------------------------
+FORMULA_NAMES = ['=HYPERLINK("http://x","y")', "+1+1", "-2+3", "@SUM(A1)", "\tTAB", "\rCR"]
+
+
+@pytest.mark.parametrize("name", FORMULA_NAMES, ids=repr)
+def test_a_formula_cell_is_neutralised_and_numbers_stay_numbers(tmp_path, name):
+    rows = [gradebook.Row(name, "graded", 15, 20, {"finish-at-expiry": (4, "passed")}),
+            gradebook.Row("bob", "crashed", 0, 20, message=name)]
+    gradebook.write_csv(tmp_path / "g.csv", rows, ["finish-at-expiry"])
+    with open(tmp_path / "g.csv", newline="", encoding="utf-8") as f:
+        header, alice, bob = list(csv.reader(f))
+    assert alice == ["'" + name, "graded", "15", "20", "4", ""]
+    assert bob == ["bob", "crashed", "0", "20", "", "'" + name]
+    assert header[0] == "submission"
+
+
+def test_a_batch_neutralises_a_submission_named_as_a_formula(tmp_path):
+    submissions = tmp_path / "submissions"
+    for name in ('=HYPERLINK("https:evil","y")', "-rf", "alice"):
+        (submissions / name).mkdir(parents=True)  # no queue.py: status missing, nothing runs
+    out = tmp_path / "grades"
+    assert batch.main([str(submissions), "--out", str(out), "--quiet", "--lang", "en"]) == 0
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
+        names = {row["submission"]: row for row in csv.DictReader(f)}
+    assert set(names) == {"'=HYPERLINK(\"https:evil\",\"y\")", "'-rf", "alice"}
+    assert names["alice"]["score"] == "0" and names["alice"]["status"] == "missing"
