@@ -12,7 +12,7 @@ import time
 from . import arguments, config as configs
 from .checkdef import all_checks
 from .harness.target import DEFAULT_TARGET, describe, is_path
-from .report import results_json, terminal
+from .report import files, results_json, terminal
 from .report.messages import default_lang
 from .report.render import Style
 from .runner import GraderError, run_checks
@@ -100,6 +100,8 @@ def grade(argv: list[str]) -> int:
         print(f"grader: {problem}", file=sys.stderr)
         return 2
     lang = args.lang or default_lang()
+    if args.json:  # a grade killed from here on must not leave an earlier verdict in place
+        files.remove_stale(args.json)
     start = time.monotonic()
     try:
         config = configs.load(args.config, set(all_checks()))

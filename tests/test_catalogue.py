@@ -137,10 +137,10 @@ def test_no_check_texts_for_checks_that_do_not_exist():
 
 
 def test_every_outcome_and_batch_status_has_words():
-    from grader.instructor import isolated
+    from grader.report import results_json
 
-    statuses = {isolated.GRADED, isolated.TIMED_OUT, isolated.CRASHED, isolated.MISSING,
-                isolated.AMBIGUOUS}
+    statuses = {results_json.GRADED, results_json.TIMED_OUT, results_json.CRASHED,
+                results_json.MISSING, results_json.AMBIGUOUS}
     outcomes = {"passed", "failed", "errored", "timed_out", "not_implemented"}
     missing = [key for key in [f"outcome.{o}" for o in outcomes]
                + [f"instructor.status.{s}" for s in statuses] if not messages.has(key)]

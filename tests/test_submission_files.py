@@ -11,6 +11,8 @@ import threading
 
 import pytest
 
+from grader.checkdef import all_checks
+
 from conftest import ROOT, run_grader
 from grader.instructor import isolated, submission
 from grader.instructor.submission import (NoSubmission, Submission, TooLarge, copied_files,
@@ -161,7 +163,8 @@ def test_batch_writes_a_row_for_every_submission_whatever_it_holds(tmp_path, out
     with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
         rows = {r["submission"]: r for r in csv.DictReader(f)}
     status = {name: (r["status"], r["score"]) for name, r in rows.items()}
-    assert status == {"alice": ("graded", "3"), "bob": ("missing", "0"),
+    full = str(all_checks()["finish-before-expiry"].points)
+    assert status == {"alice": ("graded", full), "bob": ("missing", "0"),
                       "carol": ("too_large", "0"), "dave": ("graded", "0")}, rows
     assert "dump.bin is over 5 MB" in rows["carol"]["message"]
     saved = json.loads((out / "results" / "carol.json").read_text(encoding="utf-8"))

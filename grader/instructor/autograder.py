@@ -17,7 +17,8 @@ import traceback
 from pathlib import Path
 
 from . import isolated
-from grader.report.results_json import write
+from grader.report import results_json
+from grader.report.files import remove_stale
 from .submission import NoSubmission, find_queue_py
 
 
@@ -30,15 +31,13 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args.root)
     results_path = root / "results" / "results.json"
     results_path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale(results_path)  # killed from here on: no results.json, not an earlier one
     try:
         results = grade(root / "submission", args.timeout, args.lang)
     except Exception:  # a bug here must still leave a results.json that says so
-        from grader.report.messages import text
-
         traceback.print_exc()
-        results = {"score": 0, "output": text("instructor.autograder-failed", args.lang),
-                   "tests": []}
-    write(results_path, results)
+        results = results_json.fallback(args.lang)
+    results_json.write(results_path, results)
     return 0
 
 
@@ -49,8 +48,8 @@ def grade(submission: Path, timeout: float, lang: str) -> dict:
         queue_py = find_queue_py(submission)
     except NoSubmission as missing:
         files = ", ".join(str(p.relative_to(submission)) for p in missing.candidates)
-        return isolated.not_graded(missing.kind, text(f"instructor.{missing.kind}", lang,
-                                                      files=files), lang)
+        message = text(f"instructor.{missing.kind}", lang, files=files)
+        return results_json.not_graded(missing.kind, message, lang)
     with tempfile.TemporaryDirectory(prefix="leaselab-autograder-") as work:
         outcome = isolated.grade(queue_py, Path(work), limit=timeout, lang=lang)
     print(outcome.log, end="")  # shown to the instructor in Gradescope's debugging output

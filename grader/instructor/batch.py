@@ -23,10 +23,12 @@ from grader.arguments import positive_int, positive_number, unusable_folder
 from grader.checkdef import all_checks as declared_checks
 from grader.report.messages import default_lang, text
 from .progress import Progress
-from grader.report.results_json import write as write_results
+from grader.report import results_json
+from grader.report.files import remove_stale
 from .submission import NoSubmission, Submission, discover, queue_py_of
 
 DEFAULT_OUT = "grades"
+CSV_NAME, HTML_NAME = "gradebook.csv", "class-report.html"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -79,7 +81,7 @@ def main(argv: list[str]) -> int:
         return 130
     declared = declared_checks()
     check_ids = gradebook.columns(rows, declared, selected=bool(args.select))
-    csv_path, html_path = out / "gradebook.csv", out / "class-report.html"
+    csv_path, html_path = out / CSV_NAME, out / HTML_NAME
     gradebook.write_csv(csv_path, rows, check_ids)
     class_report.write(html_path, rows, check_ids, declared, lang)
     if not args.quiet:
@@ -93,11 +95,7 @@ def grade_all(submissions: list[Submission], out: Path, *, jobs: int, limit: flo
               timeout_scale: float, lang: str, quiet: bool = False,
               select: str | None = None) -> list[gradebook.Row]:
     """Grade `submissions` `jobs` at a time; rows in the order of `submissions`."""
-    for sub in ("results", "logs"):
-        (out / sub).mkdir(parents=True, exist_ok=True)
-        for stale in (out / sub).iterdir():  # only our own files from an earlier run
-            if stale.suffix in (".json", ".log"):
-                stale.unlink()
+    remove_earlier_outputs(out)
     progress = Progress(len(submissions), lang, quiet=quiet)
     rows: dict[str, gradebook.Row] = {}
     with tempfile.TemporaryDirectory(prefix="leaselab-batch-") as work, \
@@ -131,7 +129,7 @@ def grade_one(sub: Submission, workdir: Path, out: Path, *, limit: float, timeou
             files = ", ".join(str(p.relative_to(sub.path)) for p in missing.candidates)
             message = text(f"instructor.{missing.kind}", lang, files=files)
             outcome = isolated.Outcome(missing.kind,
-                                       isolated.not_graded(missing.kind, message, lang), 0.0)
+                                       results_json.not_graded(missing.kind, message, lang), 0.0)
         else:
             outcome = isolated.grade(queue_py, workdir, limit=limit, lang=lang,
                                      timeout_scale=timeout_scale, with_folder=sub.path.is_dir(),
@@ -140,13 +138,25 @@ def grade_one(sub: Submission, workdir: Path, out: Path, *, limit: float, timeou
             if (workdir / "submission").is_dir() else []
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    write_results(out / "results" / f"{sub.name}.json", outcome.results)
+    results_json.write(out / "results" / f"{sub.name}.json", outcome.results)
     if outcome.log:
         (out / "logs" / f"{sub.name}.log").write_text(outcome.log, encoding="utf-8")
     row = gradebook.row(sub.name, outcome.status, outcome.results)
     if peeks:  # graded from an instructor checkout, where the reference is importable
         row.message = text("instructor.imports-solutions", lang, found="; ".join(peeks))
     return row
+
+
+def remove_earlier_outputs(out: Path) -> None:
+    """Before grading: an interrupted batch must not leave an earlier run's gradebook, report or
+    results beside its own. Only our own files (and temporary ones a killed write left)."""
+    for name in (CSV_NAME, HTML_NAME):
+        remove_stale(out / name)
+    for sub in ("results", "logs"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+        for stale in (out / sub).iterdir():
+            if stale.suffix in (".json", ".log", ".tmp"):
+                stale.unlink()
 
 
 def unique_names(submissions: list[Submission]) -> list[Submission]:

@@ -10,6 +10,7 @@ import jinja2
 
 from grader.checkdef import CheckInfo
 from .gradebook import Row, check_stats, summary
+from grader.report.files import write_atomically
 from grader.report.messages import text
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -32,4 +33,4 @@ def render(rows: list[Row], check_ids: list[str], declared: dict[str, CheckInfo]
 
 def write(path: Path, rows: list[Row], check_ids: list[str], declared: dict[str, CheckInfo],
           lang: str) -> None:
-    Path(path).write_text(render(rows, check_ids, declared, lang), encoding="utf-8")
+    write_atomically(path, render(rows, check_ids, declared, lang))

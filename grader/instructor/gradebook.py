@@ -3,18 +3,24 @@ of each check (what the class report charts).
 
 CSV columns: `submission, status, score, max_score`, one column per check id (the points that
 submission earned on it; blank when it did not grade), then `message` (why it did not grade, or a warning: it imports the reference solution).
+A text cell that a spreadsheet would take for a formula starts with `'`.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.checkdef import CheckInfo
-from .isolated import GRADED
+from grader.report.files import write_atomically
+from grader.report.results_json import GRADED
+
+#: What makes a spreadsheet read a cell as a formula (OWASP, CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 @dataclass
@@ -55,12 +61,23 @@ def columns(rows: list[Row], declared: dict[str, CheckInfo], selected: bool = Fa
 
 
 def write_csv(path: Path, rows: list[Row], check_ids: list[str]) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        out = csv.writer(f)
-        out.writerow(["submission", "status", "score", "max_score", *check_ids, "message"])
-        for r in rows:
-            earned = [r.checks[cid][0] if cid in r.checks else "" for cid in check_ids]
-            out.writerow([r.submission, r.status, r.score, r.max_score, *earned, r.message])
+    """Write the gradebook atomically (grader.report.files): never half a gradebook. No text
+    cell can become a spreadsheet formula (`inert`)."""
+    table = [["submission", "status", "score", "max_score", *check_ids, "message"]]
+    for r in rows:
+        earned = [r.checks[cid][0] if cid in r.checks else "" for cid in check_ids]
+        table.append([r.submission, r.status, r.score, r.max_score, *earned, r.message])
+    f = io.StringIO(newline="")
+    csv.writer(f).writerows([inert(cell) for cell in line] for line in table)
+    write_atomically(path, f.getvalue(), newline="")
+
+
+def inert(cell):
+    """A text cell a spreadsheet would read as a formula (a submission named
+    `=HYPERLINK(...)`) gets a leading `'` (OWASP's CSV injection rule); numbers stay numbers."""
+    if isinstance(cell, str) and cell.startswith(FORMULA_STARTS):
+        return "'" + cell
+    return cell
 
 
 def same_max_score(rows: list[Row]) -> list[Row]:

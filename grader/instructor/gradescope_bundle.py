@@ -11,7 +11,6 @@ Exit status 0 written, 2 refused.
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import shutil
 import sys
@@ -24,6 +23,7 @@ import jinja2
 from . import distribution, isolated
 from grader.arguments import positive_number
 from .export_student import TEMPLATES, build
+from grader.report import results_json
 from grader.report.messages import default_lang, text
 
 SCRIPTS = {"setup.sh": "gradescope_setup.sh", "run_autograder": "gradescope_run_autograder"}
@@ -76,8 +76,7 @@ def bundle(out: Path, *, lang: str = "en", timeout: float = isolated.DEFAULT_LIM
 def scripts(lang: str, timeout: float) -> dict[str, str]:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              keep_trailing_newline=True)
-    fallback = json.dumps({"score": 0, "output": text("instructor.autograder-failed", lang),
-                           "tests": []}, ensure_ascii=False)
+    fallback = results_json.serialise(results_json.fallback(lang), one_line=True)
     params = {"lang": lang, "timeout": f"{timeout:g}", "fallback": shlex.quote(fallback)}
     return {name: env.get_template(template).render(**params)
             for name, template in SCRIPTS.items()}

@@ -7,13 +7,12 @@ TMPDIR. A wall-clock limit bounds the whole run; on expiry, and after every run,
 left in that session is killed: the grader's sandbox puts each check in its own process group,
 so killing one group would leave a spinning check behind.
 
-Whatever happens, the answer is a results.json-shaped dict: the grader's own, or one made here
-(score 0, every check failed with the reason) for submissions that did not grade.
+Whatever happens, the answer is a results.json-shaped dict: the grader's own, or a not-graded
+one (grader.report.results_json: score 0, every check failed with the reason).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -25,13 +24,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.checkdef import all_checks as declared_checks
 from grader.report.messages import text
+from grader.report.results_json import (CRASHED, GRADED, TIMED_OUT, TOO_LARGE, not_graded,
+                                        read)
+
 from .submission import MAX_ENTRIES, MAX_FILE_BYTES, MAX_TOTAL_BYTES, TooLarge, copied_files
 
-#: Why a submission has no grader verdict (the `status` column of the gradebook).
-GRADED, TIMED_OUT, CRASHED, MISSING, AMBIGUOUS, TOO_LARGE = "graded", "timed_out", "crashed", \
-    "missing", "ambiguous", "too_large"
 DEFAULT_LIMIT = 300.0  # seconds of wall-clock time per submission: a safety net only
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # holds grader/ and lab/
 LOG_TAIL = 2000
@@ -95,32 +93,12 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
     if code is None:
         message = text("instructor.timed-out", lang, limit=f"{limit:g}")
         return Outcome(TIMED_OUT, not_graded(TIMED_OUT, message, lang), duration, log_text)
-    results = _read(out) if code in (0, 1) else None
+    results = read(out) if code in (0, 1) else None
     if results is None:
         tail = log_text[-LOG_TAIL:].strip()
         message = text("instructor.crashed", lang, code=code) + ("\n" + tail if tail else "")
         return Outcome(CRASHED, not_graded(CRASHED, message, lang), duration, log_text)
     return Outcome(GRADED, results, duration, log_text)
-
-
-def not_graded(status: str, message: str, lang: str) -> dict:
-    """results.json for a submission without a verdict: every declared check failed, score 0."""
-    outcome = "timed_out" if status == TIMED_OUT else "errored"
-    checks = declared_checks().values()
-    return {
-        "score": 0,
-        "max_score": sum(c.points for c in checks),
-        "output": message,
-        "tests": [{
-            "name": f"{text(f'check.{c.id}.title', lang)} [{c.id}]",
-            "score": 0,
-            "max_score": c.points,
-            "status": "failed",
-            "output": message,
-            "extra_data": {"check_id": c.id, "outcome": outcome},
-        } for c in checks],
-        "extra_data": {"status": status, "lang": lang},
-    }
 
 
 def kill_session(sid: int) -> None:
@@ -210,10 +188,3 @@ def _pythonpath() -> str:
     rest = os.environ.get("PYTHONPATH")
     return os.pathsep.join([str(PACKAGE_ROOT), *([rest] if rest else [])])
 
-
-def _read(path: Path) -> dict | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and "tests" in data else None

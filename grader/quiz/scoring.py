@@ -1,14 +1,15 @@
 """Score answers against the key: one point per question; a question not answered scores 0.
 
-`results_json` writes the same shape as the grader's results.json (Gradescope): top-level score,
-max_score, tests[] with name, score, max_score, status, output and extra_data.check_id (here the
-question id), so instructors collect quiz results in CI the same way as lab results.
+`results_json` builds the same shape as the grader's results.json (Gradescope), its tests made by
+grader.report.results_json.entry: extra_data.check_id is here the question id, so instructors
+collect quiz results in CI the same way as lab results.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from grader.report import results_json as results_shape
 from grader.report.messages import text
 from grader.report.render import PLAIN, Style
 from .bank import Bank, Question
@@ -67,18 +68,7 @@ def summary_lines(graded: list[Graded], lang: str, style: Style = PLAIN) -> list
 
 def results_json(graded: list[Graded], lang: str, *, answers: str | None,
                  duration: float) -> dict:
-    tests = []
-    for g in graded:
-        q = g.question
-        tests.append({
-            "name": f"{q.text(lang).title} [{q.id}]",
-            "score": g.score,
-            "max_score": POINTS,
-            "status": "passed" if g.correct else "failed",
-            "output": "\n".join(verdict_lines(q, g.given, lang)),
-            "extra_data": {"check_id": q.id, "answer": g.given, "key": q.answer,
-                           "topics": list(q.topics)},
-        })
+    tests = [_test(g, lang) for g in graded]
     c = counts(graded)
     return {
         "score": c["score"],
@@ -88,3 +78,11 @@ def results_json(graded: list[Graded], lang: str, *, answers: str | None,
         "tests": tests,
         "extra_data": {"quiz": True, "answers": answers, "lang": lang, **c},
     }
+
+
+def _test(g: Graded, lang: str) -> dict:
+    """One question as a results.json test: extra_data holds the answer given and the key."""
+    q = g.question
+    return results_shape.entry(q.id, q.text(lang).title, score=g.score, max_score=POINTS,
+                               passed=g.correct, output="\n".join(verdict_lines(q, g.given, lang)),
+                               answer=g.given, key=q.answer, topics=list(q.topics))

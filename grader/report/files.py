@@ -1,0 +1,37 @@
+"""Report files a reader never sees half-written, and never sees stale.
+
+`write_atomically` writes a temporary file in the same folder and renames it over the target
+(`os.replace`): whoever opens the target gets the old file or the whole new one, never a
+truncated one, even if the writer is killed. `remove_stale` is called before grading starts, so
+a grade that is killed leaves no earlier results behind to be mistaken for its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+
+def write_atomically(path: str | Path, text: str, *, newline: str | None = None) -> None:
+    """Write `text` (UTF-8) to `path` through a temporary file beside it. `newline` as in open()
+    ('' keeps the csv module's line endings)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    # O_EXCL: never follow or reuse a file someone else put there; 0o666 minus the umask, the
+    # mode an ordinary write would give the target
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with open(fd, "w", encoding="utf-8", newline=newline) as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def remove_stale(path: str | Path) -> None:
+    """Remove `path` if it exists (an earlier run's output)."""
+    Path(path).unlink(missing_ok=True)
