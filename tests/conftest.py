@@ -13,6 +13,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "tests" / "mutants"
 
+# Strict messages (grader.report.messages): a missing word, language or placeholder raises instead
+# of showing the key, in this process and in every grader it starts (they inherit os.environ).
+os.environ["LEASELAB_STRICT_MESSAGES"] = "1"
+
 
 def run_grader(*args: str, cwd: Path = ROOT, env: dict | None = None,
                timeout: float = 300) -> subprocess.CompletedProcess:

@@ -172,3 +172,26 @@ def test_the_scan_sees_detail_and_note_keys():
     assert sorted(k for k, _ in keys_in_python(snippet, in_checks=True)) == [
         "detail.late-finish", "detail.stale", "note.a-stalls", "ui.why"]
     assert [k for k, _ in keys_in_python(snippet, in_checks=False)] == ["ui.why"]
+
+
+# -- strict mode -----------------------------------------------------------------------------------
+def test_strict_mode_is_on_in_the_tests():
+    assert messages.strict(), "tests/conftest.py turns LEASELAB_STRICT_MESSAGES on"
+
+
+@pytest.mark.parametrize("call, problem", [
+    (lambda: messages.text("ui.no-such-key"), "no message 'ui.no-such-key'"),
+    (lambda: messages.text("ui.why", "fr"), "unknown language 'fr'"),
+    (lambda: messages.text("ui.points", "en", score=1), "cannot be filled"),
+])
+def test_strict_mode_raises(call, problem):
+    with pytest.raises(messages.MessageError, match=re.escape(problem)):
+        call()
+
+
+def test_outside_strict_mode_a_word_never_crashes_a_report(monkeypatch):
+    monkeypatch.delenv(messages.STRICT_ENV, raising=False)
+    assert not messages.strict()
+    assert messages.text("ui.no-such-key") == "ui.no-such-key"
+    assert messages.text("ui.why", "fr") == messages.text("ui.why", "en")
+    assert "{points}" in messages.text("ui.points", "en", score=1)
