@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from grader.config import Config
-from .messages import text
+from .messages import CHECK_TITLE, text
 from .render import failure_lines
 from .terminal import stability_line
 from grader.results import CheckResult
@@ -25,7 +25,7 @@ def build(results: list[CheckResult], lang: str, *, target: str, duration: float
             extra.update(runs=len(r.runs), passed_runs=r.passed_runs, unstable=r.unstable,
                          failed_runs=r.failed_run_numbers, run_outcomes=r.runs)
         tests.append({
-            "name": f"{text(f'check.{r.id}.title', lang)} [{r.id}]",
+            "name": f"{text(CHECK_TITLE(r.id), lang)} [{r.id}]",
             "score": r.score,
             "max_score": r.points,
             "status": "passed" if r.passed else "failed",
