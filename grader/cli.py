@@ -11,7 +11,7 @@ import time
 
 from . import config as configs
 from .checkdef import all_checks
-from .harness.target import DEFAULT_TARGET, describe
+from .harness.target import DEFAULT_TARGET, display_name
 from .report import results_json, terminal
 from .report.messages import default_lang
 from .report.render import Style
@@ -95,7 +95,7 @@ def grade(argv: list[str]) -> int:
         return 2
     detail = args.detail or config.detail
     duration = time.monotonic() - start
-    target = describe(args.impl)
+    target = display_name(args.impl)
     print(terminal.render(results, lang, Style.for_stream(sys.stdout), target=target,
                           detail=detail))
     if args.json:
