@@ -69,7 +69,6 @@ def check(check_id: str, points: int, timeout: float = DEFAULT_TIMEOUT):
         test.__qualname__ = body.__qualname__
         test.__doc__ = body.__doc__
         test.__module__ = body.__module__
-        test.body = body
         return test
 
     return decorate
