@@ -75,6 +75,13 @@ def takes_write_lock(sql: str) -> bool:
     return words[0] not in ("SELECT", "VALUES", "EXPLAIN")
 
 
+def changes_database(sql: str) -> bool:
+    """May this statement change what is stored (a write or a COMMIT)? Reads cannot, nor can a
+    BEGIN of any kind (BEGIN IMMEDIATE takes the write lock but stores nothing). The crash check
+    kills a claim only after such a statement."""
+    return verb(sql) != "BEGIN" and takes_write_lock(sql)
+
+
 def waits_for_write_lock(sql: str, holds_write: bool) -> bool:
     """Does this statement wait while another connection holds the write lock?
 
