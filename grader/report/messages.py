@@ -150,7 +150,7 @@ INSTRUCTOR_STATUS = Family("instructor.status.{}",
                            ("graded", "timed_out", "crashed", "missing", "ambiguous"))
 #: grader.instructor: why a submission could not be graded (its files).
 INSTRUCTOR_NOT_GRADED = Family("instructor.{}", ("missing", "ambiguous"))
-#: grader.quiz.answers_file: a problem of an answers file.
+#: grader.quiz.answers: a problem of an answers file (Problem.key).
 QUIZ_ERROR = Family("quiz.error.{}", ("duplicate", "malformed", "unknown-choice",
                                       "unknown-question", "unreadable"))
 
