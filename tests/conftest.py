@@ -18,6 +18,13 @@ MUTANTS = ROOT / "tests" / "mutants"
 os.environ["LEASELAB_STRICT_MESSAGES"] = "1"
 
 
+@pytest.fixture
+def lenient_messages(monkeypatch):
+    """Strict messages off, as for a student: for tests that feed malformed results on purpose
+    and check that a report still comes out."""
+    monkeypatch.delenv("LEASELAB_STRICT_MESSAGES", raising=False)
+
+
 def run_grader(*args: str, cwd: Path = ROOT, env: dict | None = None,
                timeout: float = 300) -> subprocess.CompletedProcess:
     """`python -m grader ARGS` in a child process, as a student or CI would run it."""

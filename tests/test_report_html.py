@@ -394,7 +394,7 @@ ODD_TIMELINES = {
 
 
 @pytest.mark.parametrize("name", ODD_TIMELINES)
-def test_the_diagram_survives_odd_timelines(name):
+def test_the_diagram_survives_odd_timelines(name, lenient_messages):
     events = ODD_TIMELINES[name]
     svg = str(timeline_svg.build(events, "en", raised=True))
     calls = [e for e in events if e["op"] in timeline_svg.CALLS]
