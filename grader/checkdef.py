@@ -40,9 +40,15 @@ MODULE_ORDER = (
 
 
 def module_rank(module_name: str) -> int:
-    """Position of a check module (`grader.checks.test_tokens` or `test_tokens`) in MODULE_ORDER."""
+    """Position of a check module (`grader.checks.test_tokens` or `test_tokens`) in MODULE_ORDER.
+
+    A module that is not there is an error, not a silent last place: where a rule family is
+    told (and graded) is decided by whoever adds it."""
     topic = module_name.rsplit(".", 1)[-1].removeprefix("test_")
-    return MODULE_ORDER.index(topic) if topic in MODULE_ORDER else len(MODULE_ORDER)
+    if topic not in MODULE_ORDER:
+        raise ValueError(f"check module {module_name!r} is not in grader.checkdef.MODULE_ORDER "
+                         f"{MODULE_ORDER}: add {topic!r} where the lesson tells its rule")
+    return MODULE_ORDER.index(topic)
 
 
 def check(check_id: str, points: int, timeout: float = DEFAULT_TIMEOUT):
@@ -50,6 +56,7 @@ def check(check_id: str, points: int, timeout: float = DEFAULT_TIMEOUT):
         raise ValueError(f"check id must be kebab-case: {check_id!r}")
 
     def decorate(body: Callable) -> Callable:
+        module_rank(body.__module__)  # a check module must be in MODULE_ORDER
         if check_id in REGISTRY and REGISTRY[check_id].module != body.__module__:
             raise ValueError(f"duplicate check id {check_id!r}")
         REGISTRY[check_id] = CheckInfo(check_id, points, body.__module__, timeout)
@@ -62,7 +69,6 @@ def check(check_id: str, points: int, timeout: float = DEFAULT_TIMEOUT):
         test.__qualname__ = body.__qualname__
         test.__doc__ = body.__doc__
         test.__module__ = body.__module__
-        test.body = body
         return test
 
     return decorate

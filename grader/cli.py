@@ -11,7 +11,7 @@ import time
 
 from . import arguments, config as configs
 from .checkdef import all_checks
-from .harness.target import DEFAULT_TARGET, describe, is_path
+from .harness.target import DEFAULT_TARGET, display_name, is_path
 from .report import files, results_json, terminal
 from .report.messages import default_lang
 from .report.render import Style
@@ -112,7 +112,7 @@ def grade(argv: list[str]) -> int:
         return 2
     detail = args.detail or config.detail
     duration = time.monotonic() - start
-    target = describe(args.impl)
+    target = display_name(args.impl)
     print(terminal.render(results, lang, Style.for_stream(sys.stdout), target=target,
                           detail=detail))
     if args.json:

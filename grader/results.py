@@ -17,7 +17,6 @@ class CheckResult:
     outcome: str  # passed / failed / errored / timed_out / not_implemented
     result: dict = field(default_factory=dict)
     duration: float = 0.0
-    nodeid: str = ""
     #: With --repeat N: the outcome of each run, in order (empty for a single run).
     runs: list[str] = field(default_factory=list)
 

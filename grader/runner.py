@@ -52,7 +52,7 @@ def run_checks(impl: str, *, lang: str = "en", timeout_scale: float = 1.0,
             id=meta["check_id"], points=meta["points"], outcome=result["outcome"],
             result=result, duration=sum(test.get(s, {}).get("duration", 0.0)
                                         for s in ("setup", "call", "teardown")),
-            nodeid=test["nodeid"], runs=meta.get("runs") or []))
+            runs=meta.get("runs") or []))
     return results
 
 

@@ -13,6 +13,17 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "tests" / "mutants"
 
+# Strict messages (grader.report.messages): a missing word, language or placeholder raises instead
+# of showing the key, in this process and in every grader it starts (they inherit os.environ).
+os.environ["LEASELAB_STRICT_MESSAGES"] = "1"
+
+
+@pytest.fixture
+def lenient_messages(monkeypatch):
+    """Strict messages off, as for a student: for tests that feed malformed results on purpose
+    and check that a report still comes out."""
+    monkeypatch.delenv("LEASELAB_STRICT_MESSAGES", raising=False)
+
 
 def run_grader(*args: str, cwd: Path = ROOT, env: dict | None = None,
                timeout: float = 300) -> subprocess.CompletedProcess:

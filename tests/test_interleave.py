@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from grader.harness.interleave import (Lockstep, StatementGate, is_statement, takes_write_lock,
-                               waits_for_write_lock)
+from grader.harness.interleave import (Lockstep, StatementGate, changes_database, is_statement,
+                                       takes_write_lock, waits_for_write_lock)
 
 
 class Clock:
@@ -155,6 +155,15 @@ def test_which_statements_may_take_the_write_lock():
     assert not takes_write_lock("BEGIN") and not takes_write_lock("BEGIN DEFERRED")
     assert not takes_write_lock("  select 1")
     assert is_statement("SELECT 1") and not is_statement("-- TRIGGER t")
+
+
+def test_which_statements_may_change_the_database():
+    # the crash check's kill points: after a write or a COMMIT, never after a BEGIN or a read
+    assert changes_database("UPDATE jobs SET x = 1") and changes_database("commit")
+    assert changes_database("WITH t AS (...) UPDATE") and changes_database("ROLLBACK")
+    assert not changes_database("BEGIN IMMEDIATE") and not changes_database("begin exclusive")
+    assert not changes_database("BEGIN") and not changes_database("  select 1")
+    assert not changes_database("") and not changes_database("VALUES (1)")
 
 
 class Channel:

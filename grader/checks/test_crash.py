@@ -19,7 +19,7 @@ from lab.store import Claim
 from grader.harness import children
 from grader.checkdef import check
 from .situations import DEADLINE, LEASE_MS, leased
-from grader.harness.interleave import is_statement, sql_line
+from grader.harness.interleave import changes_database, is_statement, sql_line
 from grader.harness.scenario import CheckFailed, Lab
 
 QTY = 5
@@ -91,12 +91,6 @@ def kill_points(statements: list[str]) -> list[int]:
         points.append(last)
     stride = math.ceil(len(points) / MAX_KILL_POINTS)
     return points[::-1][::stride][::-1]
-
-
-def changes_database(sql: str) -> bool:
-    """May this statement change what is stored (a write or a COMMIT)? BEGIN and reads cannot."""
-    first = sql.lstrip().upper().split(None, 1)
-    return bool(first) and first[0] not in ("BEGIN", "SELECT", "VALUES", "EXPLAIN")
 
 
 def fresh_database(lab: Lab, k: int):

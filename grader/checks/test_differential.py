@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from grader.checkdef import check
-from grader.harness.scenario import CheckFailed, Lab, TargetRaised, one_line, show
+from grader.harness.scenario import CheckFailed, Lab, TargetRaised, error_line, show
 
 from . import generate
 from .model import QueueModel
@@ -82,7 +82,7 @@ class LabQueue:
         try:
             return call()
         except TargetRaised as raised:
-            raised.event["raised"] = one_line(raised.exc)
+            raised.event["raised"] = error_line(raised.exc)
             self.raised = raised
             raise raised.exc from None
 

@@ -16,7 +16,7 @@ from .faults import (attempt, expect_no_transaction_left,
                                   expect_others_can_write, injected_fault, is_the_fault)
 from .situations import LEASE_MS
 from grader.harness.scenario import Lab, show
-from grader.harness.scenario import one_line as describe
+from grader.harness.scenario import error_line
 
 #: txshape problem code -> the catalogue sentence that explains it, for claim.
 CLAIM_DETAIL = {
@@ -49,7 +49,7 @@ def expect_failed_cleanly(lab: Lab, function: str, error: BaseException | None,
     """A statement inside `function` failed: it re-raised, rolled back, and released the lock."""
     if error is None:
         lab.fail("tx-did-not-raise", function=function, came_back=show(came_back))
-    described = describe(error)
+    described = error_line(error)
     if not is_the_fault(error):
         lab.fail("tx-other-error", function=function, error=described)
     if lab.conn.in_transaction:
@@ -103,7 +103,7 @@ def test_claim_rolls_back_on_error(lab):
     claimed, error = attempt(lab, lambda: lab.claim("A", now=now, lease_ms=LEASE_MS))
     if error is not None or claimed is None:
         lab.fail("tx-works-again", function="claim", came_back=show(claimed),
-                 error="" if error is None else "; " + describe(error))
+                 error="" if error is None else "; " + error_line(error))
     expect_no_transaction_left(lab, "claim")
 
 

@@ -13,7 +13,7 @@ from grader.checkdef import check
 from .faults import attempt, expect_others_can_write
 from .situations import LEASE_MS, done, leased
 from grader.harness.scenario import CheckFailed, Lab, ManualClock, expected_row, show
-from grader.harness.scenario import one_line as describe
+from grader.harness.scenario import error_line
 
 
 class SendFailed(Exception):
@@ -122,13 +122,13 @@ def test_work_once_send_raises(lab):
     came_back, raised = attempt(lab, lambda: lab.work_once("A", courier, clock, LEASE_MS))
     expect_sent_once(lab, courier)
     if raised is None:
-        lab.fail("work-once-not-raised", error=describe(error), came_back=show(came_back))
+        lab.fail("work-once-not-raised", error=error_line(error), came_back=show(came_back))
     if raised is not error and not isinstance(raised, SendFailed):
-        lab.fail("work-once-other-error", error=describe(error), raised=describe(raised))
+        lab.fail("work-once-other-error", error=error_line(error), raised=error_line(raised))
     lab.expect_row(job, leased(before, "A", token=1, attempts=1, lease_until=LEASE_MS),
                    detail="work-once-not-leased-after-raise")
     if lab.conn.in_transaction:
-        lab.fail("tx-open-after-error", function="work_once", error=describe(raised))
+        lab.fail("tx-open-after-error", function="work_once", error=error_line(raised))
     expect_others_can_write(lab, "work_once")
 
 

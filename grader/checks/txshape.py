@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from grader.harness.interleave import sql_line
+
 _LEADING_COMMENTS = re.compile(r"^(\s+|--[^\n]*\n|/\*.*?\*/)*", re.S)
 _BEGIN = re.compile(r"^BEGIN\b\s*(DEFERRED|IMMEDIATE|EXCLUSIVE)?", re.I)
 _END = re.compile(r"^(COMMIT|END)\b", re.I)
@@ -96,9 +98,9 @@ def problem(statements: list[str], need_sql: bool = True) -> Problem | None:
             if transactions > 1:
                 return Problem("several", i)
             if mode == "EXCLUSIVE":
-                return Problem("exclusive", i, begin=_one_line(sql))
+                return Problem("exclusive", i, begin=sql_line(sql, WIDTH))
             if mode != "IMMEDIATE":
-                return Problem("not-immediate", i, begin=_one_line(sql))
+                return Problem("not-immediate", i, begin=sql_line(sql, WIDTH))
             opened_by = mode
         elif opened_by is not None and (_END.match(bare) or _ROLLBACK.match(bare)
                                         or (opened_by == "SAVEPOINT" and _RELEASE.match(bare))):
@@ -110,15 +112,10 @@ def problem(statements: list[str], need_sql: bool = True) -> Problem | None:
     return None
 
 
-def _one_line(sql: str) -> str:
-    text = " ".join(sql.split())
-    return text if len(text) <= WIDTH else text[: WIDTH - 1] + "…"
-
-
 def listing(statements: list[str], at: int | None = None) -> str:
     """The statements, numbered, one a line, the one at index `at` marked with ▶."""
     sqls = distinct(statements)
     if not sqls:
         return "    (no SQL)"
-    return "\n".join(f"  {MARK if i == at else ' '} {i + 1:>2}  {_one_line(sql)}"
+    return "\n".join(f"  {MARK if i == at else ' '} {i + 1:>2}  {sql_line(sql, WIDTH)}"
                      for i, sql in enumerate(sqls))

@@ -40,7 +40,7 @@ START_TIMEOUT = 20.0
 def claimer_main(spec: str, path: str, actor: str, now: int, lease_ms: int, channel) -> None:
     """Entry point of a spawned child: load the target, wait for "start", claim, report."""
     from . import target as targets
-    from .scenario import one_line, where
+    from .scenario import error_line, where
 
     try:
         module = targets.load(spec)
@@ -55,11 +55,11 @@ def claimer_main(spec: str, path: str, actor: str, now: int, lease_ms: int, chan
         return  # the parent is gone
     gate.active = True
     try:
-        outcome = describe(module.claim(conn, actor, now, lease_ms))
+        outcome = claim_outcome(module.claim(conn, actor, now, lease_ms))
     except NotImplementedError:
         outcome = {"kind": "not-implemented"}
     except Exception as exc:
-        outcome = {"kind": "raised", "error": one_line(exc), "where": where(exc),
+        outcome = {"kind": "raised", "error": error_line(exc), "where": where(exc),
                    "locked": "database is locked" in str(exc)}
     finally:
         gate.active = False
@@ -68,7 +68,7 @@ def claimer_main(spec: str, path: str, actor: str, now: int, lease_ms: int, chan
     conn.close()
 
 
-def describe(result) -> dict:
+def claim_outcome(result) -> dict:
     """What claim returned, as an outcome dict."""
     from .scenario import show
 

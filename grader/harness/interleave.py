@@ -7,8 +7,9 @@ blocks until the parent answers. The parent decides who goes on:
 - `Lockstep` (the race): statement number k of one process runs only once every other process has
   reached its statement k too (or finished). Two claims that read before they write therefore
   both read before either writes, on every run.
-- `KillAt` (the crash check): the parent lets a child run until it is about to run statement k,
-  then kills it there.
+- the crash check (grader/checks/test_crash.py) needs no policy object: `children.run_to_kill`
+  answers "go" to each statement of a child spawned with `kill_at=k` until the child reports it
+  is about to run statement k, then kills it there with SIGKILL (statement k never runs).
 
 Why the lockstep never waits on a correct claim: a process that holds the write lock may be
 waited for by the other, which is then blocked *inside* SQLite (busy handler) and can never reach
@@ -72,6 +73,13 @@ def takes_write_lock(sql: str) -> bool:
     if words[0] == "BEGIN":
         return len(words) > 1 and words[1] in ("IMMEDIATE", "EXCLUSIVE")
     return words[0] not in ("SELECT", "VALUES", "EXPLAIN")
+
+
+def changes_database(sql: str) -> bool:
+    """May this statement change what is stored (a write or a COMMIT)? Reads cannot, nor can a
+    BEGIN of any kind (BEGIN IMMEDIATE takes the write lock but stores nothing). The crash check
+    kills a claim only after such a statement."""
+    return verb(sql) != "BEGIN" and takes_write_lock(sql)
 
 
 def waits_for_write_lock(sql: str, holds_write: bool) -> bool:

@@ -172,7 +172,7 @@ class Lab:
             call()
         except TargetRaised as raised:
             if raised.event is not None:
-                raised.event["raised"] = one_line(raised.exc)
+                raised.event["raised"] = error_line(raised.exc)
             return raised.exc
         return None
 
@@ -234,7 +234,7 @@ def expected_row(row: dict, **changes) -> dict:
     return {**row, **changes}
 
 
-def one_line(exc: BaseException) -> str:
+def error_line(exc: BaseException) -> str:
     """`Type: message`, the way a failure sentence names an exception."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
@@ -271,9 +271,9 @@ def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
         return failed.failure
     except TargetRaised as raised:
         if raised.event is not None:
-            raised.event["raised"] = one_line(raised.exc)
+            raised.event["raised"] = error_line(raised.exc)
         return {"outcome": "errored", "kind": "raised", "function": raised.function,
-                "error": one_line(raised.exc), "where": raised.where,
+                "error": error_line(raised.exc), "where": raised.where,
                 "timeline": lab.timeline}
     except SystemExit as exc:
         return {"outcome": "errored", "kind": "exited", "code": exc.code,

@@ -27,7 +27,7 @@ def is_path(spec: str) -> bool:
     return spec.endswith(".py") or os.sep in spec or "/" in spec
 
 
-def describe(spec: str) -> str:
+def display_name(spec: str) -> str:
     """A short human name of the target, as shown in reports."""
     if is_path(spec):
         return str(spec)

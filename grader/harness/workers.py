@@ -30,7 +30,7 @@ from lab import store
 from . import target as targets
 from .receiver import DeliveryRefused, deliver
 from .journal import switched_to
-from .scenario import one_line, where
+from .scenario import error_line, where
 
 #: Ops after which a worker sends nothing more.
 ENDED = ("stopped", "exited")
@@ -120,7 +120,7 @@ def _work(plan: Plan, clock: SharedClock, pipe, report: Callable) -> None:
             try:
                 result = module.work_once(conn, plan.owner, send, clock, plan.lease_ms)
             except BaseException as exc:
-                report("raised", error=one_line(exc), where=where(exc),
+                report("raised", error=error_line(exc), where=where(exc),
                        not_implemented=_stub_name(exc), **current)
                 return report("stopped", reason="raised")
             shown = result if result is None or type(result) is bool else repr(result)

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.report.messages import text
+from grader.report.messages import INSTRUCTOR_TOO_LARGE, text
 from grader.report.results_json import (CRASHED, GRADED, TIMED_OUT, TOO_LARGE, not_graded,
                                         read)
 
@@ -57,7 +57,7 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
     try:
         target = _copy_submission(Path(queue_py), Path(workdir), with_folder)
     except TooLarge as large:
-        message = text(f"instructor.too-large.{large.kind}", lang, file=large.file,
+        message = text(INSTRUCTOR_TOO_LARGE(large.kind), lang, file=large.file,
                        files=MAX_ENTRIES, total=MAX_TOTAL_BYTES // MB, size=MAX_FILE_BYTES // MB)
         return Outcome(TOO_LARGE, not_graded(TOO_LARGE, message, lang),
                        time.monotonic() - start)

@@ -25,6 +25,10 @@ SKIPPED_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", ".venv",
 MAX_ENTRIES, MAX_TOTAL_BYTES, MAX_FILE_BYTES = 2000, 20 * 1024 * 1024, 5 * 1024 * 1024
 
 
+#: Which bound a submission can be over (TooLarge.kind).
+TOO_LARGE_KINDS = ("file", "entries", "total")
+
+
 class TooLarge(Exception):
     """A submission over the copy's bounds: `kind` is 'file' (one file over MAX_FILE_BYTES,
     named by `file`), 'entries' (over MAX_ENTRIES) or 'total' (over MAX_TOTAL_BYTES)."""

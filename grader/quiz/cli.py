@@ -18,7 +18,7 @@ import sys
 import time
 
 from grader.report import results_json
-from grader.report.messages import default_lang, text
+from grader.report.messages import QUIZ_ERROR, default_lang, text
 from grader.report.render import Style
 from . import answers as answers_file
 from . import interactive, scoring
@@ -93,5 +93,5 @@ def error_lines(exc: answers_file.AnswersError, lang: str) -> list[str]:
             close = params.pop("close", None)
             params["suggestion"] = text("quiz.error.did-you-mean", lang, id=close) if close else ""
         where = f"{exc.path}:{problem.line}" if problem.line else exc.path
-        lines.append(f"  {where}: " + text(f"quiz.error.{problem.key}", lang, **params))
+        lines.append(f"  {where}: " + text(QUIZ_ERROR(problem.key), lang, **params))
     return lines

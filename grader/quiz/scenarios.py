@@ -30,7 +30,7 @@ class Outcome:
     returned: Any        # what the asked (last) step returned: Claim, bool or None
     row: dict | None     # the whole row of `row_of` afterwards
 
-    def describe(self) -> str:
+    def summary(self) -> str:
         return f"returned {show(self.returned)}, row {self.row}"
 
 
@@ -72,7 +72,7 @@ def derive_answer(question: Question, target: ModuleType) -> str:
     if len(found) != 1:
         which = "no choice" if not found else f"several choices ({', '.join(found)})"
         raise ScenarioError(f"{question.id}: {which} describe(s) what the code did:"
-                            f" {outcome.describe()}")
+                            f" {outcome.summary()}")
     return found[0]
 
 

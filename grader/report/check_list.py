@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 
 from grader.checkdef import all_checks
-from .messages import default_lang, text
+from .messages import CHECK_TITLE, CHECK_WHY, default_lang, text
 
 
 def rows(lang: str) -> list[tuple[str, int, str, str]]:
-    return [(c.id, c.points, text(f"check.{c.id}.title", lang), text(f"check.{c.id}.why", lang))
+    return [(c.id, c.points, text(CHECK_TITLE(c.id), lang), text(CHECK_WHY(c.id), lang))
             for c in all_checks().values()]
 
 

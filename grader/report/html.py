@@ -26,7 +26,7 @@ import jinja2
 
 from lab.store import COLUMNS
 
-from .messages import text
+from .messages import CHECK_HINT, CHECK_TITLE, CHECK_WHY, OUTCOME, text
 from .render import detail_sentence, event_text, failing_step, problem_line, value
 from .terminal import MARKS
 from grader.results import CheckResult
@@ -75,15 +75,15 @@ def _check_view(r: CheckResult, lang: str, detail: str) -> dict:
     """What the template needs for one check: plain strings and lists, nothing to compute."""
     mark, colour = MARKS.get(r.outcome, ("?", "red"))
     view = {
-        "id": r.id, "title": text(f"check.{r.id}.title", lang), "passed": r.passed,
-        "outcome": r.outcome, "outcome_label": text(f"outcome.{r.outcome}", lang),
+        "id": r.id, "title": text(CHECK_TITLE(r.id), lang), "passed": r.passed,
+        "outcome": r.outcome, "outcome_label": text(OUTCOME(r.outcome), lang),
         "mark": mark, "tone": "ok" if r.passed else ("warn" if colour == "yellow" else "bad"),
         "points": text("ui.points", lang, score=r.score, points=r.points),
         "runs": (text("html.runs", lang, passed=sum(o == "passed" for o in r.runs),
                       runs=len(r.runs)) if r.runs else None),
         "unstable": r.unstable,
-        "why": text(f"check.{r.id}.why", lang),
-        "hint": text(f"check.{r.id}.hint", lang) if detail == "full" and not r.passed else None,
+        "why": text(CHECK_WHY(r.id), lang),
+        "hint": text(CHECK_HINT(r.id), lang) if detail == "full" and not r.passed else None,
         "problem": None, "sentence": None, "svg": "", "steps": [], "returned": None, "row": None,
     }
     if r.passed:

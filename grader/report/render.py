@@ -9,7 +9,7 @@ import unicodedata
 
 from lab.store import COLUMNS
 
-from .messages import text
+from .messages import CHECK_HINT, CHECK_WHY, DETAIL, KIND, TIMELINE, text
 
 
 class Style:
@@ -59,7 +59,7 @@ def event_text(event: dict, lang: str) -> str:
         values = ", ".join(f"{k}={value(v)}" for k, v in event["values"].items())
         return text("timeline.set-row", lang, job=event["job"], values=values)
     if op in ("enqueue", "requeue", "import"):
-        return text(f"timeline.{op}", lang, **event)
+        return text(TIMELINE(op), lang, **event)
     if "raised" in event:
         result = text("timeline.raised", lang, error=event["raised"])
     elif "result" not in event:
@@ -71,7 +71,7 @@ def event_text(event: dict, lang: str) -> str:
     params = {**event, "result": result}
     if op == "finish":
         params["stamp"] = text("timeline.stamp", lang, **event["stamp"])
-    return text(f"timeline.{op}", lang, **params)
+    return text(TIMELINE(op), lang, **params)
 
 
 def failing_step(events: list[dict]) -> int | None:
@@ -135,9 +135,9 @@ def problem_line(result: dict, lang: str) -> str | None:
         at = text("kind.at", lang, where=result["where"]) if result.get("where") else ""
         return text("kind.raised", lang, function=result["function"], error=result["error"], at=at)
     if kind in ("not-implemented", "wrong-type"):
-        return text(f"kind.{kind}", lang, **result)
+        return text(KIND(kind), lang, **result)
     if kind in ("syntax-error", "import-error", "missing-function", "no-such-file"):
-        return text(f"kind.{kind}", lang, **params)
+        return text(KIND(kind), lang, **params)
     if kind == "grader-bug":
         return text("kind.grader-bug", lang) + "\n" + result.get("error", "")
     return None
@@ -149,7 +149,7 @@ DETAIL_LEVELS = ("full", "actual-only", "none")
 def detail_sentence(result: dict, lang: str) -> str | None:
     """The check's own sentence about this failure (`detail.<name>`), if it gave one."""
     if result.get("detail"):
-        return text(f"detail.{result['detail']}", lang, **(result.get("params") or {}))
+        return text(DETAIL(result["detail"]), lang, **(result.get("params") or {}))
     if result.get("kind") == "row-mismatch":
         return text("kind.row-mismatch", lang)
     return None
@@ -163,7 +163,7 @@ def failure_lines(check_id: str, result: dict, lang: str, style: Style = PLAIN,
     did and produced but no expected value, expected row or hint; "none" shows only the why,
     after the one-line problem when the code crashed, hung or is missing (outcome not 'failed').
     """
-    why = f"{text('ui.why', lang)} {text(f'check.{check_id}.why', lang)}"
+    why = f"{text('ui.why', lang)} {text(CHECK_WHY(check_id), lang)}"
     problem = problem_line(result, lang)
     if detail == "none":
         return ([problem] if problem and result.get("outcome") != "failed" else []) + [why]
@@ -185,7 +185,7 @@ def failure_lines(check_id: str, result: dict, lang: str, style: Style = PLAIN,
         lines += row_lines(result["row"], lang, style, show_expected=full)
     lines.append(why)
     if full:
-        lines.append(f"{text('ui.hint', lang)} {text(f'check.{check_id}.hint', lang)}")
+        lines.append(f"{text('ui.hint', lang)} {text(CHECK_HINT(check_id), lang)}")
     return lines
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from grader.checkdef import all_checks as declared_checks
 from grader.config import Config
 from .files import write_atomically
-from .messages import text
+from .messages import CHECK_TITLE, text
 from .render import failure_lines
 from .terminal import stability_line
 from grader.results import CheckResult
@@ -35,7 +35,7 @@ def build(results: list[CheckResult], lang: str, *, target: str, duration: float
             extra.update(runs=len(r.runs), passed_runs=r.passed_runs, unstable=r.unstable,
                          failed_runs=r.failed_run_numbers, run_outcomes=r.runs)
         tests.append({
-            "name": f"{text(f'check.{r.id}.title', lang)} [{r.id}]",
+            "name": f"{text(CHECK_TITLE(r.id), lang)} [{r.id}]",
             "score": r.score,
             "max_score": r.points,
             "status": "passed" if r.passed else "failed",
@@ -79,7 +79,7 @@ def not_graded(status: str, message: str, lang: str) -> dict:
         "score": 0,
         "max_score": sum(c.points for c in checks),
         "output": message,
-        "tests": [entry(c.id, text(f"check.{c.id}.title", lang), score=0, max_score=c.points,
+        "tests": [entry(c.id, text(CHECK_TITLE(c.id), lang), score=0, max_score=c.points,
                         passed=False, output=message, outcome=outcome) for c in checks],
         "extra_data": {"status": status, "lang": lang},
     }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .messages import text
+from .messages import CHECK_TITLE, OUTCOME, text
 from .render import Style, failure_lines
 from grader.results import CheckResult
 
@@ -25,8 +25,8 @@ def render(results: list[CheckResult], lang: str, style: Style, *, target: str,
     for r in results:
         mark, colour = MARKS.get(r.outcome, ("?", "red"))
         points = text("ui.points", lang, score=r.score, points=r.points)
-        title = text(f"check.{r.id}.title", lang)
-        status = "" if r.passed else f"  [{text(f'outcome.{r.outcome}', lang)}]"
+        title = text(CHECK_TITLE(r.id), lang)
+        status = "" if r.passed else f"  [{text(OUTCOME(r.outcome), lang)}]"
         if r.runs:
             stability = stability_line(r, lang)
             status += "  " + (style("yellow", stability) if r.unstable else stability)
