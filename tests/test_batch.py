@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MUTANTS, ROOT, run_grader
+from grader.checkdef import all_checks
 from grader.instructor import class_report, gradebook
 from grader.instructor.progress import Progress
 from grader.instructor.submission import NoSubmission, Submission, discover, find_queue_py
@@ -26,6 +27,8 @@ from grader.instructor.submission import NoSubmission, Submission, discover, fin
 LIMIT = 12  # seconds per submission; a correct one takes about 1 s here
 BOUNDARY_IDS = ["finish-before-expiry", "finish-at-expiry", "finish-after-expiry",
                 "reclaim-before-expiry", "reclaim-at-expiry", "reclaim-after-expiry"]
+POINTS = {cid: info.points for cid, info in all_checks().items()}
+BOUNDARY_POINTS = str(sum(POINTS[cid] for cid in BOUNDARY_IDS))
 MUTANT = "boundary_finish_at_expiry_accepted"
 STUB_TAIL = "def finish(conn, claim, now):\n    return False\n\n" \
             "def work_once(conn, owner, send, clock, lease_ms):\n    return None\n"
@@ -79,16 +82,17 @@ def test_gradebook_has_one_row_per_submission_and_a_column_per_check(batch):
     assert [r[0] for r in batch["table"][1:]] == [
         "correct", "crash_at_import", "crash_in_claim", "empty", "hang", "mutant", "repo",
         "syntax"]
-    assert {r["max_score"] for r in batch["rows"].values()} == {"20"}
+    assert {r["max_score"] for r in batch["rows"].values()} == {BOUNDARY_POINTS}
 
 
 def test_correct_and_mutant_rows_carry_points_per_check(batch):
     rows = batch["rows"]
     for name in ("correct", "repo"):  # repo: graded by its lab/queue.py
-        assert (rows[name]["status"], rows[name]["score"]) == ("graded", "20"), rows[name]
+        assert (rows[name]["status"], rows[name]["score"]) == ("graded", BOUNDARY_POINTS), \
+            rows[name]
     assert rows["mutant"]["finish-at-expiry"] == "0"
-    assert rows["mutant"]["finish-before-expiry"] == "3"
-    assert rows["mutant"]["score"] == "16"
+    assert rows["mutant"]["finish-before-expiry"] == str(POINTS["finish-before-expiry"])
+    assert rows["mutant"]["score"] == str(int(BOUNDARY_POINTS) - POINTS["finish-at-expiry"])
     # Its helper _kit.py imports the reference (as the catalogue's mutants do): flagged.
     assert "_kit.py: solutions.queue" in rows["mutant"]["message"]
     assert rows["correct"]["message"] == ""
