@@ -133,7 +133,7 @@ class CheckResult:
     id: str
     points: int
     outcome: str  # one of Outcome.ALL
-    result: dict = field(default_factory=dict)
+    result: Failure | None = None  # None when the check passed
     duration: float = 0.0
     nodeid: str = ""
     #: With --repeat N: the outcome of each run, in order (empty for a single run).

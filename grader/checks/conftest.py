@@ -12,6 +12,7 @@ from grader.checkdef import module_rank
 from grader.report.messages import default_lang
 from grader.report.render import failure_lines
 from grader.harness.target import DEFAULT_TARGET, TargetError, load
+from grader.results import Failure, outcome_of, result_to_json
 
 
 def pytest_addoption(parser):
@@ -52,11 +53,10 @@ def preflight(request):
         try:
             load(spec)
         except TargetError as exc:
-            return {"outcome": "errored", "kind": exc.kind, "params": exc.params}
-        return {"outcome": "passed"}
+            return Failure.load_error(exc.kind, exc.params)
+        return None
 
-    result = sandbox.run(probe, timeout=10.0 * scale)
-    return None if result["outcome"] == "passed" else result
+    return sandbox.run(probe, timeout=10.0 * scale)
 
 
 class Graded:
@@ -71,11 +71,12 @@ class Graded:
     def run(self, check_id, body, timeout):
         """Run the check `repeat` times; the reported result is the first that did not pass."""
         runs = [self._run_once(body, timeout) for _ in range(self.repeat)]
-        result = next((r for r in runs if r["outcome"] != "passed"), runs[0])
-        self.request.node.check_result = result
-        self.request.node.check_runs = [r["outcome"] for r in runs] if self.repeat > 1 else []
-        if result["outcome"] != "passed":
-            pytest.fail("\n".join(failure_lines(check_id, result, self.lang)), pytrace=False)
+        failure = next((f for f in runs if f is not None), None)
+        self.request.node.check_result = result_to_json(failure)  # read by grader.runner
+        self.request.node.check_runs = [outcome_of(f) for f in runs] if self.repeat > 1 else []
+        if failure is not None:
+            pytest.fail("\n".join(failure_lines(check_id, failure.to_json(), self.lang)),
+                        pytrace=False)
 
     def _run_once(self, body, timeout):
         if self.preflight is not None:

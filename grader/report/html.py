@@ -88,7 +88,7 @@ def _check_view(r: CheckResult, lang: str, detail: str) -> dict:
     }
     if r.passed:
         return view
-    result = r.result or {}
+    result = r.result.to_json() if r.result else {}
     problem = problem_line(result, lang)
     if detail == "none":
         view["problem"] = problem if result.get("outcome") != "failed" else None

@@ -18,7 +18,8 @@ def build(results: list[CheckResult], lang: str, *, target: str, duration: float
     config = config or Config()
     tests = []
     for r in results:
-        output = [] if r.passed else failure_lines(r.id, r.result, lang, detail=detail)
+        output = [] if r.passed else failure_lines(r.id, r.result.to_json(), lang,
+                                                    detail=detail)
         extra = {"check_id": r.id, "outcome": r.outcome}
         if r.runs:
             output = [stability_line(r, lang)] + output

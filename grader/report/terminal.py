@@ -33,7 +33,7 @@ def render(results: list[CheckResult], lang: str, style: Style, *, target: str,
         lines.append(f"{style(colour, mark)} {title}  {style('dim', f'{r.id} · {points}')}{status}")
         if not r.passed:
             lines += ["    " + line for line in "\n".join(
-                failure_lines(r.id, r.result, lang, style, detail)).splitlines()]
+                failure_lines(r.id, r.result.to_json(), lang, style, detail)).splitlines()]
             lines.append("")
     score = sum(r.score for r in results)
     max_score = sum(r.points for r in results)
