@@ -11,8 +11,9 @@ from grader.harness import sandbox, scenario
 from grader.checkdef import module_rank
 from grader.report.messages import default_lang
 from grader.report.render import failure_lines
+from grader.report.view import check_view
 from grader.harness.target import DEFAULT_TARGET, TargetError, load
-from grader.results import Failure, outcome_of, result_to_json
+from grader.results import CheckResult, Failure, outcome_of, result_to_json
 
 
 def pytest_addoption(parser):
@@ -75,8 +76,8 @@ class Graded:
         self.request.node.check_result = result_to_json(failure)  # read by grader.runner
         self.request.node.check_runs = [outcome_of(f) for f in runs] if self.repeat > 1 else []
         if failure is not None:
-            pytest.fail("\n".join(failure_lines(check_id, failure.to_json(), self.lang)),
-                        pytrace=False)
+            view = check_view(CheckResult(check_id, 0, failure.outcome, failure), self.lang)
+            pytest.fail("\n".join(failure_lines(view, self.lang)), pytrace=False)
 
     def _run_once(self, body, timeout):
         if self.preflight is not None:
