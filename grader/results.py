@@ -35,11 +35,12 @@ class Kind:
     RAISED = "raised"                    # function raised error, at where
     EXITED = "exited"                    # the process ended: code or signal, during step
     NOT_IMPLEMENTED = "not-implemented"  # function raises NotImplementedError
-    SYNTAX_ERROR = "syntax-error"        # the target does not load: the four load errors,
-    IMPORT_ERROR = "import-error"        # each with its params (file, line, msg, error,
-    MISSING_FUNCTION = "missing-function"  # names)
-    NO_SUCH_FILE = "no-such-file"
     GRADER_BUG = "grader-bug"            # the check itself broke: error is the traceback
+    # The target cannot be loaded; params say why (file, line, msg / error / names / file).
+    SYNTAX_ERROR = "syntax-error"
+    IMPORT_ERROR = "import-error"
+    MISSING_FUNCTION = "missing-function"
+    NO_SUCH_FILE = "no-such-file"
     LOAD_ERRORS = (SYNTAX_ERROR, IMPORT_ERROR, MISSING_FUNCTION, NO_SUCH_FILE)
 
 
