@@ -92,6 +92,7 @@ class CheckView:
 
 @dataclass
 class ReportView:
+    """The whole grading: the checks in order, and the totals every report shows."""
     target: str
     lang: str
     detail: str
@@ -125,6 +126,7 @@ class ReportView:
 
 def report_view(results: list[CheckResult], lang: str, *, target: str, detail: str = "full",
                 duration: float = 0.0) -> ReportView:
+    """The view of `results`; `duration` (seconds) is what grading took."""
     if detail not in DETAILS:
         raise ValueError(f"detail must be one of {DETAILS}, not {detail!r}")
     return ReportView(target, lang, detail, [check_view(r, lang, detail) for r in results],
@@ -132,6 +134,7 @@ def report_view(results: list[CheckResult], lang: str, *, target: str, detail: s
 
 
 def check_view(r: CheckResult, lang: str, detail: str = "full") -> CheckView:
+    """One check result in words, cut to `detail`."""
     view = CheckView(
         id=r.id, title=text(f"check.{r.id}.title", lang), outcome=r.outcome,
         outcome_label=text(f"outcome.{r.outcome}", lang), passed=r.passed,
@@ -190,6 +193,7 @@ def row_view(row: RowDiff, lang: str, *, with_expected: bool) -> RowView:
 
 
 def steps(events: list[dict], lang: str) -> list[Step]:
+    """A timeline's events as steps, the failing one marked."""
     failing = failing_step(events)
     return [Step(e.get("t") if isinstance(e.get("t"), int) else None, event_text(e, lang),
                  i == failing) for i, e in enumerate(events)]
