@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 from . import arguments, config as configs
 from .checkdef import all_checks
@@ -15,6 +16,7 @@ from .harness.target import DEFAULT_TARGET, display_name, is_path
 from .report import files, results_json, terminal
 from .report.messages import default_lang
 from .report.render import Style
+from .report.view import report_view
 from .runner import GraderError, run_checks
 
 
@@ -112,15 +114,14 @@ def grade(argv: list[str]) -> int:
         return 2
     detail = args.detail or config.detail
     duration = time.monotonic() - start
-    target = display_name(args.impl)
-    print(terminal.render(results, lang, Style.for_stream(sys.stdout), target=target,
-                          detail=detail))
+    report = report_view(results, lang, target=display_name(args.impl), detail=detail,
+                         duration=duration)
+    print(terminal.from_view(report, Style.for_stream(sys.stdout)))
     if args.json:
-        results_json.write(args.json, results_json.build(
-            results, lang, target=target, duration=duration, detail=detail, config=config))
+        results_json.write(args.json, results_json.from_view(report, config))
     if args.html:
         from .report import html
 
-        html.write(args.html, results, lang, target=target, detail=detail)
+        Path(args.html).write_text(html.from_view(report), encoding="utf-8")
     ok = results and all(r.passed and not r.unstable for r in results)
     return 0 if ok else 1

@@ -1,21 +1,140 @@
 """The results model: what grading one check produced. Every output format is a function of
 these objects (grader.report), whichever process or platform they were produced in.
 
+A check that did not pass carries a `Failure`: an outcome, a kind and the facts of that kind.
+Its JSON form (`to_json`, `from_json`) is plain data: it crosses the sandbox pipe and pytest's
+metadata, and a passed run is `{"outcome": "passed"}` there (`result_to_json`).
+
 No imports from the rest of the grader: the harness, the checks, the reports and the
 instructor tools all stand on this.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
+
+
+class Outcome:
+    """How a check ended."""
+    PASSED = "passed"
+    FAILED = "failed"                    # the code ran; the rule does not hold
+    ERRORED = "errored"                  # it raised, exited, or could not be loaded
+    TIMED_OUT = "timed_out"              # the sandbox's wall-clock safety net fired
+    NOT_IMPLEMENTED = "not_implemented"  # a function still raises NotImplementedError
+    ALL = (PASSED, FAILED, ERRORED, TIMED_OUT, NOT_IMPLEMENTED)
+
+
+class Kind:
+    """What a failure is about (a timed-out check has no kind)."""
+    MISMATCH = "mismatch"                # came_back vs expected, and the row when given a job
+    ROW_MISMATCH = "row-mismatch"        # the row vs the expected row
+    DETAIL = "detail"                    # the check's own sentence (detail.<detail>), maybe a row
+    WRONG_TYPE = "wrong-type"            # function returned came_back, of type, not wanted
+    RAISED = "raised"                    # function raised error, at where
+    EXITED = "exited"                    # the process ended: code or signal, during step
+    NOT_IMPLEMENTED = "not-implemented"  # function raises NotImplementedError
+    GRADER_BUG = "grader-bug"            # the check itself broke: error is the traceback
+    # The target cannot be loaded; params say why (file, line, msg / error / names / file).
+    SYNTAX_ERROR = "syntax-error"
+    IMPORT_ERROR = "import-error"
+    MISSING_FUNCTION = "missing-function"
+    NO_SUCH_FILE = "no-such-file"
+    LOAD_ERRORS = (SYNTAX_ERROR, IMPORT_ERROR, MISSING_FUNCTION, NO_SUCH_FILE)
+
+
+@dataclass
+class RowDiff:
+    """The job's row as it is (`current`) and as the check expected it (None: no row)."""
+    job: int | None
+    current: dict | None
+    expected: dict | None
+
+    def to_json(self) -> dict:
+        return {"job": self.job, "current": self.current, "expected": self.expected}
+
+    @classmethod
+    def from_json(cls, data: dict) -> RowDiff:
+        return cls(data.get("job"), data.get("current"), data.get("expected"))
+
+
+#: Fields a kind writes in its JSON form even when they are None (`None`: a timeout).
+_WRITTEN_WHEN_NONE = {Kind.MISMATCH: ("row", "detail"), Kind.ROW_MISMATCH: ("detail",),
+                      Kind.RAISED: ("where",), None: ("step",)}
+
+
+@dataclass
+class Failure:
+    """Why a check did not pass. Values come from student code already shown as text."""
+    outcome: str
+    kind: str | None = None
+    function: str | None = None    # the target's function it is about
+    came_back: str | None = None   # what came back, as a student would write it
+    expected: str | None = None    # what should have come back
+    type: str | None = None        # the type's name of what came back (wrong-type)
+    wanted: str | None = None      # the return type wanted (wrong-type)
+    error: str | None = None       # `Type: message` (raised), a traceback (grader-bug)
+    where: str | None = None       # file:line of the raise in the target's code
+    row: RowDiff | None = None
+    detail: str | None = None      # the catalogue sentence `detail.<detail>` of the check
+    params: dict | None = None     # its parameters (or a load error's)
+    step: dict | None = None       # the call running when the child hung or ended
+    code: Any = None               # the exit code
+    signal: str | None = None      # the signal that ended the child
+    timeout: float | None = None   # seconds waited before the child was killed
+    timeline: list[dict] | None = None  # the check's events, in order
+    # The timeline is the check's own list (not a copy): events added later still show.
+
+    @classmethod
+    def load_error(cls, kind: str, params: dict) -> Failure:
+        """The target cannot be loaded (one of `Kind.LOAD_ERRORS`)."""
+        return cls(Outcome.ERRORED, kind, params=params)
+
+    @classmethod
+    def grader_bug(cls, error: str) -> Failure:
+        return cls(Outcome.ERRORED, Kind.GRADER_BUG, error=error)
+
+    def to_json(self) -> dict:
+        """Plain data: the fields that are set, and those this kind always writes."""
+        data = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value is not None or self._written_when_none(f.name):
+                data[f.name] = value.to_json() if isinstance(value, RowDiff) else value
+        return data
+
+    def _written_when_none(self, name: str) -> bool:
+        if self.kind == Kind.EXITED:  # the step when there is no timeline; code unless a signal
+            return ((name == "step" and self.timeline is None)
+                    or (name == "code" and self.signal is None))
+        return name in _WRITTEN_WHEN_NONE.get(self.kind, ())
+
+    @classmethod
+    def from_json(cls, data: dict) -> Failure:
+        row = data.get("row")
+        return cls(**{**data, "row": RowDiff.from_json(row) if row is not None else None})
+
+
+def result_to_json(failure: Failure | None) -> dict:
+    """One run of a check as plain data: the failure, or `{"outcome": "passed"}`."""
+    return {"outcome": Outcome.PASSED} if failure is None else failure.to_json()
+
+
+def result_from_json(data: dict) -> Failure | None:
+    return None if data["outcome"] == Outcome.PASSED else Failure.from_json(data)
+
+
+def outcome_of(failure: Failure | None) -> str:
+    return Outcome.PASSED if failure is None else failure.outcome
 
 
 @dataclass
 class CheckResult:
     id: str
     points: int
-    outcome: str  # passed / failed / errored / timed_out / not_implemented
-    result: dict = field(default_factory=dict)
+    outcome: str  # one of Outcome.ALL
+    result: Failure | None = None  # None when the check passed
     duration: float = 0.0
     #: With --repeat N: the outcome of each run, in order (empty for a single run).
     runs: list[str] = field(default_factory=list)
@@ -23,11 +142,11 @@ class CheckResult:
     @property
     def unstable(self) -> bool:
         """The verdict changed between repeated runs."""
-        return len({outcome == "passed" for outcome in self.runs}) > 1
+        return len({outcome == Outcome.PASSED for outcome in self.runs}) > 1
 
     @property
     def passed(self) -> bool:
-        return self.outcome == "passed"
+        return self.outcome == Outcome.PASSED
 
     @property
     def score(self) -> int:
@@ -35,9 +154,9 @@ class CheckResult:
 
     @property
     def passed_runs(self) -> int:
-        return sum(outcome == "passed" for outcome in self.runs)
+        return sum(outcome == Outcome.PASSED for outcome in self.runs)
 
     @property
     def failed_run_numbers(self) -> list[int]:
         """1-based numbers of the runs that did not pass."""
-        return [i for i, outcome in enumerate(self.runs, 1) if outcome != "passed"]
+        return [i for i, outcome in enumerate(self.runs, 1) if outcome != Outcome.PASSED]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pytest_jsonreport.plugin import JSONReport
 
-from .results import CheckResult
+from .results import CheckResult, Failure, outcome_of, result_from_json
 
 CHECKS_DIR = Path(__file__).with_name("checks")
 
@@ -47,20 +47,20 @@ def run_checks(impl: str, *, lang: str = "en", timeout_scale: float = 1.0,
         meta = test.get("metadata") or {}
         if "check_id" not in meta:
             raise GraderError(f"{test['nodeid']} is not a declared check")
-        result = meta.get("result") or _from_pytest(test)
+        failure = result_from_json(meta["result"]) if meta.get("result") else _from_pytest(test)
         results.append(CheckResult(
-            id=meta["check_id"], points=meta["points"], outcome=result["outcome"],
-            result=result, duration=sum(test.get(s, {}).get("duration", 0.0)
-                                        for s in ("setup", "call", "teardown")),
+            id=meta["check_id"], points=meta["points"], outcome=outcome_of(failure),
+            result=failure, duration=sum(test.get(s, {}).get("duration", 0.0)
+                                         for s in ("setup", "call", "teardown")),
             runs=meta.get("runs") or []))
     return results
 
 
-def _from_pytest(test: dict) -> dict:
+def _from_pytest(test: dict) -> Failure:
     """A check that never reached the sandbox (a fixture or the check module itself broke)."""
     stage = next((test[s] for s in ("setup", "call") if test.get(s, {}).get("outcome") == "failed"),
                  {})
-    return {"outcome": "errored", "kind": "grader-bug", "error": stage.get("longrepr", "")}
+    return Failure.grader_bug(stage.get("longrepr", ""))
 
 
 @contextlib.contextmanager

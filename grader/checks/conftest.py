@@ -11,7 +11,9 @@ from grader.harness import sandbox, scenario
 from grader.checkdef import module_rank
 from grader.report.messages import default_lang
 from grader.report.render import failure_lines
+from grader.report.view import check_view
 from grader.harness.target import DEFAULT_TARGET, TargetError, load
+from grader.results import CheckResult, Failure, outcome_of, result_to_json
 
 
 def pytest_addoption(parser):
@@ -54,11 +56,10 @@ def preflight(request):
         try:
             load(spec)
         except TargetError as exc:
-            return {"outcome": "errored", "kind": exc.kind, "params": exc.params}
-        return {"outcome": "passed"}
+            return Failure.load_error(exc.kind, exc.params)
+        return None
 
-    result = sandbox.run(probe, timeout=10.0 * scale)
-    return None if result["outcome"] == "passed" else result
+    return sandbox.run(probe, timeout=10.0 * scale)
 
 
 class Graded:
@@ -74,11 +75,12 @@ class Graded:
     def run(self, check_id, body, timeout):
         """Run the check `repeat` times; the reported result is the first that did not pass."""
         runs = [self._run_once(body, timeout) for _ in range(self.repeat)]
-        result = next((r for r in runs if r["outcome"] != "passed"), runs[0])
-        self.request.node.check_result = result
-        self.request.node.check_runs = [r["outcome"] for r in runs] if self.repeat > 1 else []
-        if result["outcome"] != "passed":
-            pytest.fail("\n".join(failure_lines(check_id, result, self.lang)), pytrace=False)
+        failure = next((f for f in runs if f is not None), None)
+        self.request.node.check_result = result_to_json(failure)  # read by grader.runner
+        self.request.node.check_runs = [outcome_of(f) for f in runs] if self.repeat > 1 else []
+        if failure is not None:
+            view = check_view(CheckResult(check_id, 0, failure.outcome, failure), self.lang)
+            pytest.fail("\n".join(failure_lines(view, self.lang)), pytrace=False)
 
     def _run_once(self, body, timeout):
         if self.preflight is not None:

@@ -20,7 +20,8 @@ from grader.harness import children
 from grader.checkdef import check
 from .situations import DEADLINE, LEASE_MS, leased
 from grader.harness.interleave import changes_database, is_statement, sql_line
-from grader.harness.scenario import CheckFailed, Lab
+from grader.harness.scenario import Lab
+from grader.results import RowDiff
 
 QTY = 5
 MAX_KILL_POINTS = 12
@@ -109,7 +110,7 @@ def inspect(lab: Lab, c: children.Claimer, job: int, before: dict, full: dict) -
     """What one killed child left behind: journal, integrity, the row and its state."""
     o = c.outcome
     if o["kind"] == "load-error":
-        raise CheckFailed({"outcome": "errored", "kind": o["error_kind"], "params": o["params"]})
+        lab.fail_load(o["error_kind"], o["params"])
     if o["kind"] not in ("killed", "claim", "none"):
         lab.fail("crash-not-killed", step=c.kill_at, outcome=o.get("error") or o["kind"])
     journal = os.path.exists(c.path + "-journal")  # before anything reads (and rolls it back)
@@ -141,8 +142,5 @@ def judge(lab: Lab, found: dict, job: int, full: dict) -> None:
     if found["integrity"] != "ok":
         lab.fail("crash-integrity", result=found["integrity"])
     if found["state"] == "half":
-        raise CheckFailed({"outcome": "failed", "kind": "detail", "detail": "crash-half",
-                           "params": {"job": job, "step": found["step"],
-                                      "sql": sql_line(found["sql"])},
-                           "timeline": lab.timeline,
-                           "row": {"job": job, "current": found["row"], "expected": full}})
+        lab.fail("crash-half", diff=RowDiff(job, found["row"], full), job=job,
+                 step=found["step"], sql=sql_line(found["sql"]))

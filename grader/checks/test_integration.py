@@ -19,7 +19,6 @@ from collections import Counter
 from grader.harness import sandbox
 from grader.checkdef import check
 from grader.harness.receiver import Receiver
-from grader.harness.scenario import CheckFailed
 from grader.harness.workers import ENDED, Crew, Plan
 
 QTYS = (2, 3, 5, 7, 11, 13, 17, 19)  # distinct, so a qty at the receiver tells which job it is
@@ -104,8 +103,7 @@ def _judge_workers(lab, crew: Crew) -> None:
                   mode=event["mode"], sql=event["sql"])
     for event in crew.events:
         if event["op"] == "raised" and event["not_implemented"]:
-            raise CheckFailed({"outcome": "not_implemented", "kind": "not-implemented",
-                               "function": event["not_implemented"], "timeline": lab.timeline})
+            lab.fail_not_implemented(event["not_implemented"])
         if event["op"] in ("raised", "load-error", "crashed"):
             _fail(lab, crew, "integration-worker-raised", worker=event["worker"],
                   error=event["error"], where=event.get("where") or "?")

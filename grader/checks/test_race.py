@@ -12,7 +12,8 @@ from grader.checkdef import check
 from .situations import LEASE_MS, leased
 from grader.harness.interleave import Lockstep, sql_line
 from grader.harness.journal import switched_to
-from grader.harness.scenario import CheckFailed, Lab
+from grader.harness.scenario import Lab
+from grader.results import RowDiff
 
 ACTORS = ("A", "B")
 RACE_TIMEOUT = 15.0  # seconds for both claims once started (busy timeout 5 s + barriers)
@@ -73,24 +74,19 @@ def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict]) -> None:
     kinds = {actor: o["kind"] for actor, o in outcomes.items()}
     for actor, o in outcomes.items():
         if o["kind"] == "load-error":
-            raise CheckFailed({"outcome": "errored", "kind": o["error_kind"], "params": o["params"]})
+            lab.fail_load(o["error_kind"], o["params"])
     if "not-implemented" in kinds.values():
-        raise CheckFailed({"outcome": "not_implemented", "kind": "not-implemented",
-                           "function": "claim", "timeline": lab.timeline})
+        lab.fail_not_implemented("claim")
     for actor, o in outcomes.items():
         if o["kind"] == "wrong-type":
-            raise CheckFailed({"outcome": "failed", "kind": "wrong-type", "function": "claim",
-                               "came_back": o["came_back"], "type": o["type"],
-                               "wanted": "Claim | None", "timeline": lab.timeline})
+            lab.fail_wrong_type("claim", o["came_back"], o["type"], "Claim | None")
     current = lab.row(job)
     winners = [a for a, k in kinds.items() if k == "claim"]
     owner = current["owner"] if current and current["owner"] in ACTORS else (winners or ["A"])[0]
     expected = leased(before, owner, token=1, attempts=1, lease_until=LEASE_MS)
 
     def fail(detail: str, **params) -> None:
-        raise CheckFailed({"outcome": "failed", "kind": "detail", "detail": detail,
-                           "params": params, "timeline": lab.timeline,
-                           "row": {"job": job, "current": current, "expected": expected}})
+        lab.fail(detail, diff=RowDiff(job, current, expected), **params)
 
     for actor, o in outcomes.items():
         for _, sql in o.get("statements", ()):

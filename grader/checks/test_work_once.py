@@ -14,6 +14,7 @@ from .faults import attempt, expect_others_can_write
 from .situations import LEASE_MS, done, leased
 from grader.harness.scenario import CheckFailed, Lab, ManualClock, expected_row, show
 from grader.harness.scenario import error_line
+from grader.results import RowDiff
 
 
 class SendFailed(Exception):
@@ -69,11 +70,8 @@ def expect_sent_once(lab: Lab, courier: Courier) -> None:
                          attempts=sent.attempt, lease_until=sent.lease_until,
                          qty=sent.qty) if row else None
     if row != holds:
-        raise CheckFailed({"outcome": "failed", "kind": "row-mismatch",
-                           "row": {"job": sent.id, "current": row, "expected": holds},
-                           "detail": "work-once-send-uncommitted",
-                           "params": {"sent": show(sent), "job": sent.id},
-                           "timeline": lab.timeline})
+        lab.fail_row(RowDiff(sent.id, row, holds), detail="work-once-send-uncommitted",
+                     sent=show(sent), job=sent.id)
 
 
 def expect_clock_read_around_send(lab: Lab, courier: Courier) -> None:

@@ -1,7 +1,8 @@
 """Run one check in a forked child process, so student code cannot hang or crash the grader.
 
 The child reports over a pipe, one JSON object per line: `{"step": ...}` before each call into
-the target (so a hang or an exit can say what was running), then one `{"result": ...}`.
+the target (so a hang or an exit can say what was running), then one `{"result": ...}`: the
+JSON form of a `grader.results.Failure`, or `{"outcome": "passed"}`.
 The parent waits at most `timeout` seconds of wall-clock time (a safety net for hangs only:
 checks themselves run on logical time), then kills the child's whole process group.
 """
@@ -15,6 +16,8 @@ import signal
 import time
 import traceback
 from typing import Callable
+
+from grader.results import Failure, Kind, Outcome, result_from_json, result_to_json
 
 _progress_fd: int | None = None
 
@@ -31,11 +34,11 @@ def _write(fd: int, obj: dict) -> None:
         data = data[os.write(fd, data):]
 
 
-def run(body: Callable[[], dict], timeout: float) -> dict:
-    """Run `body()` in a child; return its result dict, or one describing how the child died.
+def run(body: Callable[[], Failure | None], timeout: float) -> Failure | None:
+    """Run `body()` in a child; return its failure (None: passed), or how the child died.
 
-    `body` returns a JSON-serialisable dict with at least `outcome`. Results made here:
-    `{"outcome": "timed_out", "step": ...}` and `{"outcome": "errored", "kind": "exited", ...}`.
+    Failures made here: timed out (with the step), exited (with the step and the exit code or
+    signal), and grader-bug when `body` itself raised.
     """
     global _progress_fd
     read_fd, write_fd = os.pipe()
@@ -52,9 +55,9 @@ def run(body: Callable[[], dict], timeout: float) -> dict:
             _redirect_stdin()
             result = body()
         except BaseException:  # a bug in the check itself, not in the target
-            result = {"outcome": "errored", "kind": "grader-bug", "error": traceback.format_exc()}
+            result = Failure.grader_bug(traceback.format_exc())
         try:
-            _write(write_fd, {"result": result})
+            _write(write_fd, {"result": result_to_json(result)})
         except BaseException:
             code = 70
         os._exit(code)
@@ -66,7 +69,7 @@ def run(body: Callable[[], dict], timeout: float) -> dict:
         os.close(read_fd)
 
 
-def _collect(pid: int, fd: int, timeout: float) -> dict:
+def _collect(pid: int, fd: int, timeout: float) -> Failure | None:
     deadline = time.monotonic() + timeout
     buffer = b""
     last_step = None
@@ -75,7 +78,7 @@ def _collect(pid: int, fd: int, timeout: float) -> dict:
         left = deadline - time.monotonic()
         if left <= 0:
             _kill(pid)
-            return {"outcome": "timed_out", "step": last_step, "timeout": timeout}
+            return _timed_out(last_step, timeout)
         ready, _, _ = select.select([fd], [], [], left)
         if not ready:
             continue
@@ -92,14 +95,18 @@ def _collect(pid: int, fd: int, timeout: float) -> dict:
                 result = message["result"]
     status = _reap(pid, deadline)
     if result is not None:
-        return result
+        return result_from_json(result)
     if status is None:
-        return {"outcome": "timed_out", "step": last_step, "timeout": timeout}
+        return _timed_out(last_step, timeout)
     if os.WIFSIGNALED(status):
         how = {"signal": signal.Signals(os.WTERMSIG(status)).name}
     else:
         how = {"code": os.WEXITSTATUS(status)}
-    return {"outcome": "errored", "kind": "exited", "step": last_step, **how}
+    return Failure(Outcome.ERRORED, Kind.EXITED, step=last_step, **how)
+
+
+def _timed_out(step: dict | None, timeout: float) -> Failure:
+    return Failure(Outcome.TIMED_OUT, step=step, timeout=timeout)
 
 
 def _reap(pid: int, deadline: float) -> int | None:

@@ -1,9 +1,7 @@
 """What a check sees while it runs (inside the sandbox child): a fresh database, the target's
 three functions wrapped so that every call is recorded on a timeline and its return type is
-checked, and `expect`, which fails the check with the row current vs expected.
-
-Failures are plain dicts (JSON-serialisable, language-neutral); `grader.report.render` turns them into
-words in English or Japanese.
+checked, and the verdicts (`expect`, `expect_row`, `fail`, `fail_row`, ...): each raises a
+`grader.results.Failure` (language-neutral; `grader.report` turns it into words).
 """
 
 from __future__ import annotations
@@ -14,19 +12,21 @@ import sqlite3
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from lab import store
 from lab.store import Claim
+
+from grader.results import Failure, Kind, Outcome, RowDiff
 
 from . import sandbox
 
 
 class CheckFailed(Exception):
-    """The check's verdict is 'failed' (or another outcome, given in `failure["outcome"]`)."""
+    """The check's verdict is 'failed' (or another outcome, given in `failure.outcome`)."""
 
-    def __init__(self, failure: dict):
-        super().__init__(failure.get("kind"))
+    def __init__(self, failure: Failure):
+        super().__init__(failure.kind)
         self.failure = failure
 
 
@@ -159,8 +159,7 @@ class Lab:
         try:
             return getattr(self.target, function)(*args)
         except NotImplementedError:
-            raise CheckFailed({"outcome": "not_implemented", "kind": "not-implemented",
-                               "function": function, "timeline": self.timeline})
+            self.fail_not_implemented(function)
         except BaseException as exc:
             raise TargetRaised(function, exc, where(exc), event) from None
         finally:
@@ -184,7 +183,7 @@ class Lab:
     def calls(self) -> int:
         return self._calls
 
-    # -- verdicts ------------------------------------------------------------------------------
+    # -- verdicts (each raises CheckFailed) ---------------------------------------------------
     def expect(self, got: Any, expected: Any, *, job: int | None = None,
                row: dict | None = None, detail: str | None = None, **params) -> None:
         """Fail unless `got == expected` and (given `job`) the stored row equals `row`."""
@@ -192,32 +191,43 @@ class Lab:
         same_value = got == expected and type(got) is type(expected)
         if same_value and (job is None or current == row):
             return
-        raise CheckFailed({
-            "outcome": "failed", "kind": "mismatch",
-            "came_back": show(got), "expected": show(expected),
-            "row": None if job is None else {"job": job, "current": current, "expected": row},
-            "detail": detail, "params": params, "timeline": self.timeline,
-        })
+        self._raise(Outcome.FAILED, Kind.MISMATCH, came_back=show(got), expected=show(expected),
+                    row=None if job is None else RowDiff(job, current, row), detail=detail,
+                    params=params)
 
     def expect_row(self, job: int, row: dict, detail: str | None = None, **params) -> None:
         current = self.row(job)
         if current != row:
-            raise CheckFailed({
-                "outcome": "failed", "kind": "row-mismatch",
-                "row": {"job": job, "current": current, "expected": row},
-                "detail": detail, "params": params, "timeline": self.timeline,
-            })
+            self.fail_row(RowDiff(job, current, row), detail, **params)
 
-    def fail(self, detail: str, **params) -> None:
-        """Fail with a catalogue sentence (`detail.<detail>`) of the check's own."""
-        raise CheckFailed({"outcome": "failed", "kind": "detail", "detail": detail,
-                           "params": params, "timeline": self.timeline})
+    def fail(self, detail: str, /, *, diff: RowDiff | None = None, **params) -> NoReturn:
+        """Fail with a catalogue sentence (`detail.<detail>`) of the check's own; `diff` adds
+        the job's row, current vs expected."""
+        self._raise(Outcome.FAILED, Kind.DETAIL, row=diff, detail=detail, params=params)
+
+    def fail_row(self, diff: RowDiff, /, detail: str | None = None, **params) -> NoReturn:
+        """Fail: the job's row is not the expected one (with the check's sentence, if given)."""
+        self._raise(Outcome.FAILED, Kind.ROW_MISMATCH, row=diff, detail=detail, params=params)
+
+    def fail_wrong_type(self, function: str, came_back: str, type_name: str,
+                        wanted: str) -> NoReturn:
+        """Fail: `function` returned `came_back` (shown), of type `type_name`, not `wanted`."""
+        self._raise(Outcome.FAILED, Kind.WRONG_TYPE, function=function, came_back=came_back,
+                    type=type_name, wanted=wanted)
+
+    def fail_not_implemented(self, function: str) -> NoReturn:
+        self._raise(Outcome.NOT_IMPLEMENTED, Kind.NOT_IMPLEMENTED, function=function)
+
+    def fail_load(self, kind: str, params: dict) -> NoReturn:
+        """The target could not be loaded (in a process of the check's own)."""
+        raise CheckFailed(Failure.load_error(kind, params))
+
+    def _raise(self, outcome: str, kind: str, **facts) -> NoReturn:
+        raise CheckFailed(Failure(outcome, kind, **facts, timeline=self.timeline))
 
     def _wrong_type(self, function: str, value: Any, wanted: str, event: dict) -> None:
         event["result"] = show(value)
-        raise CheckFailed({"outcome": "failed", "kind": "wrong-type", "function": function,
-                           "came_back": show(value), "type": type(value).__name__,
-                           "wanted": wanted, "timeline": self.timeline})
+        self.fail_wrong_type(function, show(value), type(value).__name__, wanted)
 
     def close(self) -> None:
         for conn in (self.conn, self.observer):
@@ -255,29 +265,28 @@ def where(exc: BaseException) -> str | None:
 
 
 def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
-              seed: int = 1) -> dict:
-    """Child side of one check: load the target, run the body, turn every ending into a result."""
+              seed: int = 1) -> Failure | None:
+    """Child side of one check: load the target, run the body, turn every ending into a
+    failure (None: passed)."""
     from . import target as targets
 
     try:
         module = targets.load(target_spec)
     except targets.TargetError as exc:
-        return {"outcome": "errored", "kind": exc.kind, "params": exc.params}
+        return Failure.load_error(exc.kind, exc.params)
     lab = Lab(module, workdir, target_spec, seed)
     try:
         body(lab)
-        return {"outcome": "passed"}
+        return None
     except CheckFailed as failed:
         return failed.failure
     except TargetRaised as raised:
         if raised.event is not None:
             raised.event["raised"] = error_line(raised.exc)
-        return {"outcome": "errored", "kind": "raised", "function": raised.function,
-                "error": error_line(raised.exc), "where": raised.where,
-                "timeline": lab.timeline}
+        return Failure(Outcome.ERRORED, Kind.RAISED, function=raised.function,
+                       error=error_line(raised.exc), where=raised.where, timeline=lab.timeline)
     except SystemExit as exc:
-        return {"outcome": "errored", "kind": "exited", "code": exc.code,
-                "timeline": lab.timeline}
+        return Failure(Outcome.ERRORED, Kind.EXITED, code=exc.code, timeline=lab.timeline)
     finally:
         lab.close()
         sys.stdout.flush()

@@ -10,12 +10,15 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from grader.results import Kind
+
 FUNCTIONS = ("claim", "finish", "work_once")
 DEFAULT_TARGET = "lab.queue"
 
 
 class TargetError(Exception):
-    """The target cannot be graded at all (does not import, lacks a function)."""
+    """The target cannot be graded at all (does not import, lacks a function): one of
+    `Kind.LOAD_ERRORS`."""
 
     def __init__(self, kind: str, **params):
         super().__init__(kind, params)
@@ -47,19 +50,19 @@ def load(spec: str) -> ModuleType:
         raise
     except SyntaxError as exc:
         raise TargetError(
-            "syntax-error", file=_short(exc.filename), line=exc.lineno or 0, msg=exc.msg
+            Kind.SYNTAX_ERROR, file=_short(exc.filename), line=exc.lineno or 0, msg=exc.msg
         ) from None
     except BaseException as exc:  # an import that crashes is the target's fault, not ours
-        raise TargetError("import-error", error=f"{type(exc).__name__}: {exc}") from None
+        raise TargetError(Kind.IMPORT_ERROR, error=f"{type(exc).__name__}: {exc}") from None
     missing = [name for name in FUNCTIONS if not callable(getattr(module, name, None))]
     if missing:
-        raise TargetError("missing-function", names=", ".join(missing))
+        raise TargetError(Kind.MISSING_FUNCTION, names=", ".join(missing))
     return module
 
 
 def _load_file(path: Path) -> ModuleType:
     if not path.is_file():
-        raise TargetError("no-such-file", file=str(path))
+        raise TargetError(Kind.NO_SUCH_FILE, file=str(path))
     folder = str(path.resolve().parent)
     # The graded file is usually named queue.py and its folder goes first on sys.path: the
     # stdlib `queue` (used by threads, concurrent.futures, logging) is imported above so the

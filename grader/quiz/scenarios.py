@@ -113,5 +113,5 @@ def _agrees(got: Any, told: Any) -> bool:
 def _why(exc: Exception) -> str:
     if isinstance(exc, TargetRaised):
         return f"{exc.function} raised {type(exc.exc).__name__}: {exc.exc}"
-    failure = exc.failure
+    failure = exc.failure.to_json()
     return str({k: v for k, v in failure.items() if k != "timeline"})

@@ -1,5 +1,6 @@
-"""Turn check results (language-neutral dicts) into text: the terminal report and the
-`output` of results.json. Colours only when asked (a TTY without NO_COLOR)."""
+"""Plain text of a check's view (`grader.report.view`): the teaching part under a failed check,
+as the terminal report and results.json's `output` show it. Colours only when asked (a TTY
+without NO_COLOR)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import os
 import sys
 import unicodedata
 
-from lab.store import COLUMNS
+from .messages import text
+from .view import CheckView, RowView, Step, steps, value
 
-from .messages import CHECK_HINT, CHECK_WHY, DETAIL, KIND, TIMELINE, text
+__all__ = ["PLAIN", "Style", "failure_lines", "pad", "row_lines", "step_lines",
+           "timeline_lines", "value", "width"]
 
 
 class Style:
@@ -39,155 +42,49 @@ def pad(s: str, columns: int) -> str:
     return s + " " * max(0, columns - width(s))
 
 
-def value(v) -> str:
-    return "NULL" if v is None else str(v)
-
-
-def claim_result(result, lang: str) -> str:
-    if result is None:
-        return "None"
-    if isinstance(result, dict):
-        return text("timeline.claim-result", lang, **result)
-    return str(result)
-
-
-def event_text(event: dict, lang: str) -> str:
-    op = event["op"]
-    if op == "note":
-        return text(event["key"], lang, **event.get("params", {}))
-    if op == "set-row":
-        values = ", ".join(f"{k}={value(v)}" for k, v in event["values"].items())
-        return text("timeline.set-row", lang, job=event["job"], values=values)
-    if op in ("enqueue", "requeue", "import"):
-        return text(TIMELINE(op), lang, **event)
-    if "raised" in event:
-        result = text("timeline.raised", lang, error=event["raised"])
-    elif "result" not in event:
-        result = text("timeline.pending", lang)
-    elif op == "claim":
-        result = claim_result(event["result"], lang)
-    else:
-        result = str(event["result"])
-    params = {**event, "result": result}
-    if op == "finish":
-        params["stamp"] = text("timeline.stamp", lang, **event["stamp"])
-    return text(TIMELINE(op), lang, **params)
-
-
-def failing_step(events: list[dict]) -> int | None:
-    """Index of the last call into the target: the step a failure is about (None: no call)."""
-    return max((i for i, e in enumerate(events) if e["op"] in ("claim", "finish", "work_once")),
-               default=None)
-
-
 def timeline_lines(events: list[dict], lang: str, style: Style = PLAIN) -> list[str]:
+    return step_lines(steps(events, lang), style)
+
+
+def step_lines(timeline: list[Step], style: Style = PLAIN) -> list[str]:
     lines = []
-    last_call = failing_step(events)
-    for i, event in enumerate(events):
-        t = event.get("t")
-        clock = f"{t:>6} ms" if isinstance(t, int) else " " * 9
-        marker = "▶" if i == last_call else " "
-        line = f"{marker} {clock}  {event_text(event, lang)}"
-        lines.append(style("bold", line) if i == last_call else line)
+    for step in timeline:
+        clock = f"{step.t:>6} ms" if step.t is not None else " " * 9
+        line = f"{'▶' if step.failing else ' '} {clock}  {step.text}"
+        lines.append(style("bold", line) if step.failing else line)
     return lines
 
 
-def row_lines(row: dict, lang: str, style: Style = PLAIN, show_expected: bool = True) -> list[str]:
+def row_lines(row: RowView, lang: str, style: Style = PLAIN) -> list[str]:
     """The job's row as a two-column table, current vs expected, differing fields marked ≠."""
-    current, expected = row.get("current"), row.get("expected")
-    missing = text("ui.no-row", lang)
-    current = current or {c: missing for c in COLUMNS}
-    expected = expected or {c: missing for c in COLUMNS}
-    head = text("ui.row-of", lang, job=row["job"])
-    cells = max([width(value(current.get(c))) for c in COLUMNS] + [width(text("ui.current", lang))])
-    title = f"  {pad(head, 14)} {pad(text('ui.current', lang), cells)}"
-    lines = [title + (f"    {text('ui.expected-col', lang)}" if show_expected else "")]
-    for column in COLUMNS:
-        now, want = value(current.get(column)), value(expected.get(column))
-        if not show_expected:
-            lines.append(f"    {column:<12} {now}")
-        elif now == want:
-            lines.append(f"    {column:<12} {pad(now, cells)}    {want}")
+    cells = max([width(line.current) for line in row.lines] + [width(text("ui.current", lang))])
+    title = f"  {pad(row.heading, 14)} {pad(text('ui.current', lang), cells)}"
+    lines = [title + (f"    {text('ui.expected-col', lang)}" if row.with_expected else "")]
+    for line in row.lines:
+        if not row.with_expected:
+            lines.append(f"    {line.column:<12} {line.current}")
+        elif not line.differs:
+            lines.append(f"    {line.column:<12} {pad(line.current, cells)}    {line.expected}")
         else:
-            lines.append(style("red", f"  ≠ {column:<12} {pad(now, cells)}    ")
-                         + style("green", want))
+            lines.append(style("red", f"  ≠ {line.column:<12} {pad(line.current, cells)}    ")
+                         + style("green", line.expected))
     return lines
 
 
-def step_text(step, lang: str) -> str:
-    return event_text(step, lang) if step else text("kind.nothing-running", lang)
-
-
-def problem_line(result: dict, lang: str) -> str | None:
-    """One sentence for outcomes that are about the code under grade rather than the rule."""
-    kind = result.get("kind")
-    outcome = result.get("outcome")
-    params = result.get("params", {}) or {}
-    if outcome == "timed_out":
-        return text("kind.timed-out", lang, timeout=_seconds(result.get("timeout")),
-                    step=step_text(result.get("step"), lang))
-    if kind == "exited":
-        how = (text("kind.exit-signal", lang, signal=result["signal"]) if "signal" in result
-               else text("kind.exit-code", lang, code=result.get("code")))
-        step = result.get("step") or (result.get("timeline") or [None])[-1]
-        return text("kind.exited", lang, how=how, step=step_text(step, lang))
-    if kind == "raised":
-        at = text("kind.at", lang, where=result["where"]) if result.get("where") else ""
-        return text("kind.raised", lang, function=result["function"], error=result["error"], at=at)
-    if kind in ("not-implemented", "wrong-type"):
-        return text(KIND(kind), lang, **result)
-    if kind in ("syntax-error", "import-error", "missing-function", "no-such-file"):
-        return text(KIND(kind), lang, **params)
-    if kind == "grader-bug":
-        return text("kind.grader-bug", lang) + "\n" + result.get("error", "")
-    return None
-
-
-DETAIL_LEVELS = ("full", "actual-only", "none")
-
-
-def detail_sentence(result: dict, lang: str) -> str | None:
-    """The check's own sentence about this failure (`detail.<name>`), if it gave one."""
-    if result.get("detail"):
-        return text(DETAIL(result["detail"]), lang, **(result.get("params") or {}))
-    if result.get("kind") == "row-mismatch":
-        return text("kind.row-mismatch", lang)
-    return None
-
-
-def failure_lines(check_id: str, result: dict, lang: str, style: Style = PLAIN,
-                  detail: str = "full") -> list[str]:
-    """The teaching part of a failed check: what happened, what came back, the row, the why.
-
-    `detail` (for hidden grading): "full" shows everything; "actual-only" shows what the code
-    did and produced but no expected value, expected row or hint; "none" shows only the why,
-    after the one-line problem when the code crashed, hung or is missing (outcome not 'failed').
-    """
-    why = f"{text('ui.why', lang)} {text(CHECK_WHY(check_id), lang)}"
-    problem = problem_line(result, lang)
-    if detail == "none":
-        return ([problem] if problem and result.get("outcome") != "failed" else []) + [why]
-    full = detail == "full"
-    lines: list[str] = []
-    if problem:
-        lines.append(problem)
-    sentence = detail_sentence(result, lang)
-    if sentence:
-        lines.append(sentence)
-    if result.get("timeline") and result.get("outcome") != "not_implemented":
+def failure_lines(check: CheckView, lang: str, style: Style = PLAIN) -> list[str]:
+    """The teaching part of a failed check, as far as the view's detail level shows it: what
+    happened, what came back, the row, the why (and the hint)."""
+    lines: list[str] = [part for part in (check.problem, check.sentence) if part]
+    if check.steps:
         lines.append(text("ui.timeline", lang))
-        lines += ["  " + line for line in timeline_lines(result["timeline"], lang, style)]
-    if "came_back" in result and result.get("kind") == "mismatch":
-        lines.append(f"{text('ui.came-back', lang)} {result['came_back']}")
-        if full:
-            lines.append(f"{text('ui.expected', lang)} {result['expected']}")
-    if result.get("row"):
-        lines += row_lines(result["row"], lang, style, show_expected=full)
-    lines.append(why)
-    if full:
-        lines.append(f"{text('ui.hint', lang)} {text(CHECK_HINT(check_id), lang)}")
+        lines += ["  " + line for line in step_lines(check.steps, style)]
+    if check.returned is not None:
+        lines.append(f"{text('ui.came-back', lang)} {check.returned.came_back}")
+        if check.returned.expected is not None:
+            lines.append(f"{text('ui.expected', lang)} {check.returned.expected}")
+    if check.row is not None:
+        lines += row_lines(check.row, lang, style)
+    lines.append(f"{text('ui.why', lang)} {check.why}")
+    if check.hint is not None:
+        lines.append(f"{text('ui.hint', lang)} {check.hint}")
     return lines
-
-
-def _seconds(timeout) -> str:
-    return f"{timeout:g}" if isinstance(timeout, (int, float)) else "?"

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from grader.checkdef import all_checks as declared_checks
 from grader.config import Config
+from grader.results import CheckResult
 from .files import write_atomically
 from .messages import CHECK_TITLE, text
 from .render import failure_lines
-from .terminal import stability_line
-from grader.results import CheckResult
+from .view import CheckView, ReportView, report_view
 
 #: Why a submission has (or lacks) a grader verdict: the `status` column of the gradebook.
 GRADED, TIMED_OUT, CRASHED, MISSING, AMBIGUOUS, TOO_LARGE = "graded", "timed_out", "crashed", \
@@ -25,36 +25,40 @@ GRADED, TIMED_OUT, CRASHED, MISSING, AMBIGUOUS, TOO_LARGE = "graded", "timed_out
 
 def build(results: list[CheckResult], lang: str, *, target: str, duration: float,
           detail: str = "full", config: Config | None = None) -> dict:
+    """results.json for `results` (the view built here; `from_view` when there is one)."""
+    report = report_view(results, lang, target=target, detail=detail, duration=duration)
+    return from_view(report, config=config)
+
+
+def from_view(report: ReportView, config: Config | None = None) -> dict:
+    """results.json; `config` says each check's Gradescope visibility."""
     config = config or Config()
-    tests = []
-    for r in results:
-        output = [] if r.passed else failure_lines(r.id, r.result, lang, detail=detail)
-        extra = {"check_id": r.id, "outcome": r.outcome}
-        if r.runs:
-            output = [stability_line(r, lang)] + output
-            extra.update(runs=len(r.runs), passed_runs=r.passed_runs, unstable=r.unstable,
-                         failed_runs=r.failed_run_numbers, run_outcomes=r.runs)
-        tests.append({
-            "name": f"{text(CHECK_TITLE(r.id), lang)} [{r.id}]",
-            "score": r.score,
-            "max_score": r.points,
-            "status": "passed" if r.passed else "failed",
-            "output": "\n".join(output),
-            "visibility": config.visibility_of(r.id),
-            "extra_data": extra,
-        })
-    score = sum(r.score for r in results)
-    max_score = sum(r.points for r in results)
-    passed = sum(r.passed for r in results)
     return {
-        "score": score,
-        "max_score": max_score,
-        "execution_time": round(duration, 3),
-        "output": text("ui.summary", lang, passed=passed, failed=len(results) - passed),
-        "tests": tests,
-        "extra_data": {"target": target, "lang": lang, "detail": detail,
-                       "repeat": max((len(r.runs) for r in results), default=0) or 1,
-                       "unstable": [r.id for r in results if r.unstable]},
+        "score": report.score,
+        "max_score": report.max_score,
+        "execution_time": round(report.duration, 3),
+        "output": text("ui.summary", report.lang, passed=report.passed, failed=report.failed),
+        "tests": [_test(c, report.lang, config) for c in report.checks],
+        "extra_data": {"target": report.target, "lang": report.lang, "detail": report.detail,
+                       "repeat": report.repeat, "unstable": report.unstable},
+    }
+
+
+def _test(c: CheckView, lang: str, config: Config) -> dict:
+    output = [] if c.passed else failure_lines(c, lang)
+    extra = {"check_id": c.id, "outcome": c.outcome}
+    if c.runs:
+        output = [c.stability] + output
+        extra.update(runs=len(c.runs), passed_runs=c.passed_runs, unstable=c.unstable,
+                     failed_runs=c.failed_runs, run_outcomes=c.runs)
+    return {
+        "name": f"{c.title} [{c.id}]",
+        "score": c.score,
+        "max_score": c.max_score,
+        "status": "passed" if c.passed else "failed",
+        "output": "\n".join(output),
+        "visibility": config.visibility_of(c.id),
+        "extra_data": extra,
     }
 
 

@@ -4,7 +4,7 @@ Time runs left to right on the logical clock (ms). There is one lane for the que
 worker (the `actor` of the calls, in order of appearance). A claim is an arrow from the queue to
 the worker, followed by the lease as a bar from the claim time to `lease_until`, labelled with its
 token; a finish is an arrow back to the queue ending in ✓ (accepted) or ✗ (rejected). The step a
-failure is about (`render.failing_step`) is drawn in the failure colour with a "this step" label.
+failure is about (`view.failing_step`) is drawn in the failure colour with a "this step" label.
 
 The axis is ordinal: every distinct time (event times, lease ends, a deadline in range) gets a
 column of its own, labelled in ms, so that 999 / 1000 / 1001 stay apart and "exactly at
@@ -12,7 +12,7 @@ lease_until" shows as a mark sitting on the end of the bar. Spacing is by order,
 
 Every string that reaches the SVG is escaped: owners, results and errors come from student code.
 Words come from the message catalogue (`html.svg.*`); each mark's tooltip is the full sentence
-of the text timeline (`render.event_text`).
+of the text timeline (`view.event_text`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from markupsafe import Markup, escape
 
 from .messages import text
-from .render import event_text, failing_step
+from .view import event_text, failing_step
 
 LEFT = 86        # width of the lane labels
 COL_W = 150      # width of one time column

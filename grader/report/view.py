@@ -1,0 +1,281 @@
+"""What a report says, before any format: one `CheckView` per check result and a `ReportView`
+of the whole grading, built once and read by every writer (terminal, HTML, results.json).
+
+Every part is already in words (the message catalogue, in the report's language) and already
+cut to the `detail` level: "full" shows everything; "actual-only" what the code did and produced
+but no expected value, expected row or hint; "none" only the why, after the one-line problem
+when the code crashed, hung or is missing (an outcome other than 'failed'). A writer only lays
+the parts out.
+
+Also here: the sentences the views are made of (a timeline event, the one-line problem, the
+check's own sentence), shared with the SVG timeline and the quiz.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lab.store import COLUMNS
+
+from grader.config import DETAILS
+from grader.results import CheckResult, Failure, Kind, Outcome, RowDiff
+from .messages import CHECK_HINT, CHECK_TITLE, CHECK_WHY, DETAIL, KIND, OUTCOME, TIMELINE, text
+
+MARKS = {Outcome.PASSED: "✓", Outcome.FAILED: "✗", Outcome.ERRORED: "!",
+         Outcome.TIMED_OUT: "⏱", Outcome.NOT_IMPLEMENTED: "·"}
+#: ok / warn (hung or not written yet) / bad
+TONES = {Outcome.PASSED: "ok", Outcome.TIMED_OUT: "warn", Outcome.NOT_IMPLEMENTED: "warn"}
+
+
+@dataclass
+class Step:
+    """One event of the timeline: its logical time (ms, or None) and what happened."""
+    t: int | None
+    text: str
+    failing: bool  # the step the failure is about (the last call into the target)
+
+
+@dataclass
+class RowLine:
+    column: str
+    current: str
+    expected: str | None  # None when expected values are not shown
+    differs: bool
+
+
+@dataclass
+class RowView:
+    """The job's row, current vs expected, as table lines."""
+    heading: str
+    lines: list[RowLine]
+    with_expected: bool
+
+    @property
+    def any_differs(self) -> bool:
+        return any(line.differs for line in self.lines)
+
+
+@dataclass
+class Returned:
+    came_back: str
+    expected: str | None  # None when expected values are not shown
+
+
+@dataclass
+class CheckView:
+    """One check's result in words; parts a detail level hides are None or empty."""
+    id: str
+    title: str
+    outcome: str
+    outcome_label: str
+    passed: bool
+    mark: str
+    tone: str
+    points: str                   # "3/4 pt"
+    score: int
+    max_score: int
+    runs: list[str]               # each run's outcome with --repeat (empty for one run)
+    passed_runs: int
+    failed_runs: list[int]        # 1-based numbers of the runs that did not pass
+    unstable: bool
+    stability: str | None         # "passed k/N" (and the failed runs when unstable)
+    why: str
+    hint: str | None = None
+    problem: str | None = None    # what went wrong with the code itself (raised, hung, ...)
+    sentence: str | None = None   # the check's own sentence about this failure
+    events: list[dict] = field(default_factory=list)  # the timeline, for drawing it
+    raised: bool = False          # the timeline ends in a raise
+    steps: list[Step] = field(default_factory=list)
+    returned: Returned | None = None
+    row: RowView | None = None
+
+
+@dataclass
+class ReportView:
+    """The whole grading: the checks in order, and the totals every report shows."""
+    target: str
+    lang: str
+    detail: str
+    checks: list[CheckView]
+    duration: float = 0.0
+
+    @property
+    def score(self) -> int:
+        return sum(c.score for c in self.checks)
+
+    @property
+    def max_score(self) -> int:
+        return sum(c.max_score for c in self.checks)
+
+    @property
+    def passed(self) -> int:
+        return sum(c.passed for c in self.checks)
+
+    @property
+    def failed(self) -> int:
+        return len(self.checks) - self.passed
+
+    @property
+    def unstable(self) -> list[str]:
+        return [c.id for c in self.checks if c.unstable]
+
+    @property
+    def repeat(self) -> int:
+        return max((len(c.runs) for c in self.checks), default=0) or 1
+
+
+def report_view(results: list[CheckResult], lang: str, *, target: str, detail: str = "full",
+                duration: float = 0.0) -> ReportView:
+    """The view of `results`; `duration` (seconds) is what grading took."""
+    if detail not in DETAILS:
+        raise ValueError(f"detail must be one of {DETAILS}, not {detail!r}")
+    return ReportView(target, lang, detail, [check_view(r, lang, detail) for r in results],
+                      duration)
+
+
+def check_view(r: CheckResult, lang: str, detail: str = "full") -> CheckView:
+    """One check result in words, cut to `detail`."""
+    view = CheckView(
+        id=r.id, title=text(CHECK_TITLE(r.id), lang), outcome=r.outcome,
+        outcome_label=text(OUTCOME(r.outcome), lang), passed=r.passed,
+        mark=MARKS.get(r.outcome, "?"), tone=TONES.get(r.outcome, "bad"),
+        points=text("ui.points", lang, score=r.score, points=r.points), score=r.score,
+        max_score=r.points, runs=r.runs, passed_runs=r.passed_runs,
+        failed_runs=r.failed_run_numbers, unstable=r.unstable,
+        stability=stability_line(r, lang) if r.runs else None,
+        why=text(CHECK_WHY(r.id), lang))
+    if not r.passed and r.result is not None:
+        _add_failure(view, r.result, lang, detail)
+    return view
+
+
+def _add_failure(view: CheckView, failure: Failure, lang: str, detail: str) -> None:
+    """The parts of a failure that `detail` shows."""
+    full = detail == "full"
+    problem = problem_line(failure, lang)
+    if full:
+        view.hint = text(CHECK_HINT(view.id), lang)
+    if detail == "none":
+        view.problem = problem if failure.outcome != Outcome.FAILED else None
+        return
+    view.problem = problem
+    view.sentence = detail_sentence(failure, lang)
+    if failure.timeline and failure.outcome != Outcome.NOT_IMPLEMENTED:
+        view.events = failure.timeline
+        view.raised = failure.kind == Kind.RAISED
+        view.steps = steps(failure.timeline, lang)
+    if failure.kind == Kind.MISMATCH and failure.came_back is not None:
+        view.returned = Returned(failure.came_back, failure.expected if full else None)
+    if failure.row is not None:
+        view.row = row_view(failure.row, lang, with_expected=full)
+
+
+def stability_line(r: CheckResult, lang: str) -> str:
+    """'passed k/N', and for an unstable check the runs that did not pass."""
+    line = text("ui.passed-runs", lang, k=r.passed_runs, n=len(r.runs))
+    if r.unstable:
+        runs = ", ".join(map(str, r.failed_run_numbers))
+        line += " — " + text("ui.unstable", lang, runs=runs)
+    return line
+
+
+def row_view(row: RowDiff, lang: str, *, with_expected: bool) -> RowView:
+    """The job's row as table lines: column, current, expected, and whether they differ."""
+    missing = text("ui.no-row", lang)
+    current = row.current or {c: missing for c in COLUMNS}
+    expected = row.expected or {c: missing for c in COLUMNS}
+    lines = []
+    for column in COLUMNS:
+        now, want = value(current.get(column)), value(expected.get(column))
+        lines.append(RowLine(column, now, want if with_expected else None,
+                             with_expected and now != want))
+    return RowView(text("ui.row-of", lang, job=row.job), lines, with_expected)
+
+
+def steps(events: list[dict], lang: str) -> list[Step]:
+    """A timeline's events as steps, the failing one marked."""
+    failing = failing_step(events)
+    return [Step(e.get("t") if isinstance(e.get("t"), int) else None, event_text(e, lang),
+                 i == failing) for i, e in enumerate(events)]
+
+
+# -- sentences ---------------------------------------------------------------------------------
+def value(v) -> str:
+    return "NULL" if v is None else str(v)
+
+
+def claim_result(result, lang: str) -> str:
+    if result is None:
+        return "None"
+    if isinstance(result, dict):
+        return text("timeline.claim-result", lang, **result)
+    return str(result)
+
+
+def event_text(event: dict, lang: str) -> str:
+    op = event["op"]
+    if op == "note":
+        return text(event["key"], lang, **event.get("params", {}))
+    if op == "set-row":
+        values = ", ".join(f"{k}={value(v)}" for k, v in event["values"].items())
+        return text("timeline.set-row", lang, job=event["job"], values=values)
+    if op in ("enqueue", "requeue", "import"):
+        return text(TIMELINE(op), lang, **event)
+    if "raised" in event:
+        result = text("timeline.raised", lang, error=event["raised"])
+    elif "result" not in event:
+        result = text("timeline.pending", lang)
+    elif op == "claim":
+        result = claim_result(event["result"], lang)
+    else:
+        result = str(event["result"])
+    params = {**event, "result": result}
+    if op == "finish":
+        params["stamp"] = text("timeline.stamp", lang, **event["stamp"])
+    return text(TIMELINE(op), lang, **params)
+
+
+def failing_step(events: list[dict]) -> int | None:
+    """Index of the last call into the target: the step a failure is about (None: no call)."""
+    return max((i for i, e in enumerate(events) if e["op"] in ("claim", "finish", "work_once")),
+               default=None)
+
+
+def step_text(step, lang: str) -> str:
+    return event_text(step, lang) if step else text("kind.nothing-running", lang)
+
+
+def problem_line(failure: Failure, lang: str) -> str | None:
+    """One sentence for outcomes that are about the code under grade rather than the rule."""
+    kind = failure.kind
+    if failure.outcome == Outcome.TIMED_OUT:
+        return text("kind.timed-out", lang, timeout=_seconds(failure.timeout),
+                    step=step_text(failure.step, lang))
+    if kind == Kind.EXITED:
+        how = (text("kind.exit-signal", lang, signal=failure.signal) if failure.signal is not None
+               else text("kind.exit-code", lang, code=failure.code))
+        step = failure.step or (failure.timeline or [None])[-1]
+        return text("kind.exited", lang, how=how, step=step_text(step, lang))
+    if kind == Kind.RAISED:
+        at = text("kind.at", lang, where=failure.where) if failure.where else ""
+        return text("kind.raised", lang, function=failure.function, error=failure.error, at=at)
+    if kind in (Kind.NOT_IMPLEMENTED, Kind.WRONG_TYPE):
+        return text(KIND(kind), lang, **failure.to_json())
+    if kind in Kind.LOAD_ERRORS:
+        return text(KIND(kind), lang, **(failure.params or {}))
+    if kind == Kind.GRADER_BUG:
+        return text("kind.grader-bug", lang) + "\n" + (failure.error or "")
+    return None
+
+
+def detail_sentence(failure: Failure, lang: str) -> str | None:
+    """The check's own sentence about this failure (`detail.<name>`), if it gave one."""
+    if failure.detail:
+        return text(DETAIL(failure.detail), lang, **(failure.params or {}))
+    if failure.kind == Kind.ROW_MISMATCH:
+        return text("kind.row-mismatch", lang)
+    return None
+
+
+def _seconds(timeout) -> str:
+    return f"{timeout:g}" if isinstance(timeout, (int, float)) else "?"
