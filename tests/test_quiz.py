@@ -20,7 +20,7 @@ import solutions.queue as reference
 from grader.report import results_json
 from grader.harness import target
 from grader.report.messages import LANGS
-from grader.quiz import answers, bank, scenarios
+from grader.quiz import answers, bank, present, scenarios
 from grader.quiz.bank import TOPICS, BankError, default_bank
 
 from conftest import MUTANTS, ROOT
@@ -286,6 +286,30 @@ def test_wrong_and_missing_answers_are_scored_and_explained(tmp_path):
     assert results["score"] == n - 3
 
 
+def review(out: str) -> str:
+    """The list of missed questions after the score, as one line (wrapping undone)."""
+    return " ".join(out[out.index("Score: "):].split())
+
+
+def right_answer(question) -> str:
+    return f"the answer is {question.answer}) {present.choice_text(question, question.answer, 'en')}"
+
+
+def test_the_score_lists_every_missed_question_with_its_right_answer(tmp_path):
+    wrong, unanswered = BANK.get("finish-at-lease-until"), BANK.get("owner-is-a-name")
+    path = tmp_path / "answers.txt"
+    path.write_text(key_file(finish_at_lease_until=wrong_letter(wrong), owner_is_a_name=None),
+                    encoding="utf-8")
+    listed = review(quiz("--answers", str(path)).stdout)
+    assert "To review (2):" in listed
+    assert (f"✗ {wrong.text('en').title} {wrong.id} you answered {wrong_letter(wrong)}; "
+            f"{right_answer(wrong)}") in listed
+    assert (f"✗ {unanswered.text('en').title} {unanswered.id} not answered; "
+            f"{right_answer(unanswered)}") in listed
+    right = [q for q in BANK if q not in (wrong, unanswered)]
+    assert not any(f" {q.id} " in listed for q in right)
+
+
 def test_results_json_has_the_graders_shape(tmp_path):
     path = tmp_path / "answers.txt"
     path.write_text(key_file(owner_is_a_name="a"), encoding="utf-8")
@@ -348,6 +372,22 @@ def test_interactive_gives_immediate_feedback_and_ends_cleanly_at_eof():
     assert "Question 3/" in out and "Question 4/" not in out
     assert f"Stopped after 2 of {len(BANK)} questions" in out
     assert f"Score: 1 / {len(BANK)}   1 correct, 1 wrong, {len(BANK) - 2} not answered" in out
+
+
+def test_interactive_score_lists_the_missed_questions_also_those_never_reached():
+    first, second = BANK.questions[0], BANK.questions[1]
+    listed = review(quiz(input=f"{first.answer}\n{wrong_letter(second)}\nq\n").stdout)
+    assert f"To review ({len(BANK) - 1}):" in listed
+    assert f"{second.id} you answered {wrong_letter(second)}; {right_answer(second)}" in listed
+    assert f" {first.id} " not in listed
+    for question in BANK.questions[2:]:
+        assert f"{question.id} not answered; {right_answer(question)}" in listed
+
+
+def test_all_right_lists_nothing_to_review(tmp_path):
+    path = tmp_path / "answers.txt"
+    path.write_text(key_file(), encoding="utf-8")
+    assert "To review" not in quiz("--answers", str(path)).stdout
 
 
 def test_interactive_scenario_question_shows_the_timeline():
