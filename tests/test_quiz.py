@@ -334,11 +334,29 @@ def test_template_is_a_valid_blank_answers_file(tmp_path):
     proc = quiz("--template")
     assert proc.returncode == 0
     assert answers.parse(proc.stdout, BANK) == {qid: None for qid in BANK.ids}
-    filled = "".join(line + (BANK.get(line[:-1]).answer if line.endswith(":") else "") + "\n"
+    filled = "".join(line + (BANK.get(line[:-1]).answer if line.endswith(":")
+                             and not line.startswith("#") else "") + "\n"
                      for line in proc.stdout.splitlines())
     path = tmp_path / "answers.txt"
     path.write_text(filled, encoding="utf-8")
     assert quiz("--answers", str(path)).returncode == 0
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_template_carries_each_question_and_its_choices_above_its_line(lang):
+    proc = quiz("--template", "--lang", lang)
+    assert proc.returncode == 0
+    assert answers.parse(proc.stdout, BANK) == {qid: None for qid in BANK.ids}
+    blocks = proc.stdout.split("\n\n")[1:]           # after the head, one block per question
+    assert len(blocks) == len(BANK)
+    for question, block in zip(BANK, blocks):
+        *comments, last = block.rstrip("\n").splitlines()
+        assert last == f"{question.id}:" and all(c.startswith("#") for c in comments)
+        shown = " ".join(" ".join(c.lstrip("#").split()) for c in comments)
+        t = question.text(lang)
+        for words in (t.title, t.prompt, *(present.labelled(question, c, lang)
+                                          for c in question.choice_ids)):
+            assert " ".join(words.split()) in shown, (question.id, words)
 
 
 def test_list_prints_every_question_id():
