@@ -74,6 +74,25 @@ def test_every_question_is_whole_in_both_languages(question):
     assert set(question.texts["en"].feedback) == set(question.texts["ja"].feedback)
 
 
+@pytest.mark.parametrize("question", BANK.questions, ids=BANK.ids)
+def test_every_distractor_is_a_misconception_the_quiz_answers(question):
+    """A wrong choice is there because a student could hold it: each has its feedback, saying
+    what it gets wrong, in both languages."""
+    wrong = set(question.choice_ids) - {question.answer}
+    for lang in LANGS:
+        feedback = question.texts[lang].feedback
+        assert wrong <= set(feedback) and all(feedback[c].strip() for c in wrong), lang
+
+
+def test_no_distractor_blames_sqlite_for_a_rule_it_does_not_have():
+    """Throwaway distractors ('SQLite refuses ...', 'SQLite forbids ...') were replaced by
+    misconceptions about the lease and the token; keep them out."""
+    throwaways = ("SQLite refuses", "SQLite forbids", "SQLite cannot store",
+                  "evaluates <= differently")
+    texts = [t for q in BANK if q.kind == "choice" for t in q.text("en").choices.values()]
+    assert [t for t in texts if any(w in t for w in throwaways)] == []
+
+
 def test_the_key_is_not_given_away_by_being_the_longest_choice():
     """Test-wise students pick the longest choice; it may be the key only now and then."""
     pairs = [(q, lang) for q in BANK if q.kind == "choice" for lang in LANGS]
