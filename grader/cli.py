@@ -22,29 +22,26 @@ from .runner import GraderError, run_checks
 
 
 def parser(lang: str = "en") -> argparse.ArgumentParser:
+    """The grading options; their help, like the commands' lines, is in `lang` (Japanese is
+    not wrapped: it has no spaces to break at, the terminal wraps it)."""
+    raw = argparse.RawTextHelpFormatter if lang == "ja" else argparse.RawDescriptionHelpFormatter
     p = argparse.ArgumentParser(prog="python -m grader", description=description(lang),
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--impl", default=DEFAULT_TARGET, metavar="MODULE_OR_FILE",
-                   help="module name (lab.queue, solutions.queue) or path to a .py file "
-                        "(default: %(default)s)")
-    p.add_argument("--json", metavar="PATH", help="write Gradescope results.json here")
-    p.add_argument("--html", metavar="PATH", help="write an HTML report here")
-    p.add_argument("--lang", choices=("en", "ja"), help="language (default: from the locale)")
-    p.add_argument("-k", dest="select", metavar="EXPR",
-                   help="run only checks whose id (or test name) matches EXPR, e.g. "
-                        "'finish-at-expiry' or 'race or crash'")
-    p.add_argument("--timeout-scale", type=arguments.positive_number, default=1.0, metavar="X",
-                   help="multiply every check's wall-clock safety timeout (slow machines)")
-    p.add_argument("--repeat", type=arguments.positive_int, default=1, metavar="N",
-                   help="run every check N times on fresh databases; flag unstable verdicts")
-    p.add_argument("--replay", type=arguments.seed, default=1, metavar="SEED", dest="seed",
-                   help="draw the random timelines from SEED (a failure prints the seed that "
-                        "replays it; default: %(default)s)")
-    p.add_argument("--detail", choices=configs.DETAILS,
-                   help="what failures show: full (default), actual-only (no expected values), "
-                        "none (title and why only)")
-    p.add_argument("--config", metavar="PATH",
-                   help="instructor config (TOML): detail and Gradescope visibility per check")
+                                formatter_class=raw)
+    g = p.add_argument_group(text("cli.grading-options", lang))
+    g.add_argument("--impl", default=DEFAULT_TARGET, metavar="MODULE_OR_FILE",
+                   help=text("cli.option.impl", lang))
+    g.add_argument("--json", metavar="PATH", help=text("cli.option.json", lang))
+    g.add_argument("--html", metavar="PATH", help=text("cli.option.html", lang))
+    g.add_argument("--lang", choices=LANGS, help=text("cli.option.lang", lang))
+    g.add_argument("-k", dest="select", metavar="EXPR", help=text("cli.option.select", lang))
+    g.add_argument("--timeout-scale", type=arguments.positive_number, default=1.0, metavar="X",
+                   help=text("cli.option.timeout-scale", lang))
+    g.add_argument("--repeat", type=arguments.positive_int, default=1, metavar="N",
+                   help=text("cli.option.repeat", lang))
+    g.add_argument("--replay", type=arguments.seed, default=1, metavar="SEED", dest="seed",
+                   help=text("cli.option.replay", lang))
+    g.add_argument("--detail", choices=configs.DETAILS, help=text("cli.option.detail", lang))
+    g.add_argument("--config", metavar="PATH", help=text("cli.option.config", lang))
     return p
 
 

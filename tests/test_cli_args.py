@@ -137,9 +137,12 @@ def test_every_command_has_its_line_declared():
     assert set(messages.CLI_COMMAND.members()) == set(cli.SUBCOMMANDS)
 
 
-def test_help_in_japanese():
+def test_help_in_japanese_commands_and_options():
     out = run_grader("--lang", "ja", "--help").stdout
     assert f"  quiz{' ' * 15}{messages.text(messages.CLI_COMMAND('quiz'), 'ja')}" in out
+    assert f"{messages.text('cli.grading-options', 'ja')}:" in out
+    assert messages.text("cli.option.repeat", "ja") in out
+    assert "default: from the locale" not in out
 
 
 #: `python -m grader ARGS` as in the student copy: the current folder's grader only (an editable
