@@ -24,7 +24,7 @@ FOUND = {
     "selection_order_desc": 3, "selection_pending_before_expired": 4,
     "boundary_finish_at_expiry_accepted": 3, "tokens_finish_by_id_only": 3,
     "stamps_finish_ignores_owner": 3, "stamps_finish_ignores_token": 3,
-    "quarantine_on_the_way": 3, "quarantine_after_new_token": 3, "deadline_no_clamp": 2,
+    "quarantine_on_the_way": 3, "quarantine_after_new_token": 4, "deadline_no_clamp": 2,
     "deadline_clamp_in_python_only": 2, "work_reuses_first_clock_reading": 2,
     "work_marks_done_when_send_raised": 2, "work_swallows_send_error": 2,
     "outcome_finish_returns_rowcount": 3, "tx_open_when_nothing_to_claim": 1,

@@ -25,6 +25,20 @@ def timeline(seed: int | str, index: int = 0, length: int | None = None) -> list
     return Drawing(random.Random(f"{seed}:{index}")).draw(length)
 
 
+def near_names(owner: str) -> list[str]:
+    """Names a careless comparison takes for `owner`: other case, spaces around it, and
+    patterns that LIKE would match it with."""
+    return [owner.swapcase(), owner.upper(), owner.lower(), f"{owner} ", f" {owner}", "%",
+            owner[:-1] + "_", owner[:1] + "%"]
+
+
+KINDS = ("enqueue", "claim", "finish", "work_once", "requeue", "quarantine", "move_deadline")
+#: How often each kind of step comes (requeue aside: often, when a job is quarantined). A
+#: timeline follows one profile: a balanced one, one busy with claims (leases of different
+#: lengths overlap and run out: the selection order shows), one busy with finishes (stamps).
+PROFILES = ((18, 30, 25, 10, 5, 7), (30, 45, 6, 6, 8, 4), (10, 25, 45, 10, 3, 5))
+
+
 class Drawing:
     """One timeline being drawn: the random source, the shadow model, the clock."""
 
@@ -38,6 +52,7 @@ class Drawing:
         self.now = rng.choice([0, 0, rng.randint(0, 10 ** 6), rng.randint(0, BIG)])
         self.steps: list[Step] = []
         self.fresh_stamp = False  # the last step handed out a stamp
+        self.profile = rng.choice(PROFILES)
 
     def draw(self, length: int | None) -> list[Step]:
         rng = self.rng
@@ -45,14 +60,15 @@ class Drawing:
         if rng.random() < 0.15:  # a busy queue: dozens of jobs
             for _ in range(rng.randint(10, 40)):
                 self.add(self.enqueue())
+        elif rng.random() < 0.3:
+            self.overlapping_leases()
         while len(self.steps) < length:
             requeue = 20 if self.live_job(QUARANTINED, pick=False) else 0
-            kind = rng.choices(["enqueue", "claim", "finish", "work_once", "requeue",
-                                "quarantine", "move_deadline"],
-                               [18, 30, 25, 10, requeue, 5, 7])[0]
-            if self.fresh_stamp and rng.random() < 0.4:  # the holder comes back to finish
-                kind = "finish"
-            step = getattr(self, kind)()
+            kind = rng.choices(KINDS, [*self.profile[:4], requeue, *self.profile[4:]])[0]
+            if self.fresh_stamp and rng.random() < 0.25:  # the holder comes back to finish
+                step = self.finish(holder=True)
+            else:
+                step = getattr(self, kind)()
             if step is not None:
                 self.add(step)
         return self.steps
@@ -65,6 +81,28 @@ class Drawing:
         self.now = max(self.now, step.now + step.send_ms)
         self.steps.append(step)
 
+    def overlapping_leases(self) -> None:
+        """Several jobs held by several workers on leases of different lengths, one of them
+        perhaps quarantined and requeued: as the leases run out one by one, jobs in different
+        states (expired, never claimed, requeued, tried more often) are claimable together,
+        and only the lowest id is right."""
+        rng = self.rng
+        for _ in range(rng.randint(3, 6)):
+            self.add(self.enqueue())
+        for _ in range(rng.randint(2, 5)):
+            self.add(Step("claim", now=self.now, owner=rng.choice(self.owners),
+                          lease_ms=self.lease * rng.choice([1, 2, 3, 5])))
+        if rng.random() < 0.5:
+            job = self.live_job("leased")
+            if job is not None:
+                self.add(Step("quarantine", now=self.now, job=job))
+                self.add(Step("requeue", now=self.now, job=job))
+        ends = sorted({r["lease_until"] for r in self.model.rows.values()
+                       if r["status"] == "leased"})
+        for end in ends[:rng.randint(1, 3)]:  # leases run out one by one; a worker asks each time
+            self.add(Step("claim", now=max(self.now, end + rng.choice([0, 1])),
+                          owner=rng.choice(self.owners), lease_ms=self.lease_ms()))
+
     # -- values ----------------------------------------------------------------------------
     def tick(self) -> int:
         """The next instant: now again, an instant that matters, or a jump ahead."""
@@ -72,6 +110,11 @@ class Drawing:
         roll = rng.random()
         if roll < 0.35:
             return self.now
+        if roll < 0.5:  # after several leases have run out: they are claimable together
+            ends = sorted(r["lease_until"] for r in self.model.rows.values()
+                          if r["status"] == "leased" and r["lease_until"] >= self.now)
+            if len(ends) >= 2:
+                return rng.choice(ends[1:]) + rng.choice([0, 1])
         if roll < 0.75:
             instants = [t + d for row in self.model.rows.values()
                         for t in (row["lease_until"], row["deadline"]) if t is not None
@@ -83,7 +126,11 @@ class Drawing:
 
     def lease_ms(self) -> int:
         rng = self.rng
-        return self.lease if rng.random() < 0.8 else rng.choice([1, rng.randint(1, 2 ** 31)])
+        if rng.random() < 0.6:
+            return self.lease
+        # leases of different lengths overlap: one job is re-claimed while another runs on
+        return rng.choice([1, max(1, self.lease // 2), 2 * self.lease, 3 * self.lease,
+                           rng.randint(1, 2 ** 31)])
 
     def live_job(self, *statuses: str, pick: bool = True) -> int | None:
         """A job in one of `statuses`, drawn at random (`pick=False`: the first, no draw)."""
@@ -105,22 +152,37 @@ class Drawing:
         return Step("claim", now=self.tick(), owner=self.rng.choice(self.owners),
                     lease_ms=self.lease_ms())
 
-    def finish(self) -> Step | None:
+    def finish(self, holder: bool = False) -> Step | None:
+        """A finish with an earlier stamp; `holder`: the worker that just claimed comes back
+        with its stamp, mostly while its lease still runs."""
         rng = self.rng
         if not self.stamps:
             return None
-        ref = len(self.stamps) - 1 if rng.random() < 0.55 else rng.randrange(len(self.stamps))
-        return Step("finish", now=self.tick(), ref=ref, forge=self.forgery(self.stamps[ref]))
+        if holder:
+            ref, now = len(self.stamps) - 1, self.during(self.stamps[-1])
+        else:
+            ref = len(self.stamps) - 1 if rng.random() < 0.55 else rng.randrange(len(self.stamps))
+            now = self.tick()
+        return Step("finish", now=now, ref=ref,
+                    forge=self.forgery(self.stamps[ref], rate=0.5 if holder else 0.3))
 
-    def forgery(self, stamp: Claim) -> tuple:
-        """Mostly none; else one field of the stamp changed, as a confused worker would."""
+    def during(self, stamp: Claim) -> int:
+        """An instant inside `stamp`'s lease (now, the next ms, its last ms), else any."""
+        inside = [t for t in (self.now, self.now + 1, stamp.lease_until - 1)
+                  if self.now <= t < stamp.lease_until]
+        return self.rng.choice(inside) if inside and self.rng.random() < 0.7 else self.tick()
+
+    def forgery(self, stamp: Claim, rate: float) -> tuple:
+        """Mostly none (1 - rate); else one field of the stamp changed, as a confused worker
+        would."""
         rng = self.rng
-        if rng.random() > 0.25:
+        if rng.random() > rate:
             return ()
-        name = rng.choice(FORGEABLE)
+        name = rng.choice(FORGEABLE + ("owner",))  # names are where comparisons go wrong
         if name == "owner":
+            near = [o for o in near_names(stamp.owner) if o != stamp.owner]
             others = [o for o in OWNERS if o != stamp.owner]
-            return ("owner", rng.choice([stamp.owner.swapcase(), *others]))
+            return ("owner", rng.choice(near if near and rng.random() < 0.6 else others))
         value = getattr(stamp, name) + rng.choice([-1, 1])
         return (name, value) if value != getattr(stamp, name) else ()
 

@@ -7,7 +7,7 @@ from _kit import reference_claim as claim
 from _kit import reference_finish as finish
 
 EXPECT_FAIL = {"random-timelines"}
-EXPECT_TEXT = {"random-timelines": "the contract sends [Claim(id=1, qty=1, owner='A', token=1, attempt=1, lease_until=1000000)]"}
+EXPECT_TEXT = {"random-timelines": "send was given [Claim("}
 
 LEASE_MS = 1000
 
