@@ -8,15 +8,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
+from typing import Callable
 
 from . import arguments, config as configs
 from .checkdef import all_checks
 from .harness.target import DEFAULT_TARGET, display_name, is_path
-from .report import files, results_json, terminal
+from .report import files, junit, markdown, prairielearn, results_json, terminal
 from .report.messages import default_lang
 from .report.render import Style
-from .report.view import report_view
+from .report.view import ReportView, report_view
 from .runner import GraderError, run_checks
 
 
@@ -27,6 +27,12 @@ def parser() -> argparse.ArgumentParser:
                         "(default: %(default)s)")
     p.add_argument("--json", metavar="PATH", help="write Gradescope results.json here")
     p.add_argument("--html", metavar="PATH", help="write an HTML report here")
+    p.add_argument("--junit", metavar="PATH",
+                   help="write JUnit XML here (GitLab, Jenkins, GitHub test-report actions)")
+    p.add_argument("--prairielearn", metavar="PATH",
+                   help="write PrairieLearn's external-grading results.json here")
+    p.add_argument("--markdown", metavar="PATH",
+                   help="write a Markdown summary here (a GitHub Actions job summary)")
     p.add_argument("--lang", choices=("en", "ja"), help="language (default: from the locale)")
     p.add_argument("-k", dest="select", metavar="EXPR",
                    help="run only checks whose id (or test name) matches EXPR, e.g. "
@@ -77,6 +83,31 @@ def main(argv: list[str] | None = None) -> int:
     return grade(argv)
 
 
+def _html(report: ReportView, config: configs.Config) -> str:
+    from .report import html  # jinja2: only when asked for
+
+    return html.from_view(report)
+
+
+def _json_file(payload: dict) -> str:
+    return results_json.serialise(payload) + "\n"
+
+
+#: The report files a grade can write, by flag: each a function of the one view (and config).
+REPORTS: dict[str, Callable[[ReportView, configs.Config], str]] = {
+    "--json": lambda report, config: _json_file(results_json.from_view(report, config)),
+    "--html": _html,
+    "--junit": lambda report, config: junit.from_view(report),
+    "--prairielearn": lambda report, config: _json_file(prairielearn.from_view(report)),
+    "--markdown": lambda report, config: markdown.from_view(report),
+}
+
+
+def report_paths(args: argparse.Namespace) -> dict[str, str]:
+    """The report files asked for: {flag: path}."""
+    return {flag: getattr(args, flag[2:]) for flag in REPORTS if getattr(args, flag[2:])}
+
+
 def bad_paths(args: argparse.Namespace) -> str | None:
     """The first path argument the grader could not use, as one line; None when all are fine.
     Checked before grading, so a typo costs no time. A module name (`lab.queue`) is not
@@ -85,8 +116,8 @@ def bad_paths(args: argparse.Namespace) -> str | None:
         problem = arguments.unreadable_file(args.impl)
         if problem:
             return f"--impl {args.impl}: {problem}"
-    for flag, path in (("--json", args.json), ("--html", args.html)):
-        problem = path is not None and arguments.unwritable_destination(path)
+    for flag, path in report_paths(args).items():
+        problem = arguments.unwritable_destination(path)
         if problem:
             return f"{flag} {path}: {problem}"
     return None
@@ -102,8 +133,8 @@ def grade(argv: list[str]) -> int:
         print(f"grader: {problem}", file=sys.stderr)
         return 2
     lang = args.lang or default_lang()
-    if args.json:  # a grade killed from here on must not leave an earlier verdict in place
-        files.remove_stale(args.json)
+    for path in report_paths(args).values():  # a grade killed from here on must not leave
+        files.remove_stale(path)              # an earlier verdict in place
     start = time.monotonic()
     try:
         config = configs.load(args.config, set(all_checks()))
@@ -117,11 +148,7 @@ def grade(argv: list[str]) -> int:
     report = report_view(results, lang, target=display_name(args.impl), detail=detail,
                          duration=duration)
     print(terminal.from_view(report, Style.for_stream(sys.stdout)))
-    if args.json:
-        results_json.write(args.json, results_json.from_view(report, config))
-    if args.html:
-        from .report import html
-
-        Path(args.html).write_text(html.from_view(report), encoding="utf-8")
+    for flag, path in report_paths(args).items():
+        files.write_atomically(path, REPORTS[flag](report, config))
     ok = results and all(r.passed and not r.unstable for r in results)
     return 0 if ok else 1
