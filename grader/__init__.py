@@ -7,7 +7,7 @@
     grader/runner.py             run the checks (through pytest), collect one result per check
     grader/checks/               the graded checks, one module per rule family
     grader/harness/              load and run the code under grade: sandbox, Lab, processes
-    grader/report/               results to words and files: terminal, HTML, JSON; the catalogue
+    grader/report/               results to words and files, every format; the catalogue
     grader/results.py            the results model every report is written from
     grader/checkdef.py           `@check(id, points)` and the registry of checks
     grader/config.py             the instructor's config file

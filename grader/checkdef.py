@@ -39,12 +39,17 @@ MODULE_ORDER = (
 )
 
 
+def family(module_name: str) -> str:
+    """The rule family a check module grades: `grader.checks.test_tokens` -> `tokens`."""
+    return module_name.rsplit(".", 1)[-1].removeprefix("test_")
+
+
 def module_rank(module_name: str) -> int:
     """Position of a check module (`grader.checks.test_tokens` or `test_tokens`) in MODULE_ORDER.
 
     A module that is not there is an error, not a silent last place: where a rule family is
     told (and graded) is decided by whoever adds it."""
-    topic = module_name.rsplit(".", 1)[-1].removeprefix("test_")
+    topic = family(module_name)
     if topic not in MODULE_ORDER:
         raise ValueError(f"check module {module_name!r} is not in grader.checkdef.MODULE_ORDER "
                          f"{MODULE_ORDER}: add {topic!r} where the lesson tells its rule")

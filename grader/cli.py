@@ -11,15 +11,15 @@ import importlib.util
 import os
 import sys
 import time
-from pathlib import Path
+from typing import Callable
 
 from . import arguments, config as configs
 from .checkdef import all_checks
 from .harness.target import DEFAULT_TARGET, display_name, is_path
-from .report import files, results_json, terminal
+from .report import files, junit, markdown, prairielearn, results_json, terminal
 from .report.messages import CLI_COMMAND, LANGS, default_lang, text
 from .report.render import Style
-from .report.view import report_view
+from .report.view import ReportView, report_view
 from .runner import GraderError, run_checks
 
 
@@ -34,6 +34,9 @@ def parser(lang: str = "en") -> argparse.ArgumentParser:
                    help=text("cli.option.impl", lang))
     g.add_argument("--json", metavar="PATH", help=text("cli.option.json", lang))
     g.add_argument("--html", metavar="PATH", help=text("cli.option.html", lang))
+    g.add_argument("--junit", metavar="PATH", help=text("cli.option.junit", lang))
+    g.add_argument("--prairielearn", metavar="PATH", help=text("cli.option.prairielearn", lang))
+    g.add_argument("--markdown", metavar="PATH", help=text("cli.option.markdown", lang))
     g.add_argument("--lang", choices=LANGS, help=text("cli.option.lang", lang))
     g.add_argument("-k", dest="select", metavar="EXPR", help=text("cli.option.select", lang))
     g.add_argument("--timeout-scale", type=arguments.positive_number, default=1.0, metavar="X",
@@ -127,6 +130,31 @@ def chosen_lang(argv: list[str]) -> str:
     return default_lang()
 
 
+def _html(report: ReportView, config: configs.Config) -> str:
+    from .report import html  # jinja2: only when asked for
+
+    return html.from_view(report)
+
+
+def _json_file(payload: dict) -> str:
+    return results_json.serialise(payload) + "\n"
+
+
+#: The report files a grade can write, by flag: each a function of the one view (and config).
+REPORTS: dict[str, Callable[[ReportView, configs.Config], str]] = {
+    "--json": lambda report, config: _json_file(results_json.from_view(report, config)),
+    "--html": _html,
+    "--junit": lambda report, config: junit.from_view(report),
+    "--prairielearn": lambda report, config: _json_file(prairielearn.from_view(report)),
+    "--markdown": lambda report, config: markdown.from_view(report),
+}
+
+
+def report_paths(args: argparse.Namespace) -> dict[str, str]:
+    """The report files asked for: {flag: path}."""
+    return {flag: getattr(args, flag[2:]) for flag in REPORTS if getattr(args, flag[2:])}
+
+
 def bad_paths(args: argparse.Namespace) -> str | None:
     """The first path argument the grader could not use, as one line; None when all are fine.
     Checked before grading, so a typo costs no time. A module name (`lab.queue`) is not
@@ -135,8 +163,8 @@ def bad_paths(args: argparse.Namespace) -> str | None:
         problem = arguments.unreadable_file(args.impl)
         if problem:
             return f"--impl {args.impl}: {problem}"
-    for flag, path in (("--json", args.json), ("--html", args.html)):
-        problem = path is not None and arguments.unwritable_destination(path)
+    for flag, path in report_paths(args).items():
+        problem = arguments.unwritable_destination(path)
         if problem:
             return f"{flag} {path}: {problem}"
     return None
@@ -152,8 +180,8 @@ def grade(argv: list[str]) -> int:
         print(f"grader: {problem}", file=sys.stderr)
         return 2
     lang = args.lang or default_lang()
-    if args.json:  # a grade killed from here on must not leave an earlier verdict in place
-        files.remove_stale(args.json)
+    for path in report_paths(args).values():  # a grade killed from here on must not leave
+        files.remove_stale(path)              # an earlier verdict in place
     start = time.monotonic()
     try:
         config = configs.load(args.config, set(all_checks()))
@@ -167,11 +195,7 @@ def grade(argv: list[str]) -> int:
     report = report_view(results, lang, target=display_name(args.impl), detail=detail,
                          duration=duration)
     print(terminal.from_view(report, Style.for_stream(sys.stdout)))
-    if args.json:
-        results_json.write(args.json, results_json.from_view(report, config))
-    if args.html:
-        from .report import html
-
-        Path(args.html).write_text(html.from_view(report), encoding="utf-8")
+    for flag, path in report_paths(args).items():
+        files.write_atomically(path, REPORTS[flag](report, config))
     ok = results and all(r.passed and not r.unstable for r in results)
     return 0 if ok else 1

@@ -96,14 +96,35 @@ def workflow_run_steps(workflow: str) -> list[str]:
 
 def test_workflow_installs_grades_and_keeps_results(exported):
     workflow = (exported / WORKFLOW).read_text(encoding="utf-8")
-    assert workflow_run_steps(workflow) == ["python -m pip install -e .",
-                                            "python -m grader --json results.json"]
+    assert workflow_run_steps(workflow) == [
+        "python -m pip install -e .", "python -m grader --json results.json --markdown summary.md",
+        'cat summary.md >> "$GITHUB_STEP_SUMMARY"']
     assert "actions/upload-artifact" in workflow and "if: always()" in workflow
     import yaml  # the test extra: the workflow must parse as GitHub reads it
     steps = yaml.safe_load(workflow)["jobs"]["grade"]["steps"]
     upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact"))
     assert upload["with"]["path"] == "results.json" and upload["if"] == "always()"
     assert not any("continue-on-error" in s for s in steps)  # a failing grade fails the job
+
+
+def test_workflow_shows_the_summary_and_offers_grading_only_submit_tags(exported):
+    import yaml
+
+    workflow = (exported / WORKFLOW).read_text(encoding="utf-8")
+    parsed = yaml.safe_load(workflow)
+    steps = parsed["jobs"]["grade"]["steps"]
+    summary = next(s for s in steps if "GITHUB_STEP_SUMMARY" in s.get("run", ""))
+    grade = next(s for s in steps if s.get("run", "").startswith("python -m grader"))
+    assert steps.index(grade) < steps.index(summary)
+    assert "always()" in summary["if"] and "hashFiles('summary.md')" in summary["if"]
+    # the tag trigger is offered, commented: it does not change when the workflow runs
+    assert set(parsed[True]) == {"push", "pull_request", "workflow_dispatch"}  # YAML 1.1: on
+    commented = yaml.safe_load("\n".join(line.replace("# ", "", 1) for line in
+                                          workflow.splitlines() if line.startswith("  #   ")
+                                          or line == "  # push:"))
+    assert commented == {"push": {"tags": ["submit/*"]}}
+    assert "Actions minutes" in workflow
+    assert "Classroom" not in workflow + (exported / "README.md").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -118,16 +139,18 @@ def workflow_in_venv(exported, tmp_path_factory):
     python = str(venv / "bin" / "python")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(NO_COLOR="1", LANG="C.UTF-8", PIP_DISABLE_PIP_VERSION_CHECK="1")
-    install, grade = workflow_run_steps((repo / WORKFLOW).read_text(encoding="utf-8"))
+    install, grade, summary = workflow_run_steps((repo / WORKFLOW).read_text(encoding="utf-8"))
+    env["GITHUB_STEP_SUMMARY"] = str(repo.parent / "step-summary.md")
 
     def run(step: str) -> subprocess.CompletedProcess:
-        cmd = [python, *step.split()[1:]] if step.startswith("python ") else step.split()
+        cmd = [python, *step.split()[1:]] if step.startswith("python ") else ["bash", "-c", step]
         return subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True,
                               timeout=600)
 
     installed = run(install)
     assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
-    return {"repo": repo, "run": run, "grade": grade}
+    return {"repo": repo, "run": run, "grade": grade, "summary": summary,
+            "step_summary": Path(env["GITHUB_STEP_SUMMARY"])}
 
 
 def test_exported_repo_grades_the_stubs_zero_in_a_fresh_venv(workflow_in_venv):
@@ -136,6 +159,10 @@ def test_exported_repo_grades_the_stubs_zero_in_a_fresh_venv(workflow_in_venv):
     assert proc.returncode == 1, proc.stderr
     assert results["score"] == 0 and results["max_score"] > 0
     assert {t["extra_data"]["outcome"] for t in results["tests"]} == {"not_implemented"}
+    assert workflow_in_venv["run"](workflow_in_venv["summary"]).returncode == 0
+    shown = workflow_in_venv["step_summary"].read_text(encoding="utf-8")
+    assert f"**Score: 0 / {results['max_score']}**" in shown
+    assert shown.count("\n- `") == len(results["tests"])  # every check is listed as failing
 
 
 def test_exported_repo_gives_the_reference_full_marks_in_a_fresh_venv(workflow_in_venv):

@@ -3,7 +3,8 @@
 DIR receives the student copy described in grader.instructor.distribution (stubs, store, grader, lesson),
 a README generated from templates/student_README.md (the contract of the three functions from
 the stubs' docstrings, the check catalogue from the registry), and the GitHub Actions workflow
-`.github/workflows/grade.yml`. Refuses a non-empty DIR unless --force, a lab/queue.py that is not
+`.github/workflows/grade.yml` (plain GitHub Actions: it grades every push, shows the summary on
+the run's page and keeps results.json; no other service is needed). Refuses a non-empty DIR unless --force, a lab/queue.py that is not
 the stubs unless --allow-starter-code, and any copy that would import solutions/ or tests/.
 Exit status 0 written, 2 refused.
 """

@@ -4,7 +4,8 @@ Lives here: the message catalogue (`messages` + `catalogue/*.json`, English and 
 view every writer reads (`view`: each check result in words, cut to the detail level), its plain
 text (`render`), the terminal report (`terminal`), the HTML report and its SVG timeline (`html`,
 `timeline_svg`, `templates/`), Gradescope's results.json (`results_json`: its only builder,
-reader and writer, graded or not, and the batch statuses), the check catalogue as text
+reader and writer, graded or not, and the batch statuses), JUnit XML (`junit`), PrairieLearn's
+results.json (`prairielearn`), a Markdown job summary (`markdown`), the check catalogue as text
 (`check_list`) and atomic writes (`files`). A new output format is one small module here,
 reading the view.
 

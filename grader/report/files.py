@@ -4,6 +4,9 @@
 (`os.replace`): whoever opens the target gets the old file or the whole new one, never a
 truncated one, even if the writer is killed. `remove_stale` is called before grading starts, so
 a grade that is killed leaves no earlier results behind to be mistaken for its own.
+
+Only regular files are replaced or removed: a destination that is something else (/dev/stdout,
+a FIFO a CI step reads) is written to in place and never removed.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import stat
 from pathlib import Path
 
 
@@ -18,6 +22,10 @@ def write_atomically(path: str | Path, text: str, *, newline: str | None = None)
     """Write `text` (UTF-8) to `path` through a temporary file beside it. `newline` as in open()
     ('' keeps the csv module's line endings)."""
     path = Path(path)
+    if _exists_but_not_regular(path):
+        with open(path, "w", encoding="utf-8", newline=newline) as f:
+            f.write(text)
+        return
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     # O_EXCL: never follow or reuse a file someone else put there; 0o666 minus the umask, the
     # mode an ordinary write would give the target
@@ -33,5 +41,13 @@ def write_atomically(path: str | Path, text: str, *, newline: str | None = None)
 
 
 def remove_stale(path: str | Path) -> None:
-    """Remove `path` if it exists (an earlier run's output)."""
-    Path(path).unlink(missing_ok=True)
+    """Remove `path` if it is a regular file (an earlier run's output)."""
+    if not _exists_but_not_regular(Path(path)):
+        Path(path).unlink(missing_ok=True)
+
+
+def _exists_but_not_regular(path: Path) -> bool:
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:  # missing (or unreachable: the write will say why)
+        return False

@@ -5,14 +5,15 @@ without NO_COLOR)."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import unicodedata
 
 from .messages import text
 from .view import CheckView, RowView, Step, steps, value
 
-__all__ = ["PLAIN", "Style", "failure_lines", "pad", "row_lines", "step_lines",
-           "timeline_lines", "value", "width"]
+__all__ = ["PLAIN", "Style", "check_text", "failure_lines", "first_line", "pad", "plain",
+           "row_lines", "step_lines", "timeline_lines", "value", "width"]
 
 
 class Style:
@@ -88,3 +89,39 @@ def failure_lines(check: CheckView, lang: str, style: Style = PLAIN) -> list[str
     if check.hint is not None:
         lines.append(f"{text('ui.hint', lang)} {check.hint}")
     return lines
+
+
+def check_text(check: CheckView, lang: str) -> str:
+    """A check's result as plain text (results.json's `output`, the file formats): with
+    --repeat the stability line, then the teaching part of a failure; "" for a single pass."""
+    lines = [] if check.passed else failure_lines(check, lang)
+    if check.stability is not None:
+        lines = [check.stability] + lines
+    return "\n".join(lines)
+
+
+def first_line(check: CheckView, lang: str) -> str:
+    """One line saying what went wrong with a failed check: the first line of the problem or
+    of the check's own sentence; else what came back (and what was expected, if shown); else
+    why the rule matters (what detail "none" leaves)."""
+    said = check.problem or check.sentence
+    if said:
+        return said.splitlines()[0]
+    if check.returned is not None:
+        line = f"{text('ui.came-back', lang)} {check.returned.came_back}"
+        if check.returned.expected is not None:
+            line += f"  {text('ui.expected', lang)} {check.returned.expected}"
+        return " ".join(line.splitlines())  # a value a student's code made can hold newlines
+    return f"{text('ui.why', lang)} {check.why}"
+
+
+#: An ANSI escape sequence (CSI ... final byte, or ESC and one character).
+ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")
+#: Control characters other than tab and newline, and lone surrogates (never valid UTF-8).
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
+
+
+def plain(s: str) -> str:
+    """`s` without ANSI escapes or control characters (student text can hold both): what a
+    file format shows. A carriage return is dropped too (CRLF becomes LF)."""
+    return CONTROL.sub("", ANSI.sub("", s))

@@ -15,7 +15,7 @@ from grader.config import Config
 from grader.results import CheckResult
 from .files import write_atomically
 from .messages import CHECK_TITLE, text
-from .render import failure_lines
+from .render import check_text
 from .view import CheckView, ReportView, report_view
 
 #: Why a submission has (or lacks) a grader verdict: the `status` column of the gradebook.
@@ -45,10 +45,8 @@ def from_view(report: ReportView, config: Config | None = None) -> dict:
 
 
 def _test(c: CheckView, lang: str, config: Config) -> dict:
-    output = [] if c.passed else failure_lines(c, lang)
     extra = {"check_id": c.id, "outcome": c.outcome}
     if c.runs:
-        output = [c.stability] + output
         extra.update(runs=len(c.runs), passed_runs=c.passed_runs, unstable=c.unstable,
                      failed_runs=c.failed_runs, run_outcomes=c.runs)
     return {
@@ -56,7 +54,7 @@ def _test(c: CheckView, lang: str, config: Config) -> dict:
         "score": c.score,
         "max_score": c.max_score,
         "status": "passed" if c.passed else "failed",
-        "output": "\n".join(output),
+        "output": check_text(c, lang),
         "visibility": config.visibility_of(c.id),
         "extra_data": extra,
     }

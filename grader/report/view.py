@@ -80,6 +80,8 @@ class CheckView:
     unstable: bool
     stability: str | None         # "passed k/N" (and the failed runs when unstable)
     why: str
+    kind: str | None = None       # the failure's kind (grader.results.Kind), None when passed
+    duration: float = 0.0         # seconds the check took
     hint: str | None = None
     problem: str | None = None    # what went wrong with the code itself (raised, hung, ...)
     sentence: str | None = None   # the check's own sentence about this failure
@@ -120,6 +122,12 @@ class ReportView:
         return [c.id for c in self.checks if c.unstable]
 
     @property
+    def unloadable(self) -> bool:
+        """The target could not be loaded at all (it does not compile, does not import or
+        lacks a function): every check failed over that, none over a rule."""
+        return bool(self.checks) and all(c.kind in Kind.LOAD_ERRORS for c in self.checks)
+
+    @property
     def repeat(self) -> int:
         return max((len(c.runs) for c in self.checks), default=0) or 1
 
@@ -143,7 +151,7 @@ def check_view(r: CheckResult, lang: str, detail: str = "full") -> CheckView:
         max_score=r.points, runs=r.runs, passed_runs=r.passed_runs,
         failed_runs=r.failed_run_numbers, unstable=r.unstable,
         stability=stability_line(r, lang) if r.runs else None,
-        why=text(CHECK_WHY(r.id), lang))
+        why=text(CHECK_WHY(r.id), lang), duration=r.duration)
     if not r.passed and r.result is not None:
         _add_failure(view, r.result, lang, detail)
     return view
@@ -152,6 +160,7 @@ def check_view(r: CheckResult, lang: str, detail: str = "full") -> CheckView:
 def _add_failure(view: CheckView, failure: Failure, lang: str, detail: str) -> None:
     """The parts of a failure that `detail` shows."""
     full = detail == "full"
+    view.kind = failure.kind
     problem = problem_line(failure, lang)
     if full:
         view.hint = text(CHECK_HINT(view.id), lang)
