@@ -41,6 +41,8 @@ def run(body: Callable[[], Failure | None], timeout: float) -> Failure | None:
     signal), and grader-bug when `body` itself raised.
     """
     global _progress_fd
+    _become_subreaper()
+    before = _children()
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # child
@@ -67,42 +69,67 @@ def run(body: Callable[[], Failure | None], timeout: float) -> Failure | None:
         return _collect(pid, read_fd, timeout)
     finally:
         os.close(read_fd)
+        sweep(pid, before)
 
 
 def _collect(pid: int, fd: int, timeout: float) -> Failure | None:
+    """Read the child's messages until its result, its end, or the timeout. The pipe's end is
+    not waited for: a process the code under grade forked may hold it open (it is swept)."""
     deadline = time.monotonic() + timeout
-    buffer = b""
-    last_step = None
-    result = None
-    while True:
+    reader = _Messages(fd)
+    status = None
+    while reader.result is None:
         left = deadline - time.monotonic()
         if left <= 0:
             _kill(pid)
-            return _timed_out(last_step, timeout)
-        ready, _, _ = select.select([fd], [], [], left)
-        if not ready:
+            return _timed_out(reader.last_step, timeout)
+        if select.select([fd], [], [], min(left, _POLL))[0]:
+            if not reader.read():
+                break
             continue
-        chunk = os.read(fd, 65536)
-        if not chunk:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:  # ended without a result: read what it wrote before it went
+            while select.select([fd], [], [], 0)[0] and reader.read():
+                pass
             break
-        buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
-        for line in lines:
-            message = json.loads(line)
-            if "step" in message:
-                last_step = message["step"]
-            else:
-                result = message["result"]
-    status = _reap(pid, deadline)
-    if result is not None:
-        return result_from_json(result)
+        status = None
     if status is None:
-        return _timed_out(last_step, timeout)
+        status = _reap(pid, deadline)
+    if reader.result is not None:
+        return result_from_json(reader.result)
+    if status is None:
+        return _timed_out(reader.last_step, timeout)
     if os.WIFSIGNALED(status):
         how = {"signal": signal.Signals(os.WTERMSIG(status)).name}
     else:
         how = {"code": os.WEXITSTATUS(status)}
-    return Failure(Outcome.ERRORED, Kind.EXITED, step=last_step, **how)
+    return Failure(Outcome.ERRORED, Kind.EXITED, step=reader.last_step, **how)
+
+
+_POLL = 0.05  # seconds between looks at whether the child has ended (when it says nothing)
+
+
+class _Messages:
+    """The child's lines on the pipe: the last step it announced, and its result."""
+
+    def __init__(self, fd: int):
+        self.fd, self.buffer = fd, b""
+        self.last_step: dict | None = None
+        self.result: dict | None = None
+
+    def read(self) -> bool:
+        """Read what is there; False at the pipe's end."""
+        chunk = os.read(self.fd, 65536)
+        if not chunk:
+            return False
+        *lines, self.buffer = (self.buffer + chunk).split(b"\n")
+        for line in lines:
+            message = json.loads(line)
+            if "step" in message:
+                self.last_step = message["step"]
+            elif self.result is None:
+                self.result = message["result"]
+        return True
 
 
 def _timed_out(step: dict | None, timeout: float) -> Failure:
@@ -110,7 +137,7 @@ def _timed_out(step: dict | None, timeout: float) -> Failure:
 
 
 def _reap(pid: int, deadline: float) -> int | None:
-    # The pipe closed: the child is exiting (or closed the pipe itself and goes on running).
+    # The child gave its result (or the pipe closed): it is exiting, or goes on running.
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
@@ -131,6 +158,68 @@ def _kill(pid: int) -> None:
         os.waitpid(pid, 0)
     except ChildProcessError:
         pass
+
+
+# -- nothing the check started outlives it --------------------------------------------------------
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _become_subreaper() -> None:
+    """Linux: orphans of our descendants become our children, not init's, however they
+    detached (a double fork, setsid): so `sweep` can find and end them. Elsewhere a no-op."""
+    global _subreaper
+    if _subreaper is None:
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            _subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            _subreaper = False
+
+
+_subreaper: bool | None = None
+
+
+def _children() -> set[int]:
+    """Our live child processes (Linux /proc; elsewhere none known)."""
+    me = os.getpid()
+    found = set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat", "rb").read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(b")") + 2:].split()
+            if int(fields[1]) == me:
+                found.add(int(entry))
+    return found
+
+
+def sweep(group: int, before: set[int]) -> None:
+    """End every process a check left behind: its process group, and every process that
+    became our child since (`before`: our children then), orphans of a detached grandchild
+    included. Reaps them all."""
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for _ in range(500):  # a bound, not a clock: each round ends or reaps what it finds
+        strays = _children() - before
+        if not strays:
+            return
+        for pid in strays:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, os.WNOHANG)
+            except (ProcessLookupError, ChildProcessError, PermissionError):
+                pass
+        time.sleep(0.002)
 
 
 def _redirect_stdin() -> None:

@@ -1,0 +1,33 @@
+"""The attack catalogue (tests/attacks/): what a dishonest submission tries, graded as a student
+or an instructor would grade it. Each attack is one small file; each test says what must hold."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from conftest import ROOT, run_grader
+
+ATTACKS = ROOT / "tests" / "attacks"
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
+
+
+def test_nothing_the_code_under_grade_starts_outlives_the_grade(tmp_path):
+    proc = run_grader("--impl", str(ATTACKS / "detach_and_linger.py"), "-k",
+                      "finish-before-expiry or empty-queue-returns-none",
+                      env={"LEASELAB_ATTACK_DIR": str(tmp_path)})
+    assert proc.returncode == 1, proc.stderr
+    # the import probe and both checks imported it: three times it left six processes behind
+    assert len(list(tmp_path.glob("started-*"))) == 3, "the attack did not run"
+    pids = [int(p.name.rsplit("-", 1)[1]) for p in tmp_path.glob("pid-*")]
+    assert pids and [pid for pid in pids if alive(pid)] == []
+    time.sleep(2.5)  # longer than the attack waits before writing its marker
+    assert list(tmp_path.glob("marker-*")) == []
