@@ -6,6 +6,9 @@ Exit status: 0 when every check passes, 1 when any fails, 2 when the grader cann
 from __future__ import annotations
 
 import argparse
+import difflib
+import importlib.util
+import os
 import sys
 import time
 from pathlib import Path
@@ -14,35 +17,33 @@ from . import arguments, config as configs
 from .checkdef import all_checks
 from .harness.target import DEFAULT_TARGET, display_name, is_path
 from .report import files, results_json, terminal
-from .report.messages import default_lang
+from .report.messages import CLI_COMMAND, LANGS, default_lang, text
 from .report.render import Style
 from .report.view import report_view
 from .runner import GraderError, run_checks
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m grader", description="Grade the lease lab.")
-    p.add_argument("--impl", default=DEFAULT_TARGET, metavar="MODULE_OR_FILE",
-                   help="module name (lab.queue, solutions.queue) or path to a .py file "
-                        "(default: %(default)s)")
-    p.add_argument("--json", metavar="PATH", help="write Gradescope results.json here")
-    p.add_argument("--html", metavar="PATH", help="write an HTML report here")
-    p.add_argument("--lang", choices=("en", "ja"), help="language (default: from the locale)")
-    p.add_argument("-k", dest="select", metavar="EXPR",
-                   help="run only checks whose id (or test name) matches EXPR, e.g. "
-                        "'finish-at-expiry' or 'race or crash'")
-    p.add_argument("--timeout-scale", type=arguments.positive_number, default=1.0, metavar="X",
-                   help="multiply every check's wall-clock safety timeout (slow machines)")
-    p.add_argument("--repeat", type=arguments.positive_int, default=1, metavar="N",
-                   help="run every check N times on fresh databases; flag unstable verdicts")
-    p.add_argument("--replay", type=arguments.seed, default=1, metavar="SEED", dest="seed",
-                   help="draw the random timelines from SEED (a failure prints the seed that "
-                        "replays it; default: %(default)s)")
-    p.add_argument("--detail", choices=configs.DETAILS,
-                   help="what failures show: full (default), actual-only (no expected values), "
-                        "none (title and why only)")
-    p.add_argument("--config", metavar="PATH",
-                   help="instructor config (TOML): detail and Gradescope visibility per check")
+def parser(lang: str = "en") -> argparse.ArgumentParser:
+    """The grading options; their help, like the commands' lines, is in `lang` (Japanese is
+    not wrapped: it has no spaces to break at, the terminal wraps it)."""
+    raw = argparse.RawTextHelpFormatter if lang == "ja" else argparse.RawDescriptionHelpFormatter
+    p = argparse.ArgumentParser(prog="python -m grader", description=description(lang),
+                                formatter_class=raw)
+    g = p.add_argument_group(text("cli.grading-options", lang))
+    g.add_argument("--impl", default=DEFAULT_TARGET, metavar="MODULE_OR_FILE",
+                   help=text("cli.option.impl", lang))
+    g.add_argument("--json", metavar="PATH", help=text("cli.option.json", lang))
+    g.add_argument("--html", metavar="PATH", help=text("cli.option.html", lang))
+    g.add_argument("--lang", choices=LANGS, help=text("cli.option.lang", lang))
+    g.add_argument("-k", dest="select", metavar="EXPR", help=text("cli.option.select", lang))
+    g.add_argument("--timeout-scale", type=arguments.positive_number, default=1.0, metavar="X",
+                   help=text("cli.option.timeout-scale", lang))
+    g.add_argument("--repeat", type=arguments.positive_int, default=1, metavar="N",
+                   help=text("cli.option.repeat", lang))
+    g.add_argument("--replay", type=arguments.seed, default=1, metavar="SEED", dest="seed",
+                   help=text("cli.option.replay", lang))
+    g.add_argument("--detail", choices=configs.DETAILS, help=text("cli.option.detail", lang))
+    g.add_argument("--config", metavar="PATH", help=text("cli.option.config", lang))
     return p
 
 
@@ -58,24 +59,73 @@ SUBCOMMANDS = {
 }
 
 
+def description(lang: str) -> str:
+    """What `--help` says above the options: what the grader does, and one line per command.
+    Built from the catalogue and the command names only: no command's module is imported, so
+    the help works in the student copy, which has no grader/instructor/."""
+    width = max(len(name) for name in SUBCOMMANDS) + 2
+    lines = [text("cli.description", lang), "", text("cli.commands", lang)]
+    lines += [f"  {name:<{width}}{text(CLI_COMMAND(name), lang)}" for name in SUBCOMMANDS]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in SUBCOMMANDS:
-        import importlib
-
-        name = SUBCOMMANDS[argv[0]]
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name and name.startswith(exc.name + ".") or exc.name == name:
-                print(f"grader: '{argv[0]}' is not available in this copy of the grader",
-                      file=sys.stderr)
-            else:  # a dependency is missing, not the command
-                print(f"grader: '{argv[0]}' needs the Python package '{exc.name}', which is not "
-                      "installed here (pip install -e .)", file=sys.stderr)
-            return 2
-        return module.main(argv[1:])
+        return run_command(argv[0], argv[1:])
+    meant = misspelt_command(argv)
+    if meant:
+        print("grader: " + text("cli.unknown-command", chosen_lang(argv), word=argv[0],
+                                command=meant), file=sys.stderr)
+        return 2
     return grade(argv)
+
+
+def run_command(command: str, argv: list[str]) -> int:
+    """`python -m grader COMMAND ...`: import the command's module only now, and run it."""
+    import importlib
+
+    name = SUBCOMMANDS[command]
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name and name.startswith(exc.name + ".") or exc.name == name:
+            print(f"grader: '{command}' is not available in this copy of the grader",
+                  file=sys.stderr)
+        else:  # a dependency is missing, not the command
+            print(f"grader: '{command}' needs the Python package '{exc.name}', which is not "
+                  "installed here (pip install -e .)", file=sys.stderr)
+        return 2
+    return module.main(argv)
+
+
+def misspelt_command(argv: list[str]) -> str | None:
+    """The command a first word looks like a typo of (`quizz` -> `quiz`), or None.
+
+    The grader takes no positional argument, so a first word that is not a command is always
+    refused; it is read as a mistyped command unless it is an option, or a path or module name
+    that exists (`python -m grader lab.queue`, meant for --impl: argparse's refusal names it)."""
+    word = argv[0] if argv else ""
+    if not word or word.startswith("-") or os.path.exists(word) or is_path(word):
+        return None
+    try:  # the top-level name only: finding `lab` imports nothing, finding `lab.queue` would
+        if importlib.util.find_spec(word.split(".")[0]) is not None:
+            return None
+    except (ImportError, ValueError):
+        pass
+    close = difflib.get_close_matches(word, SUBCOMMANDS, n=1)
+    return close[0] if close else None
+
+
+def chosen_lang(argv: list[str]) -> str:
+    """The language asked for with --lang (for words shown before argparse has run), else the
+    locale's."""
+    for flag, value in zip(argv, argv[1:] + [""]):
+        if flag.startswith("--lang="):
+            flag, value = flag.split("=", 1)
+        if flag == "--lang" and value in LANGS:
+            return value
+    return default_lang()
 
 
 def bad_paths(args: argparse.Namespace) -> str | None:
@@ -95,7 +145,7 @@ def bad_paths(args: argparse.Namespace) -> str | None:
 
 def grade(argv: list[str]) -> int:
     try:
-        args = parser().parse_args(argv)
+        args = parser(chosen_lang(argv)).parse_args(argv)
     except SystemExit as exc:  # argparse: bad arguments
         return 0 if exc.code == 0 else 2
     problem = bad_paths(args)

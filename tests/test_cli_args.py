@@ -5,11 +5,16 @@ cannot be read is a bad argument). A module name that does not import stays a gr
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import subprocess
+import sys
 
 import pytest
 
 from conftest import ROOT, by_check, grade, run_grader
+from grader import cli
+from grader.report import messages
 
 ONE_CHECK = "finish_before_expiry"
 AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -110,3 +115,85 @@ def test_batch_refuses_an_out_folder_it_cannot_create(tmp_path):
     assert proc.stderr.splitlines() == [
         f"The gradebook cannot be written in {tmp_path / 'file' / 'g'}: it cannot be created "
         "(Not a directory)."]
+
+
+# -- the commands: help, and a mistyped command --------------------------------------------------
+GRADING_OPTIONS = ("--impl", "--json", "--html", "--lang", "-k", "--timeout-scale", "--repeat",
+                   "--replay", "--detail", "--config")
+
+
+def test_help_lists_every_command_with_one_line_and_the_grading_options():
+    proc = run_grader("--help")
+    assert proc.returncode == 0 and proc.stderr == ""
+    lines = proc.stdout.splitlines()
+    for name in cli.SUBCOMMANDS:
+        line = next(line for line in lines if line.startswith(f"  {name} "))
+        assert line.split(None, 1)[1] == messages.text(messages.CLI_COMMAND(name), "en")
+    for option in GRADING_OPTIONS:
+        assert any(line.lstrip().startswith(option + " ") for line in lines), option
+
+
+def test_every_command_has_its_line_declared():
+    assert set(messages.CLI_COMMAND.members()) == set(cli.SUBCOMMANDS)
+
+
+def test_help_in_japanese_commands_and_options():
+    out = run_grader("--lang", "ja", "--help").stdout
+    assert f"  quiz{' ' * 15}{messages.text(messages.CLI_COMMAND('quiz'), 'ja')}" in out
+    assert f"{messages.text('cli.grading-options', 'ja')}:" in out
+    assert messages.text("cli.option.repeat", "ja") in out
+    assert "default: from the locale" not in out
+
+
+#: `python -m grader ARGS` as in the student copy: the current folder's grader only (an editable
+#: install of this repository would otherwise find grader/instructor/ here).
+AS_STUDENT_COPY = """
+import runpy, sys
+sys.meta_path[:] = [f for f in sys.meta_path
+                    if not getattr(f, "__module__", "").startswith("__editable__")]
+sys.argv[0] = "grader"
+runpy.run_module("grader", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_help_works_in_the_student_copy_without_the_instructor_tools(tmp_path):
+    """The student copy has no grader/instructor/: the help names its commands without
+    importing them (and `batch` there says it is not in this copy)."""
+    shutil.copytree(ROOT / "grader", tmp_path / "grader",
+                    ignore=shutil.ignore_patterns("__pycache__", "instructor"))
+    shutil.copytree(ROOT / "lab", tmp_path / "lab", ignore=shutil.ignore_patterns("__pycache__"))
+
+    def student(*args):
+        return subprocess.run([sys.executable, "-c", AS_STUDENT_COPY, *args], cwd=tmp_path,
+                              env={**os.environ, "LANG": "C.UTF-8"}, capture_output=True,
+                              text=True, timeout=60)
+
+    proc = student("--help")
+    assert proc.returncode == 0, proc.stderr
+    assert all(f"  {name} " in proc.stdout for name in cli.SUBCOMMANDS)
+    not_here = student("batch", "submissions")
+    assert not_here.returncode == 2
+    assert not_here.stderr == "grader: 'batch' is not available in this copy of the grader\n"
+
+
+@pytest.mark.parametrize("word, meant", [("quizz", "quiz"), ("chekcs", "checks"),
+                                         ("export-studnet", "export-student"),
+                                         ("gradescope", "gradescope-bundle")])
+def test_a_mistyped_command_is_refused_with_the_command_it_looks_like(word, meant):
+    proc = run_grader(word)
+    refused(proc)
+    assert proc.stderr == f"grader: unknown command '{word}' (did you mean '{meant}'?)\n"
+
+
+def test_a_mistyped_command_in_japanese():
+    proc = run_grader("quizz", "--lang", "ja")
+    refused(proc, "'quizz'", "'quiz'")
+    assert "unknown command" not in proc.stderr
+
+
+@pytest.mark.parametrize("word", ["lab.queue", "lab/queue.py", "solutions", "flibbertigibbet"])
+def test_a_word_that_is_no_command_typo_is_left_to_argparse(word):
+    """A module, a path (meant for --impl) or a word like no command: argparse's refusal."""
+    proc = run_grader(word)
+    assert proc.returncode == 2
+    assert "unrecognized arguments" in proc.stderr and "unknown command" not in proc.stderr

@@ -20,7 +20,7 @@ import solutions.queue as reference
 from grader.report import results_json
 from grader.harness import target
 from grader.report.messages import LANGS
-from grader.quiz import answers, bank, scenarios
+from grader.quiz import answers, bank, present, scenarios
 from grader.quiz.bank import TOPICS, BankError, default_bank
 
 from conftest import MUTANTS, ROOT
@@ -72,6 +72,25 @@ def test_every_question_is_whole_in_both_languages(question):
             assert set(t.choices) == set(question.choice_ids), lang
             assert all(t.choices.values()), lang
     assert set(question.texts["en"].feedback) == set(question.texts["ja"].feedback)
+
+
+@pytest.mark.parametrize("question", BANK.questions, ids=BANK.ids)
+def test_every_distractor_is_a_misconception_the_quiz_answers(question):
+    """A wrong choice is there because a student could hold it: each has its feedback, saying
+    what it gets wrong, in both languages."""
+    wrong = set(question.choice_ids) - {question.answer}
+    for lang in LANGS:
+        feedback = question.texts[lang].feedback
+        assert wrong <= set(feedback) and all(feedback[c].strip() for c in wrong), lang
+
+
+def test_no_distractor_blames_sqlite_for_a_rule_it_does_not_have():
+    """Throwaway distractors ('SQLite refuses ...', 'SQLite forbids ...') were replaced by
+    misconceptions about the lease and the token; keep them out."""
+    throwaways = ("SQLite refuses", "SQLite forbids", "SQLite cannot store",
+                  "evaluates <= differently")
+    texts = [t for q in BANK if q.kind == "choice" for t in q.text("en").choices.values()]
+    assert [t for t in texts if any(w in t for w in throwaways)] == []
 
 
 def test_the_key_is_not_given_away_by_being_the_longest_choice():
@@ -286,6 +305,30 @@ def test_wrong_and_missing_answers_are_scored_and_explained(tmp_path):
     assert results["score"] == n - 3
 
 
+def review(out: str) -> str:
+    """The list of missed questions after the score, as one line (wrapping undone)."""
+    return " ".join(out[out.index("Score: "):].split())
+
+
+def right_answer(question) -> str:
+    return f"the answer is {question.answer}) {present.choice_text(question, question.answer, 'en')}"
+
+
+def test_the_score_lists_every_missed_question_with_its_right_answer(tmp_path):
+    wrong, unanswered = BANK.get("finish-at-lease-until"), BANK.get("owner-is-a-name")
+    path = tmp_path / "answers.txt"
+    path.write_text(key_file(finish_at_lease_until=wrong_letter(wrong), owner_is_a_name=None),
+                    encoding="utf-8")
+    listed = review(quiz("--answers", str(path)).stdout)
+    assert "To review (2):" in listed
+    assert (f"✗ {wrong.text('en').title} {wrong.id} you answered {wrong_letter(wrong)}; "
+            f"{right_answer(wrong)}") in listed
+    assert (f"✗ {unanswered.text('en').title} {unanswered.id} not answered; "
+            f"{right_answer(unanswered)}") in listed
+    right = [q for q in BANK if q not in (wrong, unanswered)]
+    assert not any(f" {q.id} " in listed for q in right)
+
+
 def test_results_json_has_the_graders_shape(tmp_path):
     path = tmp_path / "answers.txt"
     path.write_text(key_file(owner_is_a_name="a"), encoding="utf-8")
@@ -310,11 +353,29 @@ def test_template_is_a_valid_blank_answers_file(tmp_path):
     proc = quiz("--template")
     assert proc.returncode == 0
     assert answers.parse(proc.stdout, BANK) == {qid: None for qid in BANK.ids}
-    filled = "".join(line + (BANK.get(line[:-1]).answer if line.endswith(":") else "") + "\n"
+    filled = "".join(line + (BANK.get(line[:-1]).answer if line.endswith(":")
+                             and not line.startswith("#") else "") + "\n"
                      for line in proc.stdout.splitlines())
     path = tmp_path / "answers.txt"
     path.write_text(filled, encoding="utf-8")
     assert quiz("--answers", str(path)).returncode == 0
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_template_carries_each_question_and_its_choices_above_its_line(lang):
+    proc = quiz("--template", "--lang", lang)
+    assert proc.returncode == 0
+    assert answers.parse(proc.stdout, BANK) == {qid: None for qid in BANK.ids}
+    blocks = proc.stdout.split("\n\n")[1:]           # after the head, one block per question
+    assert len(blocks) == len(BANK)
+    for question, block in zip(BANK, blocks):
+        *comments, last = block.rstrip("\n").splitlines()
+        assert last == f"{question.id}:" and all(c.startswith("#") for c in comments)
+        shown = " ".join(" ".join(c.lstrip("#").split()) for c in comments)
+        t = question.text(lang)
+        for words in (t.title, t.prompt, *(present.labelled(question, c, lang)
+                                          for c in question.choice_ids)):
+            assert " ".join(words.split()) in shown, (question.id, words)
 
 
 def test_list_prints_every_question_id():
@@ -348,6 +409,22 @@ def test_interactive_gives_immediate_feedback_and_ends_cleanly_at_eof():
     assert "Question 3/" in out and "Question 4/" not in out
     assert f"Stopped after 2 of {len(BANK)} questions" in out
     assert f"Score: 1 / {len(BANK)}   1 correct, 1 wrong, {len(BANK) - 2} not answered" in out
+
+
+def test_interactive_score_lists_the_missed_questions_also_those_never_reached():
+    first, second = BANK.questions[0], BANK.questions[1]
+    listed = review(quiz(input=f"{first.answer}\n{wrong_letter(second)}\nq\n").stdout)
+    assert f"To review ({len(BANK) - 1}):" in listed
+    assert f"{second.id} you answered {wrong_letter(second)}; {right_answer(second)}" in listed
+    assert f" {first.id} " not in listed
+    for question in BANK.questions[2:]:
+        assert f"{question.id} not answered; {right_answer(question)}" in listed
+
+
+def test_all_right_lists_nothing_to_review(tmp_path):
+    path = tmp_path / "answers.txt"
+    path.write_text(key_file(), encoding="utf-8")
+    assert "To review" not in quiz("--answers", str(path)).stdout
 
 
 def test_interactive_scenario_question_shows_the_timeline():

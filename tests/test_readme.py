@@ -3,9 +3,12 @@ command is the one CI runs."""
 
 from __future__ import annotations
 
-from conftest import ROOT
+import pytest
 
-from grader.report import check_list
+from conftest import ROOT, run_grader
+
+from grader.report import check_list, messages
+from grader.report.messages import LANGS
 from grader.checkdef import ID_PATTERN, all_checks
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -33,3 +36,22 @@ def test_readme_test_command_is_what_ci_runs():
 def test_readme_grade_command_is_there():
     assert "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/python -m grader" \
         in README
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_checks_prints_the_why_of_each_check_under_its_title(lang):
+    proc = run_grader("checks", "--lang", lang)
+    assert proc.returncode == 0
+    entries = proc.stdout.rstrip("\n").split("\n\n")
+    assert len(entries) == len(all_checks())
+    for check, entry in zip(all_checks().values(), entries):
+        head, *why = entry.splitlines()
+        assert head.split()[:2] == [check.id, str(check.points)]
+        assert head.endswith(messages.text(messages.CHECK_TITLE(check.id), lang))
+        assert all(line.startswith("    ") for line in why)
+        assert " ".join(" ".join(why).split()) == messages.text(messages.CHECK_WHY(check.id), lang)
+
+
+def test_checks_markdown_prints_the_readme_table_and_only_it():
+    proc = run_grader("checks", "--markdown", "--lang", "en")
+    assert proc.returncode == 0 and proc.stdout == check_list.markdown("en") + "\n"

@@ -84,11 +84,13 @@ def parse(content: str, bank: Bank, name: str = "<answers>") -> dict[str, str | 
 
 
 def template(bank: Bank, lang: str) -> str:
-    """A blank answers file: every question, nothing answered yet."""
+    """A blank answers file: every question as the interactive quiz shows it (title, text,
+    timeline, choices), commented out above its `question-id:` line, nothing answered yet."""
     from grader.report.messages import text
+    from .present import question_lines
 
     lines = [f"# {text(key, lang)}" for key in ("quiz.template.head", "quiz.template.how")]
-    for q in bank:
-        choices = "/".join(q.choice_ids)
-        lines += ["", f"# {q.text(lang).title} ({choices})", f"{q.id}:"]
+    for number, q in enumerate(bank, 1):
+        shown = question_lines(q, number, len(bank), lang)
+        lines += ["", *(f"# {line}".rstrip() for line in shown), f"{q.id}:"]
     return "\n".join(lines) + "\n"

@@ -8,25 +8,13 @@ a student reads cannot drift from the scenario the tests run.
 
 from __future__ import annotations
 
-import textwrap
-
 from lab.store import COLUMNS, Claim
 
 from grader.report.messages import text
 from grader.report.render import PLAIN, Style, timeline_lines, value
+from grader.report.wrapping import wrap
 from grader.harness.scenario import show
 from .bank import Question
-
-WIDTH = 88
-
-
-def wrap(paragraph: str, lang: str, indent: str = "", hanging: str | None = None) -> list[str]:
-    """Wrap English at WIDTH columns; Japanese is left to the terminal (no spaces to break at)."""
-    hanging = indent if hanging is None else hanging
-    if lang == "ja":
-        return [indent + paragraph]
-    return textwrap.wrap(paragraph, WIDTH, initial_indent=indent, subsequent_indent=hanging,
-                         break_on_hyphens=False) or [indent]
 
 
 def choice_text(question: Question, choice_id: str, lang: str) -> str:

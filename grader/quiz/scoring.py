@@ -13,7 +13,7 @@ from grader.report import results_json as results_shape
 from grader.report.messages import text
 from grader.report.render import PLAIN, Style
 from .bank import Bank, Question
-from .present import verdict_lines
+from .present import labelled, verdict_lines, wrap
 
 POINTS = 1
 
@@ -46,10 +46,27 @@ def counts(graded: list[Graded]) -> dict[str, int]:
 
 
 def score_lines(graded: list[Graded], lang: str, style: Style = PLAIN) -> list[str]:
+    """The score, then every question missed (wrong or not answered) with its right answer."""
     c = counts(graded)
     lines = [style("bold", text("quiz.score", lang, **c)) + "   " + text("quiz.summary", lang, **c)]
     if c["correct"] == len(graded):
         lines.append(style("green", text("quiz.all-correct", lang)))
+    return lines + missed_lines(graded, lang, style)
+
+
+def missed_lines(graded: list[Graded], lang: str, style: Style = PLAIN) -> list[str]:
+    """One entry per missed question: its title and id, the answer given and the right one."""
+    missed = [g for g in graded if not g.correct]
+    if not missed:
+        return []
+    lines = [text("quiz.missed", lang, count=len(missed))]
+    for g in missed:
+        q = g.question
+        right = labelled(q, q.answer, lang)
+        said = (text("quiz.missed-wrong", lang, given=g.given, choice=right) if g.given
+                else text("quiz.missed-unanswered", lang, choice=right))
+        lines.append(f"  {style('red', '✗')} {q.text(lang).title}  {style('dim', q.id)}")
+        lines += wrap(said, lang, "      ")
     return lines
 
 

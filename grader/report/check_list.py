@@ -1,5 +1,6 @@
 """`python -m grader checks [--lang en|ja] [--markdown]`: the check catalogue (id, points, title,
-why), in the order the grader runs them. `--markdown` prints the README's table."""
+and the why under each title), in the order the grader runs them. `--markdown` prints the
+README's table (id, points, title)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 
 from grader.checkdef import all_checks
 from .messages import CHECK_TITLE, CHECK_WHY, default_lang, text
+from .wrapping import wrap
 
 
 def rows(lang: str) -> list[tuple[str, int, str, str]]:
@@ -35,6 +37,13 @@ def main(argv: list[str]) -> int:
     if args.markdown:
         print(markdown(lang))
         return 0
-    for check_id, points, title, _ in rows(lang):
-        print(f"{check_id:<36} {points:>3}  {title}")
+    print(listing(lang))
     return 0
+
+
+def listing(lang: str) -> str:
+    """Each check: its id, points and title on one line, its why indented under them."""
+    lines = []
+    for check_id, points, title, why in rows(lang):
+        lines += ["", f"{check_id:<36} {points:>3}  {title}", *wrap(why, lang, "    ")]
+    return "\n".join(lines[1:])

@@ -160,10 +160,14 @@ ROSTER_PROBLEM = Family("instructor.roster.{}", ("unreadable", "no-header", "unk
 #: grader.quiz.answers: a problem of an answers file (Problem.key).
 QUIZ_ERROR = Family("quiz.error.{}", ("duplicate", "malformed", "unknown-choice",
                                       "unknown-question", "unreadable"))
+#: grader.cli: the one line `python -m grader --help` gives each command (cli.SUBCOMMANDS).
+CLI_COMMAND = Family("cli.command.{}", ("checks", "quiz", "batch", "gradescope-bundle",
+                                        "classroom50", "export-student"))
 
 FAMILIES = (CHECK_TITLE, CHECK_WHY, CHECK_HINT, OUTCOME, KIND, TIMELINE, DETAIL, RACE_CHILD,
             LOCK_BLOCKED, STAMP_FORGED, CRASH_STATE, INTEGRATION_EVENT, INSTRUCTOR_STATUS,
-            INSTRUCTOR_NOT_GRADED, INSTRUCTOR_TOO_LARGE, ROSTER_PROBLEM, QUIZ_ERROR)
+            INSTRUCTOR_NOT_GRADED, INSTRUCTOR_TOO_LARGE, ROSTER_PROBLEM, QUIZ_ERROR,
+            CLI_COMMAND)
 
 
 def default_lang(environ=os.environ) -> str:
