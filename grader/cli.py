@@ -57,6 +57,7 @@ SUBCOMMANDS = {
     "quiz": "grader.quiz.cli",
     "batch": "grader.instructor.batch",
     "gradescope-bundle": "grader.instructor.gradescope_bundle",
+    "classroom50": "grader.instructor.classroom50",
     "export-student": "grader.instructor.export_student",
 }
 

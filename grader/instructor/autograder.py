@@ -41,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def grade(submission: Path, timeout: float, lang: str) -> dict:
+def grade(submission: Path, timeout: float, lang: str, select: str | None = None) -> dict:
+    """The results.json of the queue.py in `submission` (found, copied and graded in isolation;
+    `select`: only the checks matching this -k expression), or a not-graded one."""
     from grader.report.messages import text
 
     try:
@@ -51,7 +53,8 @@ def grade(submission: Path, timeout: float, lang: str) -> dict:
         message = text(f"instructor.{missing.kind}", lang, files=files)
         return results_json.not_graded(missing.kind, message, lang)
     with tempfile.TemporaryDirectory(prefix="leaselab-autograder-") as work:
-        outcome = isolated.grade(queue_py, Path(work), limit=timeout, lang=lang)
+        outcome = isolated.grade(queue_py, Path(work), limit=timeout, lang=lang,
+                                 select=select)
     print(outcome.log, end="")  # shown to the instructor in Gradescope's debugging output
     return outcome.results
 

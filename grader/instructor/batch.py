@@ -1,9 +1,11 @@
-"""`python -m grader batch DIR [--jobs N] [--out DIR]`: grade a whole class.
+"""`python -m grader batch DIR [--jobs N] [--out DIR] [--roster CSV]`: grade a whole class.
 
 Every submission in DIR (a folder, graded by the queue.py that grader.instructor.submission finds in it, or
 a single .py file) is graded in its own process and work directory, N at a time, each within a
 wall-clock limit. Writes OUT/gradebook.csv, OUT/class-report.html, and per submission
 OUT/results/<name>.json (its results.json) and OUT/logs/<name>.log (the grader's output).
+With `--roster CSV` (read and checked before grading), also the LMS files of
+grader.instructor.lms: canvas.csv, moodle.csv, feedback/<name>.txt and who is not matched.
 Exit status 0 when the gradebook was written (whatever the grades), 2 when the batch cannot run.
 """
 
@@ -18,10 +20,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from . import class_report, distribution, gradebook, isolated
+from . import class_report, distribution, gradebook, isolated, lms
 from grader.arguments import positive_int, positive_number, unusable_folder
 from grader.checkdef import all_checks as declared_checks
-from grader.report.messages import default_lang, text
+from grader.report.messages import ROSTER_PROBLEM, default_lang, text
 from .progress import Progress
 from grader.report import results_json
 from grader.report.files import remove_stale
@@ -48,7 +50,35 @@ def parser() -> argparse.ArgumentParser:
                    help="grade only the checks matching EXPR (pytest -k), e.g. test_boundaries")
     p.add_argument("--lang", choices=("en", "ja"), help="language (default: from the locale)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    p.add_argument("--roster", metavar="CSV",
+                   help="submission -> LMS identity (columns: " + ", ".join(lms.ROSTER_COLUMNS)
+                        + "); writes canvas.csv, moodle.csv and feedback/ beside the gradebook")
+    p.add_argument("--assignment", metavar="NAME",
+                   help="the assignment's name in the LMS files (default: the lab's name)")
+    p.add_argument("--assignment-id", type=lms.canvas_id, metavar="ID",
+                   help="the Canvas assignment to update (default: Canvas creates one)")
     return p
+
+
+class Refused(Exception):
+    """The batch cannot run: the one line to print (exit 2)."""
+
+
+def inputs(args: argparse.Namespace, lang: str) -> tuple[list[Submission], lms.Roster | None]:
+    """The submissions and the roster, every input checked before anything is graded."""
+    folder = Path(args.dir)
+    if not folder.is_dir():
+        raise Refused(text("instructor.no-dir", lang, dir=folder))
+    submissions = unique_names(discover(folder))
+    if not submissions:
+        raise Refused(text("instructor.no-submissions", lang, dir=folder))
+    problem = unusable_folder(args.out)
+    if problem:
+        raise Refused(text("instructor.bad-out", lang, dir=Path(args.out), problem=problem))
+    try:
+        return submissions, lms.read_roster(args.roster) if args.roster else None
+    except lms.RosterError as bad:
+        raise Refused(text(ROSTER_PROBLEM(bad.kind), lang, **bad.params)) from None
 
 
 def main(argv: list[str]) -> int:
@@ -57,19 +87,12 @@ def main(argv: list[str]) -> int:
     except SystemExit as exc:
         return 0 if exc.code == 0 else 2
     lang = args.lang or default_lang()
-    folder = Path(args.dir)
-    if not folder.is_dir():
-        print(text("instructor.no-dir", lang, dir=folder), file=sys.stderr)
-        return 2
-    submissions = unique_names(discover(folder))
-    if not submissions:
-        print(text("instructor.no-submissions", lang, dir=folder), file=sys.stderr)
+    try:
+        submissions, roster = inputs(args, lang)
+    except Refused as refused:
+        print(refused, file=sys.stderr)
         return 2
     out = Path(args.out)
-    problem = unusable_folder(args.out)
-    if problem:
-        print(text("instructor.bad-out", lang, dir=out, problem=problem), file=sys.stderr)
-        return 2
     start = time.monotonic()
     try:
         rows = grade_all(submissions, out, jobs=args.jobs, limit=args.timeout,
@@ -84,11 +107,31 @@ def main(argv: list[str]) -> int:
     csv_path, html_path = out / CSV_NAME, out / HTML_NAME
     gradebook.write_csv(csv_path, rows, check_ids)
     class_report.write(html_path, rows, check_ids, declared, lang)
+    if roster is not None:
+        write_lms(out, rows, roster, lms.Assignment(
+            args.assignment or text("instructor.lms.assignment", lang), args.assignment_id),
+            lang, quiet=args.quiet)
     if not args.quiet:
         print(text("instructor.batch-done", lang, count=len(rows),
                    seconds=f"{time.monotonic() - start:.1f}", jobs=args.jobs, csv=csv_path,
                    html=html_path), file=sys.stderr)
     return 0
+
+
+def write_lms(out: Path, rows: list[gradebook.Row], roster: lms.Roster,
+              assignment: lms.Assignment, lang: str, quiet: bool = False) -> None:
+    """The LMS files (grader.instructor.lms); who is not matched is printed even when quiet."""
+    mismatch = lms.write_all(out, rows, roster, assignment, lang)
+    if mismatch.not_in_roster:
+        print(text("instructor.lms.not-in-roster", lang,
+                   names=", ".join(mismatch.not_in_roster)), file=sys.stderr)
+    if mismatch.no_submission:
+        print(text("instructor.lms.no-submission", lang,
+                   names=", ".join(mismatch.no_submission)), file=sys.stderr)
+    if not quiet:
+        print(text("instructor.lms.written", lang, canvas=out / lms.CANVAS_NAME,
+                   moodle=out / lms.MOODLE_NAME, feedback=out / lms.FEEDBACK_DIR),
+              file=sys.stderr)
 
 
 def grade_all(submissions: list[Submission], out: Path, *, jobs: int, limit: float,
@@ -150,12 +193,13 @@ def grade_one(sub: Submission, workdir: Path, out: Path, *, limit: float, timeou
 def remove_earlier_outputs(out: Path) -> None:
     """Before grading: an interrupted batch must not leave an earlier run's gradebook, report or
     results beside its own. Only our own files (and temporary ones a killed write left)."""
-    for name in (CSV_NAME, HTML_NAME):
+    for name in (CSV_NAME, HTML_NAME, *lms.OUTPUT_FILES):
         remove_stale(out / name)
     for sub in ("results", "logs"):
         (out / sub).mkdir(parents=True, exist_ok=True)
-        for stale in (out / sub).iterdir():
-            if stale.suffix in (".json", ".log", ".tmp"):
+    for sub in ("results", "logs", lms.FEEDBACK_DIR):
+        for stale in (out / sub).iterdir() if (out / sub).is_dir() else ():
+            if stale.suffix in (".json", ".log", ".txt", ".tmp"):
                 stale.unlink()
 
 

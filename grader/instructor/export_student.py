@@ -83,6 +83,18 @@ def build(tree: Path, root: Path = distribution.REPO_ROOT, *,
             text("instructor.export-leak", "en", found="; ".join(leaks)))
 
 
+def build_grading_copy(tree: Path, root: Path = distribution.REPO_ROOT) -> None:
+    """The source an autograder grades with (Gradescope's zip, Classroom 50's bundle folder): the
+    student copy plus grader/instructor/ (the entry points and the isolation), without the
+    student repository's own .github/ and .gitignore. Raises DistributionError."""
+    build(tree, root)
+    for rel, src in distribution.instructor_files(root).items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, tree / rel)
+    shutil.rmtree(tree / ".github", ignore_errors=True)
+    (tree / ".gitignore").unlink(missing_ok=True)
+
+
 def readme(root: Path = distribution.REPO_ROOT) -> str:
     checks = [{"id": c.id, "points": c.points, "title_en": text(f"check.{c.id}.title", "en"),
                "title_ja": text(f"check.{c.id}.title", "ja")} for c in declared_checks().values()]

@@ -67,6 +67,12 @@ def write_csv(path: Path, rows: list[Row], check_ids: list[str]) -> None:
     for r in rows:
         earned = [r.checks[cid][0] if cid in r.checks else "" for cid in check_ids]
         table.append([r.submission, r.status, r.score, r.max_score, *earned, r.message])
+    write_table(path, table)
+
+
+def write_table(path: Path, table: list[list]) -> None:
+    """Write `table` as CSV atomically, every text cell `inert`: the gradebook and the LMS
+    import files (grader.instructor.lms) alike."""
     f = io.StringIO(newline="")
     csv.writer(f).writerows([inert(cell) for cell in line] for line in table)
     write_atomically(path, f.getvalue(), newline="")

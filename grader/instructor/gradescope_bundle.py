@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import shutil
 import sys
 import tempfile
 import zipfile
@@ -22,12 +21,11 @@ import jinja2
 
 from . import distribution, isolated
 from grader.arguments import positive_number
-from .export_student import TEMPLATES, build
+from .export_student import TEMPLATES, build_grading_copy
 from grader.report import results_json
 from grader.report.messages import default_lang, text
 
 SCRIPTS = {"setup.sh": "gradescope_setup.sh", "run_autograder": "gradescope_run_autograder"}
-LEFT_OUT = (".github/", ".gitignore")  # the student repository's, not the autograder's
 
 
 def main(argv: list[str]) -> int:
@@ -56,10 +54,7 @@ def bundle(out: Path, *, lang: str = "en", timeout: float = isolated.DEFAULT_LIM
            root: Path = distribution.REPO_ROOT) -> None:
     with tempfile.TemporaryDirectory(prefix="leaselab-bundle-") as tmp:
         tree = Path(tmp)
-        build(tree, root)
-        for rel, src in distribution.instructor_files(root).items():  # the autograder entry
-            (tree / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, tree / rel)
+        build_grading_copy(tree, root)
         out.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
             for name, source in scripts(lang, timeout).items():
@@ -68,9 +63,8 @@ def bundle(out: Path, *, lang: str = "en", timeout: float = isolated.DEFAULT_LIM
                 info.compress_type = zipfile.ZIP_DEFLATED
                 zf.writestr(info, source)
             for path in sorted(tree.rglob("*")):
-                rel = path.relative_to(tree).as_posix()
-                if path.is_file() and not rel.startswith(LEFT_OUT):
-                    zf.write(path, rel)
+                if path.is_file():
+                    zf.write(path, path.relative_to(tree).as_posix())
 
 
 def scripts(lang: str, timeout: float) -> dict[str, str]:

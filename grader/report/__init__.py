@@ -5,9 +5,10 @@ view every writer reads (`view`: each check result in words, cut to the detail l
 text (`render`), the terminal report (`terminal`), the HTML report and its SVG timeline (`html`,
 `timeline_svg`, `templates/`), Gradescope's results.json (`results_json`: its only builder,
 reader and writer, graded or not, and the batch statuses), JUnit XML (`junit`), PrairieLearn's
-results.json (`prairielearn`), a Markdown job summary (`markdown`), the check catalogue as text
-(`check_list`) and atomic writes (`files`). A new output format is one small module here,
-reading the view.
+results.json (`prairielearn`), a Markdown job summary (`markdown`), Classroom 50's result.json
+made from a results.json (`classroom50`: an autograder only has the isolated grade's
+results.json), the check catalogue as text (`check_list`) and atomic writes (`files`). A new
+output format is one small module here, reading the view.
 
 May import: `lab.store` (column names), the standard library, jinja2, and the grader's
 top-level basics (`grader.results`, `grader.checkdef`, `grader.config`). Never

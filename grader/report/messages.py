@@ -153,16 +153,21 @@ INSTRUCTOR_STATUS = Family("instructor.status.{}",
 INSTRUCTOR_NOT_GRADED = Family("instructor.{}", ("missing", "ambiguous"))
 #: grader.instructor.isolated: which bound of the copy a submission is over (TooLarge.kind).
 INSTRUCTOR_TOO_LARGE = Family("instructor.too-large.{}", ("file", "entries", "total"))
+#: grader.instructor.lms: why a roster is refused (RosterError.kind).
+ROSTER_PROBLEM = Family("instructor.roster.{}", ("unreadable", "no-header", "unknown-column",
+                                                 "repeated-column", "long-row", "no-submission",
+                                                 "duplicate"))
 #: grader.quiz.answers: a problem of an answers file (Problem.key).
 QUIZ_ERROR = Family("quiz.error.{}", ("duplicate", "malformed", "unknown-choice",
                                       "unknown-question", "unreadable"))
 #: grader.cli: the one line `python -m grader --help` gives each command (cli.SUBCOMMANDS).
 CLI_COMMAND = Family("cli.command.{}", ("checks", "quiz", "batch", "gradescope-bundle",
-                                        "export-student"))
+                                        "classroom50", "export-student"))
 
 FAMILIES = (CHECK_TITLE, CHECK_WHY, CHECK_HINT, OUTCOME, KIND, TIMELINE, DETAIL, RACE_CHILD,
             LOCK_BLOCKED, STAMP_FORGED, CRASH_STATE, INTEGRATION_EVENT, INSTRUCTOR_STATUS,
-            INSTRUCTOR_NOT_GRADED, INSTRUCTOR_TOO_LARGE, QUIZ_ERROR, CLI_COMMAND)
+            INSTRUCTOR_NOT_GRADED, INSTRUCTOR_TOO_LARGE, ROSTER_PROBLEM, QUIZ_ERROR,
+            CLI_COMMAND)
 
 
 def default_lang(environ=os.environ) -> str:

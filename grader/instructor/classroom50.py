@@ -1,0 +1,95 @@
+"""`python -m grader classroom50 OUT_DIR [--lang en|ja] [--timeout S] [-k EXPR] [--force]`: the
+Classroom 50 autograder, a folder to put into CLASSROOM/autograders/ASSIGNMENT/.
+
+OUT_DIR receives `autograder.py` (standard library only, rendered from
+templates/classroom50_autograder.py.j2), `requirements.txt` (the grader's dependencies, from
+pyproject.toml) and `leaselab/`, the source the Gradescope bundle also carries (the student copy
+plus grader/instructor/). Classroom 50 bundles every file of that folder beside autograder.py,
+out of the students' reach, so the grade is made by this copy of the grader and not by the one in
+the student's checkout. The grading itself is grader.instructor.classroom50_autograder; the
+mapping to Classroom 50's result.json is grader.report.classroom50. Exit 0 written, 2 refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import jinja2
+
+from . import distribution, isolated
+from grader.arguments import positive_number
+from grader.config import tomllib
+from .export_student import TEMPLATES, build_grading_copy
+from grader.report.messages import default_lang, text
+
+TEMPLATE = "classroom50_autograder.py.j2"
+SOURCE_DIR = "leaselab"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m grader classroom50",
+                                description="Write a Classroom 50 autograder folder.")
+    p.add_argument("out", metavar="OUT_DIR",
+                   help="the folder to write, e.g. CLASSROOM/autograders/ASSIGNMENT")
+    p.add_argument("--lang", choices=("en", "ja"),
+                   help="language of the results students see (default: from the locale)")
+    p.add_argument("--timeout", type=positive_number, default=isolated.DEFAULT_LIMIT,
+                   metavar="SECONDS", help="wall-clock limit per grade (default: %(default)g)")
+    p.add_argument("-k", dest="select", metavar="EXPR",
+                   help="grade only the checks matching EXPR (an assignment on part of the lab)")
+    p.add_argument("--force", action="store_true",
+                   help="write into a non-empty OUT_DIR (its leaselab/ is replaced)")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    lang = args.lang or default_lang()
+    out = Path(args.out)
+    if out.exists() and any(out.iterdir()) and not args.force:
+        print(text("instructor.export-not-empty", lang, dir=out), file=sys.stderr)
+        return 2
+    try:
+        write(out, lang=lang, timeout=args.timeout, select=args.select)
+    except distribution.DistributionError as exc:
+        print(f"grader: {exc}", file=sys.stderr)
+        return 2
+    print(text("instructor.classroom50-written", lang, dir=out))
+    return 0
+
+
+def write(out: Path, *, lang: str = "en", timeout: float = isolated.DEFAULT_LIMIT,
+          select: str | None = None, root: Path = distribution.REPO_ROOT) -> None:
+    """Build the folder in a temporary one, then copy it into `out` (an earlier leaselab/ is
+    replaced whole, so no file of an older grader stays behind)."""
+    with tempfile.TemporaryDirectory(prefix="leaselab-classroom50-") as tmp:
+        tree = Path(tmp)
+        build_grading_copy(tree / SOURCE_DIR, root)
+        (tree / "requirements.txt").write_text(requirements(root), encoding="utf-8")
+        (tree / "autograder.py").write_text(autograder_py(lang, timeout, select),
+                                            encoding="utf-8")
+        (tree / "autograder.py").chmod(0o755)
+        shutil.rmtree(out / SOURCE_DIR, ignore_errors=True)
+        shutil.copytree(tree, out, dirs_exist_ok=True)
+
+
+def requirements(root: Path = distribution.REPO_ROOT) -> str:
+    """The grader's run-time dependencies (pyproject's [project].dependencies), one a line."""
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return "".join(f"{dependency}\n" for dependency in project["dependencies"])
+
+
+def autograder_py(lang: str, timeout: float, select: str | None) -> str:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
+                             keep_trailing_newline=True)
+    return env.get_template(TEMPLATE).render(
+        lang=lang, lang_literal=repr(lang), timeout=f"{timeout:g}",
+        timeout_literal=repr(f"{timeout:g}"), source_dir=repr(SOURCE_DIR),
+        select_args=f", \"-k\", {select!r}" if select else "")
