@@ -85,6 +85,8 @@ class Failure:
     timeout: float | None = None   # seconds waited before the child was killed
     timeline: list[dict] | None = None  # the check's events, in order
     # The timeline is the check's own list (not a copy): events added later still show.
+    setup: bool | None = None      # True: it went wrong while setting up the check's situation,
+    # before the rule the check tests was reached (the check's hint is not about it)
 
     @classmethod
     def load_error(cls, kind: str, params: dict) -> Failure:

@@ -73,6 +73,16 @@ def expect_rollback_journal(lab: Lab, after: str) -> None:
         lab.fail("tx-journal-conn", mode=on_conn, after=after)
 
 
+def some_claim(lab: Lab, owner: str, now: int, job: int):
+    """Setup: `owner` claims at `now` and must get a Claim to finish with (what it holds is
+    graded by the claim checks)."""
+    with lab.setup():
+        got = lab.claim(owner, now=now, lease_ms=LEASE_MS)
+        if got is None:
+            lab.fail("tx-no-claim", job=job)
+    return got
+
+
 # -- the checks ------------------------------------------------------------------------------------
 @check("claim-in-one-immediate-transaction", points=4)
 def test_claim_in_one_immediate_transaction(lab):
@@ -112,20 +122,14 @@ def test_finish_leaves_no_transaction(lab):
     """finish, rejected and accepted, is one statement or one BEGIN IMMEDIATE transaction and
     leaves no transaction open; when its UPDATE fails it re-raises and rolls back."""
     job = lab.enqueue(qty=5)
-    a = lab.claim("A", now=0, lease_ms=LEASE_MS)
-    if a is None:
-        lab.fail("tx-no-claim", job=job)
+    a = some_claim(lab, "A", 0, job)
     lab.finish(a, now=LEASE_MS + 1)  # the lease has run out: rejected
     expect_atomic(lab, "finish")
-    b = lab.claim("B", now=LEASE_MS + 1, lease_ms=LEASE_MS)
-    if b is None:
-        lab.fail("tx-no-claim", job=job)
+    b = some_claim(lab, "B", LEASE_MS + 1, job)
     lab.finish(b, now=LEASE_MS + 2)  # B's stamp is current: accepted
     expect_atomic(lab, "finish")
     job = lab.enqueue(qty=3)
-    c = lab.claim("C", now=LEASE_MS + 2, lease_ms=LEASE_MS)
-    if c is None:
-        lab.fail("tx-no-claim", job=job)
+    c = some_claim(lab, "C", LEASE_MS + 2, job)
     before = {c.id: lab.row(c.id)}
     with injected_fault(lab, "done") as fault:
         came_back, error = attempt(lab, lambda: lab.finish(c, now=LEASE_MS + 3))

@@ -6,6 +6,7 @@ checked, and the verdicts (`expect`, `expect_row`, `fail`, `fail_row`, ...): eac
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sqlite3
@@ -40,6 +41,7 @@ class TargetRaised(Exception):
         self.exc = exc
         self.where = where
         self.event = event if event is not None else {}  # the call's timeline event
+        self.setup = False  # raised while the check was setting up its situation
 
 
 class ManualClock:
@@ -71,6 +73,8 @@ def stamp(claim: Claim | None) -> dict | None:
 
 class Lab:
     """One check's world: a fresh database file and the target under grade."""
+
+    _in_setup = 0  # > 0 inside `with lab.setup():`
 
     def __init__(self, target, workdir: str, target_spec: str | None = None, seed: int = 1):
         self.target = target
@@ -120,6 +124,20 @@ class Lab:
         sets = ", ".join(f"{column} = ?" for column in values)
         self.observer.execute(f"UPDATE jobs SET {sets} WHERE id = ?", (*values.values(), job))
         self.timeline.append({"op": "set-row", "job": job, "values": values})
+
+    @contextlib.contextmanager
+    def setup(self):
+        """Steps that prepare the situation the check is about, not the rule it tests: a
+        failure inside is reported as a setup step that went wrong (`Failure.setup`), and the
+        check stops there."""
+        self._in_setup += 1
+        try:
+            yield
+        except TargetRaised as raised:
+            raised.setup = True
+            raise
+        finally:
+            self._in_setup -= 1
 
     # -- calling the target ------------------------------------------------------------------
     def claim(self, owner: str, now: int, lease_ms: int, conn=None) -> Claim | None:
@@ -223,7 +241,9 @@ class Lab:
         raise CheckFailed(Failure.load_error(kind, params))
 
     def _raise(self, outcome: str, kind: str, **facts) -> NoReturn:
-        raise CheckFailed(Failure(outcome, kind, **facts, timeline=self.timeline))
+        setup = self._in_setup > 0 and outcome != Outcome.NOT_IMPLEMENTED
+        raise CheckFailed(Failure(outcome, kind, **facts, timeline=self.timeline,
+                                  setup=setup or None))
 
     def _wrong_type(self, function: str, value: Any, wanted: str, event: dict) -> None:
         event["result"] = show(value)
@@ -284,7 +304,8 @@ def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
         if raised.event is not None:
             raised.event["raised"] = error_line(raised.exc)
         return Failure(Outcome.ERRORED, Kind.RAISED, function=raised.function,
-                       error=error_line(raised.exc), where=raised.where, timeline=lab.timeline)
+                       error=error_line(raised.exc), where=raised.where, timeline=lab.timeline,
+                       setup=raised.setup or None)
     except SystemExit as exc:
         return Failure(Outcome.ERRORED, Kind.EXITED, code=exc.code, timeline=lab.timeline)
     finally:
