@@ -32,6 +32,8 @@ class Kind:
     ROW_MISMATCH = "row-mismatch"        # the row vs the expected row
     DETAIL = "detail"                    # the check's own sentence (detail.<detail>), maybe a row
     WRONG_TYPE = "wrong-type"            # function returned came_back, of type, not wanted
+    WRONG_VALUE = "wrong-value"          # the row is right; function returned came_back, not
+    #                                      expected (its type named when that is the cause)
     RAISED = "raised"                    # function raised error, at where
     EXITED = "exited"                    # the process ended: code or signal, during step
     NOT_IMPLEMENTED = "not-implemented"  # function raises NotImplementedError
@@ -41,6 +43,7 @@ class Kind:
     IMPORT_ERROR = "import-error"
     MISSING_FUNCTION = "missing-function"
     NO_SUCH_FILE = "no-such-file"
+    VALUES = (MISMATCH, WRONG_VALUE)     # came_back vs expected
     LOAD_ERRORS = (SYNTAX_ERROR, IMPORT_ERROR, MISSING_FUNCTION, NO_SUCH_FILE)
 
 

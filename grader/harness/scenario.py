@@ -67,6 +67,15 @@ def show(value: Any) -> str:
     return repr(value)
 
 
+def show_typed(got: Any, expected: Any) -> str:
+    """`show(got)`, with its type's name when the type is what differs from `expected` (None
+    for False, 1 for True, 1000.0 for 1000); a Claim for None, or None for a Claim, is plain."""
+    types = {type(got), type(expected)}
+    if len(types) == 1 or types <= {Claim, type(None)}:
+        return show(got)
+    return f"{show(got)} ({type(got).__name__})"
+
+
 def stamp(claim: Claim | None) -> dict | None:
     return None if claim is None else dataclasses.asdict(claim)
 
@@ -204,14 +213,26 @@ class Lab:
     # -- verdicts (each raises CheckFailed) ---------------------------------------------------
     def expect(self, got: Any, expected: Any, *, job: int | None = None,
                row: dict | None = None, detail: str | None = None, **params) -> None:
-        """Fail unless `got == expected` and (given `job`) the stored row equals `row`."""
+        """Fail unless `got == expected` and (given `job`) the stored row equals `row`. When the
+        row is right and only the value is not, the failure says exactly that (not the check's
+        `detail`, which is about the row's rule)."""
         current = self.row(job) if job is not None else None
         same_value = got == expected and type(got) is type(expected)
-        if same_value and (job is None or current == row):
+        same_row = job is None or current == row
+        if same_value and same_row:
             return
-        self._raise(Outcome.FAILED, Kind.MISMATCH, came_back=show(got), expected=show(expected),
-                    row=None if job is None else RowDiff(job, current, row), detail=detail,
-                    params=params)
+        came_back, wanted = show_typed(got, expected), show(expected)
+        diff = None if job is None else RowDiff(job, current, row)
+        if job is not None and same_row and getattr(got, "id", job) == job:
+            self._raise(Outcome.FAILED, Kind.WRONG_VALUE, function=self._last_function(),
+                        came_back=came_back, expected=wanted, row=diff)
+        self._raise(Outcome.FAILED, Kind.MISMATCH, came_back=came_back, expected=wanted, row=diff,
+                    detail=detail, params=params)
+
+    def _last_function(self) -> str:
+        """The target's function called last (the one whose value a check compares)."""
+        return next((e["op"] for e in reversed(self.timeline)
+                     if e["op"] in ("claim", "finish", "work_once")), "claim")
 
     def expect_row(self, job: int, row: dict, detail: str | None = None, **params) -> None:
         current = self.row(job)

@@ -124,7 +124,7 @@ def _work(plan: Plan, clock: SharedClock, pipe, report: Callable) -> None:
                        not_implemented=_stub_name(exc), **current)
                 return report("stopped", reason="raised")
             shown = result if result is None or type(result) is bool else repr(result)
-            report("returned", result=shown, **current)
+            report("returned", result=shown, type=type(result).__name__, **current)
             if result is None:
                 return report("stopped", reason="empty")
         report("stopped", reason="rounds", rounds=plan.max_rounds)

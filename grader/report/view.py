@@ -158,7 +158,7 @@ def _add_failure(view: CheckView, failure: Failure, lang: str, detail: str) -> N
     if detail == "none":
         view.problem = problem if failure.outcome != Outcome.FAILED else None
         return
-    returned = failure.kind == Kind.MISMATCH and failure.came_back is not None
+    returned = failure.kind in Kind.VALUES and failure.came_back is not None
     if failure.setup:
         setup = setup_line(failure, view.title, lang, full)
         problem = setup if problem is None else setup + "\n" + problem
@@ -264,7 +264,7 @@ def problem_line(failure: Failure, lang: str) -> str | None:
     if kind == Kind.RAISED:
         at = text("kind.at", lang, where=failure.where) if failure.where else ""
         return text("kind.raised", lang, function=failure.function, error=failure.error, at=at)
-    if kind in (Kind.NOT_IMPLEMENTED, Kind.WRONG_TYPE):
+    if kind in (Kind.NOT_IMPLEMENTED, Kind.WRONG_TYPE, Kind.WRONG_VALUE):
         return text(KIND(kind), lang, **failure.to_json())
     if kind in Kind.LOAD_ERRORS:
         return text(KIND(kind), lang, **(failure.params or {}))
@@ -279,7 +279,7 @@ def setup_line(failure: Failure, rule: str, lang: str, full: bool) -> str:
     events = failure.timeline or []
     at = failing_step(events)
     step = step_text(events[at] if at is not None else None, lang)
-    if full and failure.kind == Kind.MISMATCH and failure.came_back is not None:
+    if full and failure.kind in Kind.VALUES and failure.came_back is not None:
         return text("setup.came-back", lang, step=step, came_back=failure.came_back,
                     expected=failure.expected, rule=rule)
     return text("setup.step", lang, step=step, rule=rule)
