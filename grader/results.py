@@ -32,6 +32,8 @@ class Kind:
     ROW_MISMATCH = "row-mismatch"        # the row vs the expected row
     DETAIL = "detail"                    # the check's own sentence (detail.<detail>), maybe a row
     WRONG_TYPE = "wrong-type"            # function returned came_back, of type, not wanted
+    WRONG_FIELD_TYPE = "wrong-field-type"  # function returned a Claim (came_back) whose
+    #                                      params' field (value) is of type, not exactly wanted
     WRONG_VALUE = "wrong-value"          # the row is right; function returned came_back, not
     #                                      expected (its type named when that is the cause)
     RAISED = "raised"                    # function raised error, at where

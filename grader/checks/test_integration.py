@@ -102,6 +102,12 @@ def _judge_workers(lab, crew: Crew) -> None:
             _fail(lab, crew, "integration-journal-mode", worker=event["worker"],
                   mode=event["mode"], sql=event["sql"])
     for event in crew.events:
+        if event["op"] == "bad-claim" and event["field"] is None:
+            lab.fail_wrong_type("claim", event["came_back"], event["type"], "Claim")
+        if event["op"] == "bad-claim":
+            lab.fail_wrong_field_type("claim", event["came_back"], event["field"], event["value"],
+                                      event["type"], event["wanted"])
+    for event in crew.events:
         if event["op"] == "raised" and event["not_implemented"]:
             lab.fail_not_implemented(event["not_implemented"])
         if event["op"] in ("raised", "load-error", "crashed"):
@@ -160,7 +166,7 @@ def _judge_stale(lab, crew: Crew, stale: dict) -> None:
 
 # -- the timeline ----------------------------------------------------------------------------------
 _QUIET = {("stopped", "empty"), ("stopped", "raised"), ("stopped", "crashed"),
-          ("stopped", "load-error")}
+          ("stopped", "load-error"), ("stopped", "bad-claim")}
 
 
 def _narrate(lab, event: dict) -> None:

@@ -20,7 +20,7 @@ from lab.store import Claim
 
 from grader.results import Failure, Kind, Outcome, RowDiff
 
-from . import sandbox
+from . import claimtypes, sandbox
 
 
 class CheckFailed(Exception):
@@ -154,6 +154,10 @@ class Lab:
         result = self._invoke("claim", conn or self.conn, owner, now, lease_ms, event=event)
         if result is not None and not isinstance(result, Claim):
             self._wrong_type("claim", result, "Claim | None", event)
+        wrong = claimtypes.wrong_field(result) if result is not None else None
+        if wrong:
+            event["result"] = show(result)
+            self.fail_wrong_field_type("claim", show(result), **wrong)
         event["result"] = stamp(result)
         return result
 
@@ -253,6 +257,13 @@ class Lab:
         """Fail: `function` returned `came_back` (shown), of type `type_name`, not `wanted`."""
         self._raise(Outcome.FAILED, Kind.WRONG_TYPE, function=function, came_back=came_back,
                     type=type_name, wanted=wanted)
+
+    def fail_wrong_field_type(self, function: str, came_back: str, field: str, value: str,
+                              type: str, wanted: str) -> NoReturn:
+        """Fail: `function` returned a Claim (`came_back`) whose `field` is `value`, of type
+        `type`, not exactly `wanted`."""
+        self._raise(Outcome.FAILED, Kind.WRONG_FIELD_TYPE, function=function, came_back=came_back,
+                    type=type, wanted=wanted, params={"field": field, "value": value})
 
     def fail_not_implemented(self, function: str) -> NoReturn:
         self._raise(Outcome.NOT_IMPLEMENTED, Kind.NOT_IMPLEMENTED, function=function)
