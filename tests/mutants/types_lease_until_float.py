@@ -23,7 +23,7 @@ EXPECT_FAIL = {"claim-result-matches-row", "crash-mid-claim-atomic", "deadline-c
                "quarantine-before-new-token", "quarantine-spares-valid-lease",
                "finish-leaves-no-transaction", "claim-in-one-immediate-transaction",
                "claim-rolls-back-on-error", "journal-mode-stays-delete", "random-timelines",
-               "work-once-fresh-clock", "work-once-send-raises"}
+               "work-once-fresh-clock", "work-once-send-raises", "locked-database-raises"}
 EXPECT_TEXT = {
     "reclaim-at-expiry": "its lease_until is 1000.0, of type float; the contract gives "
                          "lease_until the type int",
