@@ -32,6 +32,10 @@ class Kind:
     ROW_MISMATCH = "row-mismatch"        # the row vs the expected row
     DETAIL = "detail"                    # the check's own sentence (detail.<detail>), maybe a row
     WRONG_TYPE = "wrong-type"            # function returned came_back, of type, not wanted
+    WRONG_FIELD_TYPE = "wrong-field-type"  # function returned a Claim (came_back) whose
+    #                                      params' field (value) is of type, not exactly wanted
+    WRONG_VALUE = "wrong-value"          # the row is right; function returned came_back, not
+    #                                      expected (its type named when that is the cause)
     RAISED = "raised"                    # function raised error, at where
     EXITED = "exited"                    # the process ended: code or signal, during step
     NOT_IMPLEMENTED = "not-implemented"  # function raises NotImplementedError
@@ -41,6 +45,7 @@ class Kind:
     IMPORT_ERROR = "import-error"
     MISSING_FUNCTION = "missing-function"
     NO_SUCH_FILE = "no-such-file"
+    VALUES = (MISMATCH, WRONG_VALUE)     # came_back vs expected
     LOAD_ERRORS = (SYNTAX_ERROR, IMPORT_ERROR, MISSING_FUNCTION, NO_SUCH_FILE)
 
 
@@ -85,6 +90,8 @@ class Failure:
     timeout: float | None = None   # seconds waited before the child was killed
     timeline: list[dict] | None = None  # the check's events, in order
     # The timeline is the check's own list (not a copy): events added later still show.
+    setup: bool | None = None      # True: it went wrong while setting up the check's situation,
+    # before the rule the check tests was reached (the check's hint is not about it)
 
     @classmethod
     def load_error(cls, kind: str, params: dict) -> Failure:

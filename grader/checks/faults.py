@@ -11,6 +11,11 @@ says). The trigger is TEMP, so it lives on `lab.conn` only and other connections
 It counts its firings (`fault.fired`), so a check can tell "the target never ran such an
 UPDATE" (nothing to inject into) from "the target swallowed the error".
 
+`write_lock_held(lab)` takes the write lock on a connection of the grader's own (`BEGIN
+IMMEDIATE`) and holds it until the block ends: a call made inside on a connection with a short
+busy timeout surely meets "database is locked" (the lock is never released while it waits), so
+the verdict does not depend on timing and nothing sleeps.
+
 `others_can_write(lab)` opens a fresh connection with no busy timeout and takes the write lock
 at once (`BEGIN IMMEDIATE`, then `ROLLBACK`): no waiting, so the answer does not depend on timing.
 """
@@ -72,6 +77,33 @@ def is_the_fault(exc: BaseException | None) -> bool:
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         if FAULT_MESSAGE in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+@contextlib.contextmanager
+def write_lock_held(lab: Lab, busy_ms: int):
+    """While inside, another connection holds the write lock; `busy_ms` is what the connection
+    given to the target waits (for the timeline)."""
+    holder = sqlite3.connect(str(lab.path), timeout=0, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        lab.note("note.write-lock-held", busy_ms=busy_ms)
+        yield
+    finally:
+        if holder.in_transaction:
+            holder.execute("ROLLBACK")
+            lab.note("note.write-lock-released")
+        holder.close()
+
+
+def is_locked_error(exc: BaseException | None) -> bool:
+    """`exc` is SQLite's OperationalError (database is locked), or wraps one (raise ... from)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, sqlite3.OperationalError):
             return True
         exc = exc.__cause__ or exc.__context__
     return False

@@ -14,15 +14,17 @@ def a_holds_the_job(lab: Lab, qty: int = 5, max_attempts: int = 3,
                     deadline: int = DEADLINE) -> tuple[int, Claim, dict]:
     """0 ms: a job is enqueued and A claims it (token=1, lease_until=1000).
 
-    Returns the job id, A's claim and the row as it must be right after the claim. If the claim
-    itself is wrong, the check fails here with the row side by side."""
-    job = lab.enqueue(qty=qty, deadline=deadline, max_attempts=max_attempts)
-    before = lab.row(job)
-    a = lab.claim("A", now=0, lease_ms=LEASE_MS)
-    until = min(LEASE_MS, deadline)
-    lab.expect(a, Claim(id=job, qty=qty, owner="A", token=1, attempt=1, lease_until=until),
-               job=job, row=leased(before, "A", token=1, attempts=1, lease_until=until))
-    return job, a, lab.row(job)
+    Returns the job id, A's claim and the row as it must be right after the claim. It is the
+    check's setup: if the claim itself is wrong, the check stops here, reported as a setup step
+    that went wrong, with the row side by side."""
+    with lab.setup():
+        job = lab.enqueue(qty=qty, deadline=deadline, max_attempts=max_attempts)
+        before = lab.row(job)
+        a = lab.claim("A", now=0, lease_ms=LEASE_MS)
+        until = min(LEASE_MS, deadline)
+        lab.expect(a, Claim(id=job, qty=qty, owner="A", token=1, attempt=1, lease_until=until),
+                   job=job, row=leased(before, "A", token=1, attempts=1, lease_until=until))
+        return job, a, lab.row(job)
 
 
 def leased(row: dict, owner: str, token: int, attempts: int, lease_until: int) -> dict:

@@ -74,7 +74,8 @@ def rehearse(lab: Lab) -> dict:
     conn.set_trace_callback(lambda sql: statements.append(sql) if is_statement(sql) else None)
     lab.note("crash.rehearsal")
     try:
-        lab.claim("A", now=0, lease_ms=LEASE_MS, conn=conn)
+        with lab.setup():
+            lab.claim("A", now=0, lease_ms=LEASE_MS, conn=conn)
         conn.set_trace_callback(None)
         lab.note("crash.rehearsed", count=len(statements))
         return {"statements": statements, "row": store.get_job(conn, job)}

@@ -102,6 +102,12 @@ def _judge_workers(lab, crew: Crew) -> None:
             _fail(lab, crew, "integration-journal-mode", worker=event["worker"],
                   mode=event["mode"], sql=event["sql"])
     for event in crew.events:
+        if event["op"] == "bad-claim" and event["field"] is None:
+            lab.fail_wrong_type("claim", event["came_back"], event["type"], "Claim")
+        if event["op"] == "bad-claim":
+            lab.fail_wrong_field_type("claim", event["came_back"], event["field"], event["value"],
+                                      event["type"], event["wanted"])
+    for event in crew.events:
         if event["op"] == "raised" and event["not_implemented"]:
             lab.fail_not_implemented(event["not_implemented"])
         if event["op"] in ("raised", "load-error", "crashed"):
@@ -118,11 +124,7 @@ def _judge_workers(lab, crew: Crew) -> None:
 def _judge(lab, crew: Crew, jobs: dict[int, int], stale: dict, receiver: Receiver) -> None:
     """The verdict, the most telling problem first."""
     _judge_workers(lab, crew)
-    if stale["op"] != "returned" or stale["result"] is not False:
-        new = next((e for e in crew.events if e["op"] == "sent" and e["worker"] == FAST
-                    and e["job"] == stale.get("job")), {})
-        _fail(lab, crew, "integration-stale-finish-accepted", job=stale.get("job"),
-              token=stale.get("token"), result=stale.get("result"), new_token=new.get("token"))
+    _judge_stale(lab, crew, stale)
     accepted = Counter(e["job"] for e in crew.events
                        if e["op"] == "returned" and e["result"] is True)
     twice = [job for job in jobs if accepted[job] > 1]
@@ -145,9 +147,26 @@ def _judge(lab, crew: Crew, jobs: dict[int, int], stale: dict, receiver: Receive
               expected_sum=sum(jobs.values()))
 
 
+def _judge_stale(lab, crew: Crew, stale: dict) -> None:
+    """S's late finish must come back False. When it did not, but the row is as F left it
+    (done), only the value is wrong: say so, with its type."""
+    if stale["op"] == "returned" and stale["result"] is False:
+        return
+    job = stale.get("job")
+    new = next((e for e in crew.events if e["op"] == "sent" and e["worker"] == FAST
+                and e["job"] == job), {})
+    row = lab.row(job) if stale["op"] == "returned" and job is not None else None
+    if stale["result"] is not True and row is not None and row["status"] == "done" \
+            and row["token"] == new.get("token"):
+        _fail(lab, crew, "integration-stale-finish-value", job=job, token=stale.get("token"),
+              result=stale["result"], type=stale.get("type"), new_token=new.get("token"))
+    _fail(lab, crew, "integration-stale-finish-accepted", job=job, token=stale.get("token"),
+          result=stale.get("result"), new_token=new.get("token"))
+
+
 # -- the timeline ----------------------------------------------------------------------------------
 _QUIET = {("stopped", "empty"), ("stopped", "raised"), ("stopped", "crashed"),
-          ("stopped", "load-error")}
+          ("stopped", "load-error"), ("stopped", "bad-claim")}
 
 
 def _narrate(lab, event: dict) -> None:

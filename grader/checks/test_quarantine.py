@@ -19,7 +19,8 @@ def test_quarantine_before_new_token(lab):
     """max_attempts=2: A claims, expires, B claims, expires; C's claim quarantines the job
     before any new token: C gets nothing, the row keeps token=2, attempts=2, owner B."""
     job, _, _ = a_holds_the_job(lab, max_attempts=2)
-    _, row = claims(lab, "B", now=LEASE_MS, job=job, token=2, attempt=2)
+    with lab.setup():
+        _, row = claims(lab, "B", now=LEASE_MS, job=job, token=2, attempt=2)
     lab.note("timeline.note.quarantine.attempts-used", job=job, max_attempts=2)
     claims_nothing(lab, "C", now=2 * LEASE_MS, rows={job: quarantined(row)},
                    detail="quarantine.not-before-new-token")
@@ -41,10 +42,11 @@ def test_quarantine_spares_valid_lease(lab):
 def test_quarantine_past_deadline(lab):
     """At 1000 ms job 1 (lease expired at 400, deadline 500) and job 3 (never claimed, deadline
     exactly 1000) are both quarantined, tokens unchanged, by the claim that hands job 2 to B."""
-    late = lab.enqueue(qty=5, deadline=500)
-    claimable = lab.enqueue(qty=6)
-    due_now = lab.enqueue(qty=7, deadline=1000)
-    claims(lab, "A", now=0, job=late, token=1, attempt=1, lease_ms=400)
+    with lab.setup():
+        late = lab.enqueue(qty=5, deadline=500)
+        claimable = lab.enqueue(qty=6)
+        due_now = lab.enqueue(qty=7, deadline=1000)
+        claims(lab, "A", now=0, job=late, token=1, attempt=1, lease_ms=400)
     rows = snapshot(lab, late, due_now)
     lab.note("timeline.note.quarantine.deadlines-pass", jobs=f"{late}, {due_now}", now=1000)
     claims(lab, "B", now=1000, job=claimable, token=1, attempt=1,

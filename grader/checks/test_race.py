@@ -80,6 +80,9 @@ def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict]) -> None:
     for actor, o in outcomes.items():
         if o["kind"] == "wrong-type":
             lab.fail_wrong_type("claim", o["came_back"], o["type"], "Claim | None")
+        if o["kind"] == "wrong-field-type":
+            lab.fail_wrong_field_type("claim", o["came_back"], o["field"], o["value"], o["type"],
+                                      o["wanted"])
     current = lab.row(job)
     winners = [a for a, k in kinds.items() if k == "claim"]
     owner = current["owner"] if current and current["owner"] in ACTORS else (winners or ["A"])[0]

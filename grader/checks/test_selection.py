@@ -40,14 +40,15 @@ def test_lowest_id_first(lab):
 def test_skips_done_and_quarantined(lab):
     """Job 1 is done, job 2 quarantined after its only attempt, job 3 quarantined by hand with
     attempts to spare: later claims take job 4 only and leave jobs 1-3 byte-for-byte alone."""
-    done_job = lab.enqueue(qty=5, deadline=3000)
-    spent_job = lab.enqueue(qty=6, max_attempts=1)
-    held_job = lab.enqueue(qty=7)
-    a, _ = claims(lab, "A", now=0, job=done_job, token=1, attempt=1)
-    finishes(lab, a, now=10, accepted=True)
-    lab.set_row(held_job, status="quarantined")
-    lab.note("timeline.note.selection.quarantined-by-hand", job=held_job)
-    claims(lab, "B", now=20, job=spent_job, token=1, attempt=1)
+    with lab.setup():
+        done_job = lab.enqueue(qty=5, deadline=3000)
+        spent_job = lab.enqueue(qty=6, max_attempts=1)
+        held_job = lab.enqueue(qty=7)
+        a, _ = claims(lab, "A", now=0, job=done_job, token=1, attempt=1)
+        finishes(lab, a, now=10, accepted=True)
+        lab.set_row(held_job, status="quarantined")
+        lab.note("timeline.note.selection.quarantined-by-hand", job=held_job)
+        claims(lab, "B", now=20, job=spent_job, token=1, attempt=1)
     rows = snapshot(lab, done_job, spent_job, held_job)
     rows[spent_job] = expected_row(rows[spent_job], status="quarantined")
     claims_nothing(lab, "C", now=1020, rows=rows, detail="selection.only-spent-job-changes",
@@ -68,10 +69,11 @@ def test_empty_queue_returns_none(lab):
     lab.expect(lab.claim("A", now=0, lease_ms=1000), None)
     lab.expect(lab.conn.in_transaction, False,
                detail="selection.none-left-transaction-open")
-    held = lab.enqueue(qty=5)
-    claims(lab, "A", now=0, job=held, token=1, attempt=1)
-    finished = lab.enqueue(qty=6)
-    b, _ = claims(lab, "B", now=0, job=finished, token=1, attempt=1)
-    finishes(lab, b, now=10, accepted=True)
+    with lab.setup():
+        held = lab.enqueue(qty=5)
+        claims(lab, "A", now=0, job=held, token=1, attempt=1)
+        finished = lab.enqueue(qty=6)
+        b, _ = claims(lab, "B", now=0, job=finished, token=1, attempt=1)
+        finishes(lab, b, now=10, accepted=True)
     claims_nothing(lab, "C", now=500, rows=snapshot(lab, held, finished))
     lab.expect(lab.conn.in_transaction, False, detail="selection.none-left-transaction-open")

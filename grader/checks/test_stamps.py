@@ -17,11 +17,12 @@ FINISH_AT = 500  # well inside both leases: only the stamp decides
 
 def a_and_b_hold_jobs(lab: Lab) -> tuple[Claim, Claim, dict[int, dict]]:
     """0 ms: A claims job 1 (qty=5); 10 ms: B claims job 2 (qty=7, lease_until=1010).
-    Returns both claims and both rows (job -> row)."""
+    Returns both claims and both rows (job -> row). The check's setup."""
     job_a, a, _ = a_holds_the_job(lab)
-    job_b = lab.enqueue(qty=7)
-    b, _ = claims(lab, "B", now=10, job=job_b, token=1, attempt=1)
-    return a, b, {job_a: lab.row(job_a), job_b: lab.row(job_b)}
+    with lab.setup():
+        job_b = lab.enqueue(qty=7)
+        b, _ = claims(lab, "B", now=10, job=job_b, token=1, attempt=1)
+        return a, b, {job_a: lab.row(job_a), job_b: lab.row(job_b)}
 
 
 def forged_stamp_is_rejected(lab: Lab, field: str, forge) -> None:
@@ -75,7 +76,8 @@ def test_double_finish_rejected(lab):
     """A finishes (True), then finishes again with the same stamp (False): the row stays as the
     first finish left it, finished_at included."""
     job, a, _ = a_holds_the_job(lab)
-    finishes(lab, a, now=FINISH_AT, accepted=True, detail="stamps.genuine-rejected")
+    with lab.setup():
+        finishes(lab, a, now=FINISH_AT, accepted=True, detail="stamps.genuine-rejected")
     finishes(lab, a, now=FINISH_AT + 100, accepted=False, detail="stamps.double-finish-accepted",
              first=FINISH_AT)
 

@@ -14,7 +14,8 @@ def test_lesson_timeline(lab):
     """The lesson's story: A claims at 0 ms, B re-claims at 1000 ms, A's late finish at 1001 ms
     is rejected and B's row untouched; B's own finish then lands."""
     job, a, _ = a_holds_the_job(lab)
-    b, _ = claims(lab, "B", now=LEASE_MS, job=job, token=2, attempt=2)
+    with lab.setup():
+        b, _ = claims(lab, "B", now=LEASE_MS, job=job, token=2, attempt=2)
     lab.note("timeline.note.tokens.late-return", owner="A", token=a.token)
     finishes(lab, a, now=LEASE_MS + 1, accepted=False, detail="tokens.late-finish-accepted",
              token=a.token)
@@ -28,7 +29,8 @@ def test_same_name_restart(lab):
     The stamp of A's earlier run (token=1) is rejected; the new run's stamp is accepted."""
     job, old, _ = a_holds_the_job(lab)
     lab.note("timeline.note.tokens.restart", owner="A")
-    new, _ = claims(lab, "A", now=LEASE_MS, job=job, token=2, attempt=2)
+    with lab.setup():
+        new, _ = claims(lab, "A", now=LEASE_MS, job=job, token=2, attempt=2)
     lab.note("timeline.note.tokens.old-run-returns", owner="A", token=old.token)
     finishes(lab, old, now=LEASE_MS + 1, accepted=False,
              detail="tokens.same-name-old-stamp-accepted", token=old.token)
@@ -54,9 +56,10 @@ def test_requeue_token_increases(lab):
     """A job with max_attempts=1 is claimed, expires, is quarantined by the next claim and
     requeued by the operator: the next claim gets token=2 and attempt=1."""
     job, a, row = a_holds_the_job(lab, max_attempts=1)
-    claims_nothing(lab, "B", now=LEASE_MS, rows={job: expected_row(row, status="quarantined")},
-                   detail="tokens.not-quarantined-for-requeue")
-    lab.requeue(job)
+    with lab.setup():
+        claims_nothing(lab, "B", now=LEASE_MS, rows={job: expected_row(row, status="quarantined")},
+                       detail="tokens.not-quarantined-for-requeue")
+        lab.requeue(job)
     lab.note("timeline.note.tokens.requeued", job=job, token=a.token)
     claims(lab, "C", now=LEASE_MS, job=job, token=2, attempt=1,
            detail="tokens.token-after-requeue", old_token=a.token)

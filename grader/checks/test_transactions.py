@@ -12,10 +12,11 @@ import sqlite3
 
 from grader.checkdef import check
 from . import txshape
-from .faults import (attempt, expect_no_transaction_left,
-                                  expect_others_can_write, injected_fault, is_the_fault)
+from .faults import (attempt, expect_no_transaction_left, expect_others_can_write,
+                     injected_fault, is_locked_error, is_the_fault, write_lock_held)
 from .situations import LEASE_MS
-from grader.harness.scenario import Lab, show
+from .steps import expect_rows, snapshot
+from grader.harness.scenario import Lab, ManualClock, show
 from grader.harness.scenario import error_line
 
 #: txshape problem code -> the catalogue sentence that explains it, for claim.
@@ -59,6 +60,23 @@ def expect_failed_cleanly(lab: Lab, function: str, error: BaseException | None,
         lab.expect_row(job, row, detail="tx-not-rolled-back", function=function)
 
 
+def expect_locked_raised(lab: Lab, function: str, conn, call, rows: dict[int, dict]) -> None:
+    """`call` runs while another connection holds the write lock for all of it, on `conn` (busy
+    timeout LOCKED_BUSY_MS): it must raise SQLite's error (or one that wraps it), leave no
+    transaction open on `conn`, and change no row."""
+    with write_lock_held(lab, LOCKED_BUSY_MS):
+        came_back, error = attempt(lab, call)
+        left_open = conn.in_transaction
+    if error is None:
+        lab.fail("tx-locked-swallowed", function=function, came_back=show(came_back),
+                 busy_ms=LOCKED_BUSY_MS)
+    if not is_locked_error(error):
+        lab.fail("tx-locked-other-error", function=function, error=error_line(error))
+    if left_open:
+        lab.fail("tx-open-after-error", function=function, error=error_line(error))
+    expect_rows(lab, rows, detail="tx-not-rolled-back", function=function)
+
+
 def expect_rollback_journal(lab: Lab, after: str) -> None:
     """The database file, and lab.conn, still use the rollback journal (journal_mode=delete)."""
     fresh = sqlite3.connect(str(lab.path))  # plain: store.connect would set the mode itself
@@ -73,8 +91,18 @@ def expect_rollback_journal(lab: Lab, after: str) -> None:
         lab.fail("tx-journal-conn", mode=on_conn, after=after)
 
 
+def some_claim(lab: Lab, owner: str, now: int, job: int):
+    """Setup: `owner` claims at `now` and must get a Claim to finish with (what it holds is
+    graded by the claim checks)."""
+    with lab.setup():
+        got = lab.claim(owner, now=now, lease_ms=LEASE_MS)
+        if got is None:
+            lab.fail("tx-no-claim", job=job)
+    return got
+
+
 # -- the checks ------------------------------------------------------------------------------------
-@check("claim-in-one-immediate-transaction", points=4)
+@check("claim-in-one-immediate-transaction", points=3)
 def test_claim_in_one_immediate_transaction(lab):
     """A claim that takes a job, and one that finds nothing (the job is held), each run their
     statements on jobs inside one BEGIN IMMEDIATE ... COMMIT and leave no transaction open."""
@@ -85,7 +113,7 @@ def test_claim_in_one_immediate_transaction(lab):
     expect_atomic(lab, "claim")
 
 
-@check("claim-rolls-back-on-error", points=3)
+@check("claim-rolls-back-on-error", points=2)
 def test_claim_rolls_back_on_error(lab):
     """A statement inside claim fails (first its UPDATE that leases the job, then its quarantine
     UPDATE): claim re-raises, rolls back everything, releases the lock; then it works again."""
@@ -112,25 +140,47 @@ def test_finish_leaves_no_transaction(lab):
     """finish, rejected and accepted, is one statement or one BEGIN IMMEDIATE transaction and
     leaves no transaction open; when its UPDATE fails it re-raises and rolls back."""
     job = lab.enqueue(qty=5)
-    a = lab.claim("A", now=0, lease_ms=LEASE_MS)
-    if a is None:
-        lab.fail("tx-no-claim", job=job)
+    a = some_claim(lab, "A", 0, job)
     lab.finish(a, now=LEASE_MS + 1)  # the lease has run out: rejected
     expect_atomic(lab, "finish")
-    b = lab.claim("B", now=LEASE_MS + 1, lease_ms=LEASE_MS)
-    if b is None:
-        lab.fail("tx-no-claim", job=job)
+    b = some_claim(lab, "B", LEASE_MS + 1, job)
     lab.finish(b, now=LEASE_MS + 2)  # B's stamp is current: accepted
     expect_atomic(lab, "finish")
     job = lab.enqueue(qty=3)
-    c = lab.claim("C", now=LEASE_MS + 2, lease_ms=LEASE_MS)
-    if c is None:
-        lab.fail("tx-no-claim", job=job)
+    c = some_claim(lab, "C", LEASE_MS + 2, job)
     before = {c.id: lab.row(c.id)}
     with injected_fault(lab, "done") as fault:
         came_back, error = attempt(lab, lambda: lab.finish(c, now=LEASE_MS + 3))
     if fault.fired:
         expect_failed_cleanly(lab, "finish", error, before, came_back)
+
+
+LOCKED_BUSY_MS = 50  # the busy timeout of the connection claim/finish/work_once get while locked
+
+
+@check("locked-database-raises", points=2)
+def test_locked_database_raises(lab):
+    """Another connection holds the write lock for the whole call and the connection given to
+    the target waits 50 ms: claim, finish and work_once each raise (database is locked), leave
+    no transaction open and change no row; nothing is sent."""
+    # Opened first: store.connect sets the journal mode, which a claim may have changed since.
+    conn = lab.connect(busy_timeout_ms=LOCKED_BUSY_MS)
+    try:
+        with lab.setup():
+            job = lab.enqueue(qty=5)
+            a = some_claim(lab, "A", 0, job)
+            expect_no_transaction_left(lab, "claim")  # else the grader could not take the lock
+        other = lab.enqueue(qty=7)  # claimable: a claim that got through would take it
+        rows = snapshot(lab, job, other)
+        clock, sent = ManualClock(10), []
+        for function, call in (
+                ("claim", lambda: lab.claim("B", now=10, lease_ms=LEASE_MS, conn=conn)),
+                ("finish", lambda: lab.finish(a, now=10, conn=conn)),
+                ("work_once", lambda: lab.work_once("C", sent.append, clock, LEASE_MS,
+                                                    conn=conn))):
+            expect_locked_raised(lab, function, conn, call, rows)
+    finally:
+        conn.close()
 
 
 @check("journal-mode-stays-delete", points=1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from lab.store import Claim
 
 from grader.checkdef import check
+from grader.harness.claimtypes import wrong_field
 from .faults import attempt, expect_others_can_write
 from .situations import LEASE_MS, done, leased
 from grader.harness.scenario import CheckFailed, Lab, ManualClock, expected_row, show
@@ -66,6 +67,9 @@ def expect_sent_once(lab: Lab, courier: Courier) -> None:
     sent, row = courier.sent[0], courier.rows[0]
     if not isinstance(sent, Claim):
         lab.fail("work-once-send-not-claim", sent=show(sent))
+    wrong = wrong_field(sent)
+    if wrong:
+        lab.fail_wrong_field_type("claim", show(sent), **wrong)
     holds = expected_row(row, status="leased", owner=sent.owner, token=sent.token,
                          attempts=sent.attempt, lease_until=sent.lease_until,
                          qty=sent.qty) if row else None

@@ -9,7 +9,9 @@ time is killed, never waited for forever.
 
 A child's outcome is a plain dict: {"kind": "claim", "claim": {...}} | {"kind": "none"} |
 {"kind": "raised", "error", "where", "locked"} | {"kind": "not-implemented"} |
-{"kind": "wrong-type", "came_back", "type"} | {"kind": "load-error", "error_kind", "params"} |
+{"kind": "wrong-type", "came_back", "type"} |
+{"kind": "wrong-field-type", "came_back", "field", "value", "type", "wanted"} (a Claim whose field
+is not of its exact type, see grader.harness.claimtypes) | {"kind": "load-error", "error_kind", "params"} |
 {"kind": "killed", "step", "sql"} | {"kind": "exited", "code"} | {"kind": "no-answer"};
 the ones that ran claim also carry "statements": [[step, sql], ...].
 """
@@ -70,11 +72,15 @@ def claimer_main(spec: str, path: str, actor: str, now: int, lease_ms: int, chan
 
 def claim_outcome(result) -> dict:
     """What claim returned, as an outcome dict."""
+    from .claimtypes import wrong_field
     from .scenario import show
 
     if result is None:
         return {"kind": "none"}
     if isinstance(result, Claim):
+        wrong = wrong_field(result)
+        if wrong:
+            return {"kind": "wrong-field-type", "came_back": show(result), **wrong}
         return {"kind": "claim", "claim": dataclasses.asdict(result)}
     return {"kind": "wrong-type", "came_back": show(result), "type": type(result).__name__}
 

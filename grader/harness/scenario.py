@@ -6,6 +6,7 @@ checked, and the verdicts (`expect`, `expect_row`, `fail`, `fail_row`, ...): eac
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sqlite3
@@ -19,7 +20,7 @@ from lab.store import Claim
 
 from grader.results import Failure, Kind, Outcome, RowDiff
 
-from . import sandbox
+from . import claimtypes, sandbox
 
 
 class CheckFailed(Exception):
@@ -40,6 +41,7 @@ class TargetRaised(Exception):
         self.exc = exc
         self.where = where
         self.event = event if event is not None else {}  # the call's timeline event
+        self.setup = False  # raised while the check was setting up its situation
 
 
 class ManualClock:
@@ -65,12 +67,23 @@ def show(value: Any) -> str:
     return repr(value)
 
 
+def show_typed(got: Any, expected: Any) -> str:
+    """`show(got)`, with its type's name when the type is what differs from `expected` (None
+    for False, 1 for True, 1000.0 for 1000); a Claim for None, or None for a Claim, is plain."""
+    types = {type(got), type(expected)}
+    if len(types) == 1 or types <= {Claim, type(None)}:
+        return show(got)
+    return f"{show(got)} ({type(got).__name__})"
+
+
 def stamp(claim: Claim | None) -> dict | None:
     return None if claim is None else dataclasses.asdict(claim)
 
 
 class Lab:
     """One check's world: a fresh database file and the target under grade."""
+
+    _in_setup = 0  # > 0 inside `with lab.setup():`
 
     def __init__(self, target, workdir: str, target_spec: str | None = None, seed: int = 1):
         self.target = target
@@ -121,12 +134,30 @@ class Lab:
         self.observer.execute(f"UPDATE jobs SET {sets} WHERE id = ?", (*values.values(), job))
         self.timeline.append({"op": "set-row", "job": job, "values": values})
 
+    @contextlib.contextmanager
+    def setup(self):
+        """Steps that prepare the situation the check is about, not the rule it tests: a
+        failure inside is reported as a setup step that went wrong (`Failure.setup`), and the
+        check stops there."""
+        self._in_setup += 1
+        try:
+            yield
+        except TargetRaised as raised:
+            raised.setup = True
+            raise
+        finally:
+            self._in_setup -= 1
+
     # -- calling the target ------------------------------------------------------------------
     def claim(self, owner: str, now: int, lease_ms: int, conn=None) -> Claim | None:
         event = {"op": "claim", "actor": owner, "t": now, "lease_ms": lease_ms}
         result = self._invoke("claim", conn or self.conn, owner, now, lease_ms, event=event)
         if result is not None and not isinstance(result, Claim):
             self._wrong_type("claim", result, "Claim | None", event)
+        wrong = claimtypes.wrong_field(result) if result is not None else None
+        if wrong:
+            event["result"] = show(result)
+            self.fail_wrong_field_type("claim", show(result), **wrong)
         event["result"] = stamp(result)
         return result
 
@@ -186,14 +217,26 @@ class Lab:
     # -- verdicts (each raises CheckFailed) ---------------------------------------------------
     def expect(self, got: Any, expected: Any, *, job: int | None = None,
                row: dict | None = None, detail: str | None = None, **params) -> None:
-        """Fail unless `got == expected` and (given `job`) the stored row equals `row`."""
+        """Fail unless `got == expected` and (given `job`) the stored row equals `row`. When the
+        row is right and only the value is not, the failure says exactly that (not the check's
+        `detail`, which is about the row's rule)."""
         current = self.row(job) if job is not None else None
         same_value = got == expected and type(got) is type(expected)
-        if same_value and (job is None or current == row):
+        same_row = job is None or current == row
+        if same_value and same_row:
             return
-        self._raise(Outcome.FAILED, Kind.MISMATCH, came_back=show(got), expected=show(expected),
-                    row=None if job is None else RowDiff(job, current, row), detail=detail,
-                    params=params)
+        came_back, wanted = show_typed(got, expected), show(expected)
+        diff = None if job is None else RowDiff(job, current, row)
+        if job is not None and same_row and getattr(got, "id", job) == job:
+            self._raise(Outcome.FAILED, Kind.WRONG_VALUE, function=self._last_function(),
+                        came_back=came_back, expected=wanted, row=diff)
+        self._raise(Outcome.FAILED, Kind.MISMATCH, came_back=came_back, expected=wanted, row=diff,
+                    detail=detail, params=params)
+
+    def _last_function(self) -> str:
+        """The target's function called last (the one whose value a check compares)."""
+        return next((e["op"] for e in reversed(self.timeline)
+                     if e["op"] in ("claim", "finish", "work_once")), "claim")
 
     def expect_row(self, job: int, row: dict, detail: str | None = None, **params) -> None:
         current = self.row(job)
@@ -215,6 +258,13 @@ class Lab:
         self._raise(Outcome.FAILED, Kind.WRONG_TYPE, function=function, came_back=came_back,
                     type=type_name, wanted=wanted)
 
+    def fail_wrong_field_type(self, function: str, came_back: str, field: str, value: str,
+                              type: str, wanted: str) -> NoReturn:
+        """Fail: `function` returned a Claim (`came_back`) whose `field` is `value`, of type
+        `type`, not exactly `wanted`."""
+        self._raise(Outcome.FAILED, Kind.WRONG_FIELD_TYPE, function=function, came_back=came_back,
+                    type=type, wanted=wanted, params={"field": field, "value": value})
+
     def fail_not_implemented(self, function: str) -> NoReturn:
         self._raise(Outcome.NOT_IMPLEMENTED, Kind.NOT_IMPLEMENTED, function=function)
 
@@ -223,7 +273,9 @@ class Lab:
         raise CheckFailed(Failure.load_error(kind, params))
 
     def _raise(self, outcome: str, kind: str, **facts) -> NoReturn:
-        raise CheckFailed(Failure(outcome, kind, **facts, timeline=self.timeline))
+        setup = self._in_setup > 0 and outcome != Outcome.NOT_IMPLEMENTED
+        raise CheckFailed(Failure(outcome, kind, **facts, timeline=self.timeline,
+                                  setup=setup or None))
 
     def _wrong_type(self, function: str, value: Any, wanted: str, event: dict) -> None:
         event["result"] = show(value)
@@ -284,7 +336,8 @@ def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
         if raised.event is not None:
             raised.event["raised"] = error_line(raised.exc)
         return Failure(Outcome.ERRORED, Kind.RAISED, function=raised.function,
-                       error=error_line(raised.exc), where=raised.where, timeline=lab.timeline)
+                       error=error_line(raised.exc), where=raised.where, timeline=lab.timeline,
+                       setup=raised.setup or None)
     except SystemExit as exc:
         return Failure(Outcome.ERRORED, Kind.EXITED, code=exc.code, timeline=lab.timeline)
     finally:

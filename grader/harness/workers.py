@@ -20,14 +20,17 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.connection
+import os
 import time
 import traceback
 from dataclasses import dataclass
 from typing import Callable
 
 from lab import store
+from lab.store import Claim
 
 from . import target as targets
+from .claimtypes import shown, wrong_field
 from .receiver import DeliveryRefused, deliver
 from .journal import switched_to
 from .scenario import error_line, where
@@ -97,6 +100,7 @@ def _work(plan: Plan, clock: SharedClock, pipe, report: Callable) -> None:
     current: dict = {}
 
     def send(claim):
+        _check_claim(claim, report)
         current.update(job=claim.id, token=claim.token)
         fields = {"job": claim.id, "token": claim.token, "qty": claim.qty,
                   "lease_until": claim.lease_until}
@@ -123,13 +127,27 @@ def _work(plan: Plan, clock: SharedClock, pipe, report: Callable) -> None:
                 report("raised", error=error_line(exc), where=where(exc),
                        not_implemented=_stub_name(exc), **current)
                 return report("stopped", reason="raised")
-            shown = result if result is None or type(result) is bool else repr(result)
-            report("returned", result=shown, **current)
+            report("returned", result=result if result is None or type(result) is bool
+                   else shown(result), type=type(result).__name__, **current)
             if result is None:
                 return report("stopped", reason="empty")
         report("stopped", reason="rounds", rounds=plan.max_rounds)
     finally:
         conn.close()
+
+
+def _check_claim(claim, report: Callable) -> None:
+    """What send was given must be a Claim with fields of the exact types (the parent moves the
+    shared clock with its lease_until, the receiver stores its qty): otherwise report it and end
+    the worker at once, whatever the code under grade would do with an exception."""
+    if not isinstance(claim, Claim):
+        report("bad-claim", came_back=shown(claim), type=type(claim).__name__, field=None)
+    elif wrong := wrong_field(claim):
+        report("bad-claim", came_back=shown(claim), **wrong)
+    else:
+        return
+    report("stopped", reason="bad-claim")
+    os._exit(0)
 
 
 def _journal_watch(report: Callable) -> Callable[[str], None]:

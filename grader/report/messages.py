@@ -122,7 +122,7 @@ CHECK_HINT = Family("check.{}.hint", _declared_check_ids)
 #: A check's outcome (grader.results.CheckResult.outcome).
 OUTCOME = Family("outcome.{}", ("passed", "failed", "errored", "timed_out", "not_implemented"))
 #: A result kind that is worded from its own fields (grader.report.render.problem_line).
-KIND = Family("kind.{}", ("not-implemented", "wrong-type", "syntax-error", "import-error",
+KIND = Family("kind.{}", ("not-implemented", "wrong-type", "wrong-value", "wrong-field-type", "syntax-error", "import-error",
                           "missing-function", "no-such-file"))
 #: A call into the target or a step of the Lab on the timeline (the event's "op").
 TIMELINE = Family("timeline.{}", ("enqueue", "requeue", "import", "claim", "finish", "work_once"))
@@ -142,7 +142,7 @@ STAMP_FORGED = Family("detail.stamps.forged-{}-accepted",
 CRASH_STATE = Family("crash.{}", ("untouched", "claimed"))
 #: test_integration: a worker's event or the grader's own step on the timeline.
 INTEGRATION_EVENT = Family("timeline.integration.{}", (
-    "clock", "crashed", "exited", "holding", "journal-mode", "load-error", "raised", "receiver",
+    "bad-claim", "clock", "crashed", "exited", "holding", "journal-mode", "load-error", "raised", "receiver",
     "release", "release-after-stop", "released", "returned", "returned-nothing", "sent",
     "stopped-no-go", "stopped-no-turn", "stopped-rounds", "turns"))
 #: grader.instructor.isolated: a submission's status in a batch.

@@ -162,18 +162,23 @@ def _add_failure(view: CheckView, failure: Failure, lang: str, detail: str) -> N
     full = detail == "full"
     view.kind = failure.kind
     problem = problem_line(failure, lang)
-    if full:
+    if full and not failure.setup:  # the hint is about the rule, which setup did not reach
         view.hint = text(CHECK_HINT(view.id), lang)
     if detail == "none":
         view.problem = problem if failure.outcome != Outcome.FAILED else None
         return
+    returned = failure.kind in Kind.VALUES and failure.came_back is not None
+    if failure.setup:
+        setup = setup_line(failure, view.title, lang, full)
+        problem = setup if problem is None else setup + "\n" + problem
+        returned = returned and not full  # the setup sentence already says both values
     view.problem = problem
     view.sentence = detail_sentence(failure, lang)
     if failure.timeline and failure.outcome != Outcome.NOT_IMPLEMENTED:
         view.events = failure.timeline
         view.raised = failure.kind == Kind.RAISED
         view.steps = steps(failure.timeline, lang)
-    if failure.kind == Kind.MISMATCH and failure.came_back is not None:
+    if returned:
         view.returned = Returned(failure.came_back, failure.expected if full else None)
     if failure.row is not None:
         view.row = row_view(failure.row, lang, with_expected=full)
@@ -268,13 +273,25 @@ def problem_line(failure: Failure, lang: str) -> str | None:
     if kind == Kind.RAISED:
         at = text("kind.at", lang, where=failure.where) if failure.where else ""
         return text("kind.raised", lang, function=failure.function, error=failure.error, at=at)
-    if kind in (Kind.NOT_IMPLEMENTED, Kind.WRONG_TYPE):
-        return text(KIND(kind), lang, **failure.to_json())
+    if kind in (Kind.NOT_IMPLEMENTED, Kind.WRONG_TYPE, Kind.WRONG_VALUE, Kind.WRONG_FIELD_TYPE):
+        return text(KIND(kind), lang, **{**failure.to_json(), **(failure.params or {})})
     if kind in Kind.LOAD_ERRORS:
         return text(KIND(kind), lang, **(failure.params or {}))
     if kind == Kind.GRADER_BUG:
         return text("kind.grader-bug", lang) + "\n" + (failure.error or "")
     return None
+
+
+def setup_line(failure: Failure, rule: str, lang: str, full: bool) -> str:
+    """A failure while the check set up its situation: which step, what came back and what
+    the contract gives (`full`), and that the rule under test was never reached."""
+    events = failure.timeline or []
+    at = failing_step(events)
+    step = step_text(events[at] if at is not None else None, lang)
+    if full and failure.kind in Kind.VALUES and failure.came_back is not None:
+        return text("setup.came-back", lang, step=step, came_back=failure.came_back,
+                    expected=failure.expected, rule=rule)
+    return text("setup.step", lang, step=step, rule=rule)
 
 
 def detail_sentence(failure: Failure, lang: str) -> str | None:

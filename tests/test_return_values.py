@@ -1,0 +1,45 @@
+"""A compared return value names its type when the type is what is wrong, and a right row with
+a wrong value says exactly that."""
+
+from __future__ import annotations
+
+import pytest
+
+from lab.store import Claim
+
+from grader.harness.scenario import CheckFailed, Lab, show_typed
+from grader.report.view import problem_line
+from grader.results import Kind
+
+CLAIM = Claim(id=1, qty=5, owner="A", token=1, attempt=1, lease_until=1000)
+
+
+@pytest.mark.parametrize("got, expected, shown", [
+    (None, False, "None (NoneType)"), (1, True, "1 (int)"), (0, None, "0 (int)"),
+    (True, False, "True"), (None, CLAIM, "None"), (CLAIM, None, repr(CLAIM).split("(")[0] + "("
+                                                   + "id=1, qty=5, owner='A', token=1, attempt=1,"
+                                                   " lease_until=1000)"),
+])
+def test_type_named_only_when_it_is_the_cause(got, expected, shown):
+    assert show_typed(got, expected) == shown
+
+
+def test_right_row_wrong_value_says_so(tmp_path):
+    lab = Lab(target=None, workdir=str(tmp_path))
+    try:
+        job = lab.enqueue(qty=5)
+        lab.timeline.append({"op": "finish", "actor": "A", "t": 1, "stamp": {}})
+        with pytest.raises(CheckFailed) as raised:
+            lab.expect(None, False, job=job, row=lab.row(job), detail="tokens.late-finish-accepted")
+        failure = raised.value.failure
+        assert failure.kind == Kind.WRONG_VALUE and failure.detail is None
+        assert (failure.function, failure.came_back, failure.expected) == (
+            "finish", "None (NoneType)", "False")
+        assert problem_line(failure, "en") == (
+            "The row is right; finish returned None (NoneType): it must return False.")
+        with pytest.raises(CheckFailed) as raised:  # the row is wrong: the check's own sentence
+            lab.expect(False, False, job=job, row={**lab.row(job), "status": "done"},
+                       detail="tokens.late-finish-accepted", token=1)
+        assert raised.value.failure.detail == "tokens.late-finish-accepted"
+    finally:
+        lab.close()

@@ -1,0 +1,56 @@
+"""A failure while a check sets up its situation is told as such: the step, what came back and
+what the contract gives, that the rule under test was never reached, and no hint about it."""
+
+from __future__ import annotations
+
+from grader.harness.scenario import CheckFailed, Lab
+from grader.report.view import check_view
+from grader.results import CheckResult, Failure, Kind, Outcome
+
+CLAIM_EVENT = {"op": "claim", "actor": "A", "t": 0, "lease_ms": 1000, "result": None}
+
+
+def _failure(setup: bool) -> Failure:
+    return Failure(Outcome.FAILED, Kind.MISMATCH, came_back="None", expected="Claim(id=1)",
+                   timeline=[CLAIM_EVENT], setup=setup or None)
+
+
+def _view(failure: Failure, detail: str = "full"):
+    return check_view(CheckResult("finish-at-expiry", 4, failure.outcome, failure), "en", detail)
+
+
+def test_setup_failure_names_the_step_and_hides_the_hint():
+    view = _view(_failure(setup=True))
+    assert view.hint is None
+    assert view.problem.startswith("Setting up this check: A claims")
+    assert "came back None, the contract gives Claim(id=1)" in view.problem
+    assert "cannot go on" in view.problem and view.title in view.problem
+    assert view.returned is None  # the sentence says both values already
+
+
+def test_setup_failure_without_expected_values_at_actual_only():
+    view = _view(_failure(setup=True), detail="actual-only")
+    assert "Claim(id=1)" not in view.problem and "cannot go on" in view.problem
+    assert view.returned.came_back == "None" and view.returned.expected is None
+
+
+def test_failure_of_the_rule_keeps_its_hint():
+    view = _view(_failure(setup=False))
+    assert view.hint and view.problem is None and view.returned.expected == "Claim(id=1)"
+
+
+def test_setup_flag_set_only_inside_lab_setup(tmp_path):
+    lab = Lab(target=None, workdir=str(tmp_path))
+    try:
+        for inside in (True, False):
+            try:
+                if inside:
+                    with lab.setup():
+                        lab.expect(None, 1)
+                else:
+                    lab.expect(None, 1)
+            except CheckFailed as failed:
+                assert failed.failure.setup is (True if inside else None)
+        assert Failure.from_json(_failure(True).to_json()).setup is True
+    finally:
+        lab.close()
