@@ -74,7 +74,8 @@ def keys_used_in_python() -> dict[str, set[str]]:
     used: dict[str, set[str]] = {}
     for path in python_sources():
         source = path.read_text(encoding="utf-8")
-        for key, line in keys_in_python(source, in_checks=path.is_relative_to(CHECKS)):
+        in_checks = path.is_relative_to(CHECKS) or path.is_relative_to(GRADER / "harness")
+        for key, line in keys_in_python(source, in_checks=in_checks):
             used.setdefault(key, set()).add(f"{path.relative_to(GRADER.parent)}:{line}")
     return used
 
@@ -194,6 +195,8 @@ RELAYS = {
     ("grader/report/view.py", 'event["key"]'):
         "a timeline note's key: lab.note(key) and {'op': 'note', 'key': ...} are scanned",
     ("grader/report/html.py", "key"): "the templates' t(key): the templates are scanned",
+    ("grader/harness/scenario.py", "detail"):
+        "Lab.fail/expect/expect_row(detail=...): every such call of the checks is scanned",
     ("grader/harness/scenario.py", "key"):
         "Lab.note(key) puts the key on the timeline: every lab.note(...) of the checks is scanned",
     ("grader/instructor/class_report.py", "key"):
@@ -327,7 +330,8 @@ def key_expressions():
     found = []
     for path in python_sources():
         source = path.read_text(encoding="utf-8")
-        scan = KeyScan(source, in_checks=path.is_relative_to(CHECKS))
+        scan = KeyScan(source, in_checks=path.is_relative_to(CHECKS)
+                       or path.is_relative_to(GRADER / "harness"))
         for expr, prefix, line in scan.sites():
             alternatives = {a if isinstance(a, messages.Family) else
                             OPAQUE if OPAQUE in a else prefix + a
