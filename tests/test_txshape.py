@@ -42,6 +42,20 @@ def test_problems_are_found_and_placed(statements, code, at):
     assert (found.code, found.at) == (code, at)
 
 
+def comment(sql: str) -> str:
+    return f"-- what this does\n/* and why */ {sql}"
+
+
+def test_statements_are_read_past_their_leading_comments():
+    assert txshape.problem([comment(s) for s in
+                            ("BEGIN IMMEDIATE", QUARANTINE, SELECT, UPDATE, "COMMIT")]) is None
+    found = txshape.problem([comment(SELECT), "BEGIN IMMEDIATE", UPDATE, "COMMIT"])
+    assert (found.code, found.at) == ("outside", 0)
+    assert txshape.problem([comment("BEGIN"), SELECT, UPDATE, comment("END")]).code \
+        == "not-immediate"
+    assert txshape.problem(["-- jobs are picked here\nSELECT 1"]).code == "no-sql"
+
+
 def test_the_opening_statement_is_named():
     assert txshape.problem(["BEGIN", SELECT, UPDATE, "COMMIT"]).begin == "BEGIN"
 

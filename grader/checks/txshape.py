@@ -29,9 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from grader.harness.interleave import sql_line
+from grader.harness.interleave import bare, sql_line
 
-_LEADING_COMMENTS = re.compile(r"^(\s+|--[^\n]*\n|/\*.*?\*/)*", re.S)
 _BEGIN = re.compile(r"^BEGIN\b\s*(DEFERRED|IMMEDIATE|EXCLUSIVE)?", re.I)
 _END = re.compile(r"^(COMMIT|END)\b", re.I)
 _ROLLBACK = re.compile(r"^ROLLBACK\b(?!\s+(TRANSACTION\s+)?TO\b)", re.I)
@@ -57,15 +56,11 @@ def distinct(statements: list[str]) -> list[str]:
     return [sql for i, sql in enumerate(statements) if i == 0 or sql != statements[i - 1]]
 
 
-def _bare(sql: str) -> str:
-    return _LEADING_COMMENTS.sub("", sql, count=1)
-
-
 def opening(sql: str) -> str | None:
     """How `sql` opens a transaction: 'IMMEDIATE', 'DEFERRED', 'EXCLUSIVE', 'SAVEPOINT' or None.
 
     (A SAVEPOINT opens one only when no transaction is open: the caller knows that.)"""
-    sql = _bare(sql)
+    sql = bare(sql)
     match = _BEGIN.match(sql)
     if match:
         return (match.group(1) or "DEFERRED").upper()
@@ -73,7 +68,8 @@ def opening(sql: str) -> str | None:
 
 
 def on_jobs(sql: str) -> bool:
-    return bool(_ON_JOBS.search(sql)) and opening(sql) is None
+    """Does the statement name the table jobs (its leading comments aside)?"""
+    return bool(_ON_JOBS.search(bare(sql))) and opening(sql) is None
 
 
 def problem(statements: list[str], need_sql: bool = True) -> Problem | None:
@@ -91,7 +87,7 @@ def problem(statements: list[str], need_sql: bool = True) -> Problem | None:
     opened_by: str | None = None  # the mode of the open transaction, None outside one
     transactions = 0
     for i, sql in enumerate(sqls):
-        bare = _bare(sql)
+        text = bare(sql)
         mode = opening(sql)
         if opened_by is None and mode is not None:
             transactions += 1
@@ -102,8 +98,8 @@ def problem(statements: list[str], need_sql: bool = True) -> Problem | None:
             if mode != "IMMEDIATE":
                 return Problem("not-immediate", i, begin=sql_line(sql, WIDTH))
             opened_by = mode
-        elif opened_by is not None and (_END.match(bare) or _ROLLBACK.match(bare)
-                                        or (opened_by == "SAVEPOINT" and _RELEASE.match(bare))):
+        elif opened_by is not None and (_END.match(text) or _ROLLBACK.match(text)
+                                        or (opened_by == "SAVEPOINT" and _RELEASE.match(text))):
             opened_by = None
         elif opened_by is None and on_jobs(sql):
             return Problem("outside", i)

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 
-_SET_JOURNAL = re.compile(r"^\s*PRAGMA\s+(?:\w+\.)?journal_mode\s*=\s*['\"]?(\w+)", re.I)
+from .interleave import bare
+
+_SET_JOURNAL = re.compile(r"^PRAGMA\s+(?:\w+\.)?journal_mode\s*=\s*['\"]?(\w+)", re.I)
 
 
 def switched_to(sql: str) -> str | None:
     """The journal mode `sql` sets, when it sets one other than DELETE; else None."""
-    found = _SET_JOURNAL.match(sql)
+    found = _SET_JOURNAL.match(bare(sql))
     if found and found.group(1).lower() != "delete":
         return found.group(1).lower()
     return None

@@ -20,6 +20,7 @@ from lab.store import Claim
 from grader.results import Failure, Kind, Outcome, RowDiff
 
 from . import sandbox
+from .interleave import is_statement
 
 
 class CheckFailed(Exception):
@@ -176,8 +177,9 @@ class Lab:
         return None
 
     def statements_of(self, call: int) -> list[str]:
-        """The SQL the target ran on `conn` during its call number `call` (1 = first call)."""
-        return [sql for n, sql in self.statements if n == call and not sql.startswith("--")]
+        """The SQL the target ran on `conn` during its call number `call` (1 = first call); a
+        statement whose text opens with a comment counts, text that is only comments does not."""
+        return [sql for n, sql in self.statements if n == call and is_statement(sql)]
 
     @property
     def calls(self) -> int:
