@@ -19,7 +19,7 @@ from lab.store import Claim
 
 from grader.results import Failure, Kind, Outcome, RowDiff
 
-from . import sandbox
+from . import sandbox, watched
 from .interleave import is_statement
 
 
@@ -85,12 +85,14 @@ class Lab:
         self._calls = 0
         self.conn = self.connect()
         store.init_db(self.conn)
-        self.conn.set_trace_callback(self._trace)
+        self.conn.watch(self._trace)  # stays when the target installs a trace callback of its own
         self.observer = store.connect(self.path, busy_timeout_ms=1000)
 
     # -- the world -------------------------------------------------------------------------
-    def connect(self, busy_timeout_ms: int = store.BUSY_TIMEOUT_MS) -> sqlite3.Connection:
-        return store.connect(self.path, busy_timeout_ms=busy_timeout_ms)
+    def connect(self, busy_timeout_ms: int = store.BUSY_TIMEOUT_MS) -> watched.WatchedConnection:
+        """A connection to the check's database, as lab.store.connect opens it, to hand to the
+        target (its own trace callback never replaces the grader's)."""
+        return watched.connect(self.path, busy_timeout_ms=busy_timeout_ms)
 
     def _trace(self, sql: str) -> None:
         self.statements.append((self._call, sql))
