@@ -15,7 +15,7 @@ from _kit import work_once_with
 
 EXPECT_FAIL = {"claim-in-one-immediate-transaction", "crash-mid-claim-atomic", "race-one-winner"}
 MAY_FAIL = {"claim-rolls-back-on-error"}
-EXPECT_TEXT = {"claim-in-one-immediate-transaction": "outside its transaction",
+EXPECT_TEXT = {"claim-in-one-immediate-transaction": "wrote to jobs outside its transaction",
                "crash-mid-claim-atomic": "half", "race-one-winner": "Both processes got a Claim"}
 
 _LOG = logging.getLogger(__name__)
