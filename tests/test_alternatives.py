@@ -18,15 +18,7 @@ ALTERNATIVES = sorted((ROOT / "tests" / "alternatives").glob("*.py"))
 
 #: Correct alternative (file stem) -> the check that fails it (its first word) and why: the
 #: grader's defect.
-KNOWN_GRADER_DEFECTS = {
-    "commented_sql_queue": "claim-in-one-immediate-transaction fails ('claim ran no statement on"
-                           " jobs'): Lab.statements_of drops every traced statement that starts"
-                           " with '--' (meant for trigger lines), so SQL opening with a -- comment"
-                           " is invisible",
-    "trace_log_queue": "claim-in-one-immediate-transaction fails ('claim ran no statement on jobs'):"
-                       " the grader watches claim through its own trace callback on conn, which"
-                       " the student's conn.set_trace_callback replaces",
-}
+KNOWN_GRADER_DEFECTS: dict[str, str] = {}  # none today
 
 
 def _param(path: Path):

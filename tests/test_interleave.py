@@ -6,8 +6,9 @@ import sqlite3
 
 import pytest
 
-from grader.harness.interleave import (Lockstep, StatementGate, changes_database, is_statement,
-                                       takes_write_lock, waits_for_write_lock)
+from grader.harness.interleave import (Lockstep, StatementGate, bare, changes_database,
+                                       is_statement, takes_write_lock, verb,
+                                       waits_for_write_lock)
 
 
 class Clock:
@@ -157,6 +158,21 @@ def test_which_statements_may_take_the_write_lock():
     assert is_statement("SELECT 1") and not is_statement("-- TRIGGER t")
 
 
+def test_a_statement_is_read_past_its_leading_comments():
+    # SQLite skips them: a statement that opens with a comment is the statement after it
+    assert bare("-- take the lock first\n  /* then read */ BEGIN IMMEDIATE") == "BEGIN IMMEDIATE"
+    assert bare("/* unclosed") == "" and bare("SELECT 1 -- trailing") == "SELECT 1 -- trailing"
+    assert is_statement("-- why\nSELECT 1") and is_statement("/* a */ COMMIT")
+    assert not is_statement("-- TRIGGER t") and not is_statement("  /* only */ -- comments")
+    assert verb("-- claim\nupdate jobs SET x = 1") == "UPDATE"
+    assert takes_write_lock("/* lock */ BEGIN IMMEDIATE")
+    assert takes_write_lock("-- quarantine\nUPDATE jobs SET x = 1")
+    assert not takes_write_lock("-- pick\nSELECT id FROM jobs")
+    assert waits_for_write_lock("-- x\nBEGIN IMMEDIATE", holds_write=False)
+    assert not waits_for_write_lock("/* end */ COMMIT", holds_write=False)
+    assert changes_database("-- done\nCOMMIT") and not changes_database("-- a\nBEGIN IMMEDIATE")
+
+
 def test_which_statements_may_change_the_database():
     # the crash check's kill points: after a write or a COMMIT, never after a BEGIN or a read
     assert changes_database("UPDATE jobs SET x = 1") and changes_database("commit")
@@ -194,6 +210,17 @@ def test_the_gate_asks_before_each_statement_and_tells_whether_it_may_block_othe
     assert [(m[1], m[2], m[3]) for m in channel.sent] == [
         (1, "BEGIN IMMEDIATE", False), (2, "SELECT 1", True), (3, "COMMIT", True),
         (4, "BEGIN", False), (5, "SELECT 2", False), (6, "COMMIT", False)]
+
+
+def test_the_gate_asks_before_a_statement_that_opens_with_a_comment(tmp_path):
+    conn = sqlite3.connect(tmp_path / "db", isolation_level=None)
+    channel = Channel()
+    gate = StatementGate(channel, conn)
+    conn.set_trace_callback(gate)
+    gate.active = True
+    for sql in ("-- lock\nBEGIN IMMEDIATE", "/* read */ SELECT 1", "-- done\nCOMMIT"):
+        conn.execute(sql)
+    assert [(m[1], m[3]) for m in channel.sent] == [(1, False), (2, True), (3, True)]
 
 
 def test_after_free_the_gate_only_tells(tmp_path):

@@ -7,7 +7,9 @@ A mutant is `tests/mutants/<name>.py` (names starting with `_` are helpers) with
 - optionally `MAY_FAIL`: check ids it may also fail (collateral of the same bug);
 - optionally `EXPECT_OUTCOME`: {check id: outcome} where the right failure is not plain
   'failed' (e.g. 'timed_out', 'errored'), or `OUTCOME`: the outcome of every check it fails;
-- optionally `EXPECT_TEXT`: {check id: text the failure output must contain}.
+- optionally `EXPECT_TEXT`: {check id: text the failure output must contain};
+- optionally `EXPECT_NO_TEXT`: {check id: text it must not contain} (a wrong diagnosis the
+  right one replaced).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ def declared(path: Path) -> dict:
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             name = getattr(node.targets[0], "id", None)
-            if name in ("EXPECT_FAIL", "MAY_FAIL", "EXPECT_OUTCOME", "OUTCOME", "EXPECT_TEXT"):
+            if name in ("EXPECT_FAIL", "MAY_FAIL", "EXPECT_OUTCOME", "OUTCOME", "EXPECT_TEXT",
+                        "EXPECT_NO_TEXT"):
                 found[name] = ast.literal_eval(node.value)
     return found
 
@@ -64,3 +67,5 @@ def test_mutant_is_caught_for_the_right_reason(path, graded_mutants):
         assert checks[cid]["extra_data"]["outcome"] == want, (cid, checks[cid]["output"])
     for cid, snippet in spec.get("EXPECT_TEXT", {}).items():
         assert snippet in checks[cid]["output"], (cid, checks[cid]["output"])
+    for cid, snippet in spec.get("EXPECT_NO_TEXT", {}).items():
+        assert snippet not in checks[cid]["output"], (cid, checks[cid]["output"])

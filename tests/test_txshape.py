@@ -28,7 +28,9 @@ def test_one_immediate_transaction_is_fine(statements):
     (["SELECT 1"], "no-sql", None),
     ([QUARANTINE, SELECT, UPDATE], "no-transaction", 0),
     ([SELECT, "BEGIN IMMEDIATE", UPDATE, "COMMIT"], "outside", 0),
-    (["BEGIN IMMEDIATE", SELECT, "COMMIT", UPDATE], "outside", 3),
+    (["BEGIN IMMEDIATE", SELECT, "COMMIT", UPDATE], "write-outside", 3),
+    ([QUARANTINE, "BEGIN IMMEDIATE", SELECT, UPDATE, "COMMIT"], "write-outside", 0),
+    (["BEGIN IMMEDIATE", UPDATE, "COMMIT", "SELECT qty FROM jobs"], "outside", 3),
     (["BEGIN", SELECT, UPDATE, "COMMIT"], "not-immediate", 0),
     (["BEGIN DEFERRED TRANSACTION", SELECT, UPDATE, "COMMIT"], "not-immediate", 0),
     (["SAVEPOINT claim", SELECT, UPDATE, "RELEASE claim"], "not-immediate", 0),
@@ -40,6 +42,20 @@ def test_one_immediate_transaction_is_fine(statements):
 def test_problems_are_found_and_placed(statements, code, at):
     found = txshape.problem(statements)
     assert (found.code, found.at) == (code, at)
+
+
+def comment(sql: str) -> str:
+    return f"-- what this does\n/* and why */ {sql}"
+
+
+def test_statements_are_read_past_their_leading_comments():
+    assert txshape.problem([comment(s) for s in
+                            ("BEGIN IMMEDIATE", QUARANTINE, SELECT, UPDATE, "COMMIT")]) is None
+    found = txshape.problem([comment(SELECT), "BEGIN IMMEDIATE", UPDATE, "COMMIT"])
+    assert (found.code, found.at) == ("outside", 0)
+    assert txshape.problem([comment("BEGIN"), SELECT, UPDATE, comment("END")]).code \
+        == "not-immediate"
+    assert txshape.problem(["-- jobs are picked here\nSELECT 1"]).code == "no-sql"
 
 
 def test_the_opening_statement_is_named():

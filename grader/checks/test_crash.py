@@ -16,7 +16,7 @@ import os
 from lab import store
 from lab.store import Claim
 
-from grader.harness import children
+from grader.harness import children, watched
 from grader.checkdef import check
 from .situations import DEADLINE, LEASE_MS, leased
 from grader.harness.interleave import changes_database, is_statement, sql_line
@@ -67,16 +67,16 @@ def test_crash_mid_claim(lab):
 def rehearse(lab: Lab) -> dict:
     """Run claim once, uninterrupted, on a scratch database with the same pending job: the
     statements it runs and the row a complete claim leaves."""
-    conn = store.connect(lab.dir / "rehearsal.db")
+    conn = watched.connect(lab.dir / "rehearsal.db")
     store.init_db(conn)
     job = store.enqueue(conn, QTY, DEADLINE)
     statements: list[str] = []
-    conn.set_trace_callback(lambda sql: statements.append(sql) if is_statement(sql) else None)
+    conn.watch(lambda sql: statements.append(sql) if is_statement(sql) else None)
     lab.note("crash.rehearsal")
     try:
         with lab.setup():
             lab.claim("A", now=0, lease_ms=LEASE_MS, conn=conn)
-        conn.set_trace_callback(None)
+        conn.watch(None)
         lab.note("crash.rehearsed", count=len(statements))
         return {"statements": statements, "row": store.get_job(conn, job)}
     finally:

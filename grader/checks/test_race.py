@@ -7,11 +7,14 @@ reads before it takes the write lock is caught on every run, not by luck.
 
 from __future__ import annotations
 
+from lab.store import BUSY_TIMEOUT_MS
+
 from grader.harness import children
 from grader.checkdef import check
+from . import txshape
 from .situations import LEASE_MS, leased
 from grader.harness.interleave import Lockstep, sql_line
-from grader.harness.journal import switched_to
+from grader.harness.journal import busy_timeout_set, switched_to
 from grader.harness.scenario import Lab
 from grader.results import RowDiff
 
@@ -98,6 +101,9 @@ def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict]) -> None:
     for actor, o in outcomes.items():
         other = _other(actor)
         if o["kind"] == "raised":
+            cut = shortened_busy_timeout(o) if o["locked"] else None
+            if cut:
+                fail("race-busy-timeout", who=actor, other=other, error=o["error"], **cut)
             fail("race-locked" if o["locked"] else "race-raised", who=actor, other=other,
                  error=o["error"])
         if o["kind"] in ("exited", "no-answer"):
@@ -110,6 +116,20 @@ def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict]) -> None:
     stamp = outcomes[winner]["claim"]
     if current != expected or stamp != _stamp_of(current):
         fail("race-row", winner=winner, loser=_other(winner))
+
+
+def shortened_busy_timeout(o: dict) -> dict | None:
+    """Why a claimer got "database is locked", when it is not a lock-upgrade deadlock: its claim
+    lowered the busy timeout below the one its connection came with, and its statements so far
+    keep the shape (BEGIN IMMEDIATE first), so it would have waited its turn. The PRAGMA's
+    numbers and text, for the sentence; None otherwise."""
+    statements = [sql for _, sql in o.get("statements", ())]
+    cuts = [(ms, sql) for sql in statements
+            if (ms := busy_timeout_set(sql)) is not None and ms < BUSY_TIMEOUT_MS]
+    if not cuts or txshape.problem(statements, need_sql=False) is not None:
+        return None
+    ms, sql = cuts[-1]
+    return {"ms": ms, "sql": sql_line(sql), "default": BUSY_TIMEOUT_MS}
 
 
 def _stamp_of(row: dict | None) -> dict | None:

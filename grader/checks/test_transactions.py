@@ -24,6 +24,7 @@ CLAIM_DETAIL = {
     "no-sql": "tx-no-sql",
     "no-transaction": "tx-none",
     "outside": "tx-outside",
+    "write-outside": "tx-write-outside",
     "not-immediate": "tx-deferred",
     "exclusive": "tx-exclusive",
     "several": "tx-several",

@@ -24,6 +24,8 @@ from typing import Any, Callable
 from lab import store
 from lab.store import Claim
 
+from grader.harness import watched
+
 from .model import LEASED, PENDING, QUARANTINED, QueueModel
 
 #: Worker names from a wide alphabet: case, SQL wildcards, quotes, spaces, non-ASCII, SQL text.
@@ -177,7 +179,7 @@ class Database:
 
     def __init__(self, path: Path, module):
         self.module = module
-        self.conn = store.connect(path)
+        self.conn = watched.connect(path)  # as the other checks hand it to the target
         store.init_db(self.conn)
         self.operator = store.connect(path, busy_timeout_ms=1000)
         for conn in (self.conn, self.operator):  # no check here is about durability

@@ -14,7 +14,8 @@ How the statements are read (what the contract leaves open, decided here):
 - only `IMMEDIATE` counts: a deferred one (plain `BEGIN`, `BEGIN DEFERRED`, `SAVEPOINT`) takes
   the write lock only at its first write, and `EXCLUSIVE` also locks out every reader;
 - a statement is "on jobs" when it names the table `jobs`; other statements (PRAGMA, SELECT 1)
-  may run anywhere;
+  may run anywhere; one on jobs outside the transaction is told apart as a read or a write (an
+  INSERT, UPDATE, DELETE or REPLACE: committed on its own, which no rollback can undo);
 - a lone statement on jobs is atomic by itself however it is wrapped (SQLite takes the write
   lock at the start of a writing statement, before it reads), so only several statements on
   jobs need the one BEGIN IMMEDIATE; an open transaction left behind is told by
@@ -29,15 +30,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from grader.harness.interleave import sql_line
+from grader.harness.interleave import bare, sql_line, verb
 
-_LEADING_COMMENTS = re.compile(r"^(\s+|--[^\n]*\n|/\*.*?\*/)*", re.S)
 _BEGIN = re.compile(r"^BEGIN\b\s*(DEFERRED|IMMEDIATE|EXCLUSIVE)?", re.I)
 _END = re.compile(r"^(COMMIT|END)\b", re.I)
 _ROLLBACK = re.compile(r"^ROLLBACK\b(?!\s+(TRANSACTION\s+)?TO\b)", re.I)
 _SAVEPOINT = re.compile(r"^SAVEPOINT\b", re.I)
 _RELEASE = re.compile(r"^RELEASE\b", re.I)
 _ON_JOBS = re.compile(r"\bjobs\b", re.I)
+_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 
 MARK = "▶"
 WIDTH = 160  # characters of one statement shown in a listing
@@ -47,7 +48,9 @@ WIDTH = 160  # characters of one statement shown in a listing
 class Problem:
     """What is wrong with the shape: `code` names the rule, `at` the statement (index) to mark."""
 
-    code: str  # no-sql | no-transaction | outside | not-immediate | exclusive | several | left-open
+    # no-sql | no-transaction | outside (a read) | write-outside | not-immediate | exclusive |
+    # several | left-open
+    code: str
     at: int | None
     begin: str = ""  # the opening statement, for not-immediate / exclusive
 
@@ -57,15 +60,11 @@ def distinct(statements: list[str]) -> list[str]:
     return [sql for i, sql in enumerate(statements) if i == 0 or sql != statements[i - 1]]
 
 
-def _bare(sql: str) -> str:
-    return _LEADING_COMMENTS.sub("", sql, count=1)
-
-
 def opening(sql: str) -> str | None:
     """How `sql` opens a transaction: 'IMMEDIATE', 'DEFERRED', 'EXCLUSIVE', 'SAVEPOINT' or None.
 
     (A SAVEPOINT opens one only when no transaction is open: the caller knows that.)"""
-    sql = _bare(sql)
+    sql = bare(sql)
     match = _BEGIN.match(sql)
     if match:
         return (match.group(1) or "DEFERRED").upper()
@@ -73,7 +72,13 @@ def opening(sql: str) -> str | None:
 
 
 def on_jobs(sql: str) -> bool:
-    return bool(_ON_JOBS.search(sql)) and opening(sql) is None
+    """Does the statement name the table jobs (its leading comments aside)?"""
+    return bool(_ON_JOBS.search(bare(sql))) and opening(sql) is None
+
+
+def is_write(sql: str) -> bool:
+    """Does the statement open with INSERT, UPDATE, DELETE or REPLACE (after its comments)?"""
+    return verb(sql) in _WRITES
 
 
 def problem(statements: list[str], need_sql: bool = True) -> Problem | None:
@@ -91,7 +96,7 @@ def problem(statements: list[str], need_sql: bool = True) -> Problem | None:
     opened_by: str | None = None  # the mode of the open transaction, None outside one
     transactions = 0
     for i, sql in enumerate(sqls):
-        bare = _bare(sql)
+        text = bare(sql)
         mode = opening(sql)
         if opened_by is None and mode is not None:
             transactions += 1
@@ -102,11 +107,11 @@ def problem(statements: list[str], need_sql: bool = True) -> Problem | None:
             if mode != "IMMEDIATE":
                 return Problem("not-immediate", i, begin=sql_line(sql, WIDTH))
             opened_by = mode
-        elif opened_by is not None and (_END.match(bare) or _ROLLBACK.match(bare)
-                                        or (opened_by == "SAVEPOINT" and _RELEASE.match(bare))):
+        elif opened_by is not None and (_END.match(text) or _ROLLBACK.match(text)
+                                        or (opened_by == "SAVEPOINT" and _RELEASE.match(text))):
             opened_by = None
         elif opened_by is None and on_jobs(sql):
-            return Problem("outside", i)
+            return Problem("write-outside" if is_write(sql) else "outside", i)
     if opened_by is not None:
         return Problem("left-open", len(sqls) - 1)
     return None

@@ -2,9 +2,11 @@
 
 Used by checks that need true concurrency or a real crash (grader/checks/test_race.py,
 test_crash.py). Children are started with multiprocessing's *spawn* context: a fresh interpreter
-that loads the target from its spec (`grader.harness.target.load`), opens its own connection with
-`lab.store.connect` and installs a `grader.harness.interleave.StatementGate`, so the parent decides when
-each of its SQL statements may run. Every wait here is bounded; a child that does not answer in
+that loads the target from its spec (`grader.harness.target.load`), opens its own connection as
+`lab.store.connect` does (a `grader.harness.watched.WatchedConnection`, so the target's own
+trace callback cannot replace the grader's) and installs a
+`grader.harness.interleave.StatementGate`, so the parent decides when each of its SQL statements
+may run. Every wait here is bounded; a child that does not answer in
 time is killed, never waited for forever.
 
 A child's outcome is a plain dict: {"kind": "claim", "claim": {...}} | {"kind": "none"} |
@@ -29,9 +31,9 @@ import types
 from dataclasses import dataclass
 from multiprocessing import connection
 
-from lab import store
 from lab.store import Claim
 
+from . import watched
 from .interleave import ANSWER_WAIT, Lockstep, StatementGate
 
 #: How long spawned children may take to start (a fresh interpreter on a loaded machine).
@@ -49,9 +51,9 @@ def claimer_main(spec: str, path: str, actor: str, now: int, lease_ms: int, chan
     except targets.TargetError as exc:
         channel.send(("done", {"kind": "load-error", "error_kind": exc.kind, "params": exc.params}))
         return
-    conn = store.connect(path)
+    conn = watched.connect(path)
     gate = StatementGate(channel, conn)
-    conn.set_trace_callback(gate)
+    conn.watch(gate)  # the target's own trace callback, if it sets one, runs after the gate
     channel.send(("ready",))
     if not (channel.poll(ANSWER_WAIT) and channel.recv()[0] == "start"):
         return  # the parent is gone

@@ -34,6 +34,7 @@ Messages, child -> parent: ("ready",), ("at", step, sql, holds_write, asking), (
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -45,9 +46,21 @@ LONG_WAIT = 5.0
 ANSWER_WAIT = 30.0
 
 
+#: Whitespace and comments (`-- ...` to the end of the line, `/* ... */`) at the start of a
+#: statement; SQLite skips them, and so does every reading of a statement here. An unclosed one
+#: runs to the end of the text, as in SQLite.
+_LEADING_COMMENTS = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?(?:\*/|\Z))*", re.S)
+
+
+def bare(sql: str) -> str:
+    """`sql` without the whitespace and comments it opens with: the statement SQLite runs."""
+    return _LEADING_COMMENTS.sub("", sql, count=1)
+
+
 def is_statement(sql: str) -> bool:
-    """True for a statement the target ran itself (SQLite traces trigger bodies as '-- ...')."""
-    return not sql.lstrip().startswith("--")
+    """True for a statement the target ran itself, even one whose text opens with a comment;
+    False for text that is only comments (SQLite traces a trigger program as '-- TRIGGER name')."""
+    return bare(sql) != ""
 
 
 def sql_line(sql: str, width: int = 90) -> str:
@@ -57,8 +70,8 @@ def sql_line(sql: str, width: int = 90) -> str:
 
 
 def verb(sql: str) -> str:
-    """The statement's first word, upper-case ("" for an empty statement)."""
-    words = sql.split(None, 1)
+    """The statement's first word after its leading comments, upper-case ("" for none)."""
+    words = bare(sql).split(None, 1)
     return words[0].upper() if words else ""
 
 
@@ -67,7 +80,7 @@ def takes_write_lock(sql: str) -> bool:
 
     Errs on the side of yes (anything but a plain read or a deferred BEGIN): a wrong yes only
     shortens a wait, a wrong no could make a blocked process wait for the other forever."""
-    words = sql.lstrip().upper().split(None, 2)
+    words = bare(sql).upper().split(None, 2)
     if not words:
         return False
     if words[0] == "BEGIN":

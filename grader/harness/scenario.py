@@ -20,7 +20,8 @@ from lab.store import Claim
 
 from grader.results import Failure, Kind, Outcome, RowDiff
 
-from . import claimtypes, sandbox
+from . import claimtypes, sandbox, watched
+from .interleave import is_statement
 
 
 class CheckFailed(Exception):
@@ -97,12 +98,14 @@ class Lab:
         self._calls = 0
         self.conn = self.connect()
         store.init_db(self.conn)
-        self.conn.set_trace_callback(self._trace)
+        self.conn.watch(self._trace)  # stays when the target installs a trace callback of its own
         self.observer = store.connect(self.path, busy_timeout_ms=1000)
 
     # -- the world -------------------------------------------------------------------------
-    def connect(self, busy_timeout_ms: int = store.BUSY_TIMEOUT_MS) -> sqlite3.Connection:
-        return store.connect(self.path, busy_timeout_ms=busy_timeout_ms)
+    def connect(self, busy_timeout_ms: int = store.BUSY_TIMEOUT_MS) -> watched.WatchedConnection:
+        """A connection to the check's database, as lab.store.connect opens it, to hand to the
+        target (its own trace callback never replaces the grader's)."""
+        return watched.connect(self.path, busy_timeout_ms=busy_timeout_ms)
 
     def _trace(self, sql: str) -> None:
         self.statements.append((self._call, sql))
@@ -207,8 +210,9 @@ class Lab:
         return None
 
     def statements_of(self, call: int) -> list[str]:
-        """The SQL the target ran on `conn` during its call number `call` (1 = first call)."""
-        return [sql for n, sql in self.statements if n == call and not sql.startswith("--")]
+        """The SQL the target ran on `conn` during its call number `call` (1 = first call); a
+        statement whose text opens with a comment counts, text that is only comments does not."""
+        return [sql for n, sql in self.statements if n == call and is_statement(sql)]
 
     @property
     def calls(self) -> int:

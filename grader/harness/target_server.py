@@ -8,7 +8,7 @@ prints, or writes to fds 0-20, does not write on the channel.
 
 Judge -> target (requests; `id` is the judge's call number, echoed in the reply):
 
-    {"op": "open", "id", "conn", "path", "busy_timeout_ms"}   lab.store.connect, traced
+    {"op": "open", "id", "conn", "path", "busy_timeout_ms"}   as lab.store.connect, traced
     {"op": "execute", "id", "conn", "sql", "params": [scalar, ...]}   setup SQL (TEMP triggers)
     {"op": "in_transaction", "id", "conn"}
     {"op": "count", "id", "key"}   how often SQL called harness_count(key) (fault triggers)
@@ -50,11 +50,10 @@ import sys
 import threading
 import traceback
 
-from lab import store
 from lab.store import Claim
 
 from . import target as targets
-from . import wire
+from . import watched, wire
 
 PROTOCOL_BUG = 3  # exit code: the judge sent something this server does not understand
 _HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -163,9 +162,9 @@ class Server:
         op = request.get("op")
         if op == "open":
             name = _field(request, "conn", str)
-            conn = store.connect(_field(request, "path", str),
-                                 busy_timeout_ms=_field(request, "busy_timeout_ms", int))
-            conn.set_trace_callback(lambda sql, name=name: self.trace(name, sql))
+            conn = watched.connect(_field(request, "path", str),
+                                   busy_timeout_ms=_field(request, "busy_timeout_ms", int))
+            conn.watch(lambda sql, name=name: self.trace(name, sql))
             conn.create_function("harness_count", 1, self.count)
             old = self.conns.pop(name, None)
             if old is not None:

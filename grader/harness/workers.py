@@ -26,10 +26,10 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable
 
-from lab import store
 from lab.store import Claim
 
 from . import target as targets
+from . import watched
 from .claimtypes import shown, wrong_field
 from .receiver import DeliveryRefused, deliver
 from .journal import switched_to
@@ -91,8 +91,8 @@ def _work(plan: Plan, clock: SharedClock, pipe, report: Callable) -> None:
     except targets.TargetError as exc:
         report("load-error", error=f"{exc.kind}: {exc.params}")
         return report("stopped", reason="load-error")
-    conn = store.connect(plan.db_path)
-    conn.set_trace_callback(_journal_watch(report))
+    conn = watched.connect(plan.db_path)
+    conn.watch(_journal_watch(report))  # the target's own trace callback cannot replace it
     report("ready")
     if plan.wait_for_go and not _await(pipe, "go", plan.wait_s):
         return report("stopped", reason="no-go")

@@ -15,7 +15,8 @@ from lab.store import Claim
 # still sees the job pending, so both get a Claim (on every run).
 EXPECT_FAIL = {"claim-in-one-immediate-transaction", "crash-mid-claim-atomic", "race-one-winner"}
 MAY_FAIL = {"claim-rolls-back-on-error"}
-EXPECT_TEXT = {"crash-mid-claim-atomic": "half", "race-one-winner": "Both processes got a Claim"}
+EXPECT_TEXT = {"crash-mid-claim-atomic": "half", "race-one-winner": "Both processes got a Claim",
+               "claim-in-one-immediate-transaction": "wrote to jobs outside its transaction"}
 
 
 def claim(conn, owner, now, lease_ms):
