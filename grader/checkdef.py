@@ -27,6 +27,9 @@ class CheckInfo:
     points: int
     module: str
     timeout: float
+    #: What the code's answers are compared with, when it is not the check's own expectations
+    #: (results name it: an instructor knows what judged).
+    oracle: str | None = None
 
 
 #: Every declared check, in declaration order (module import order, then source order).
@@ -56,7 +59,8 @@ def module_rank(module_name: str) -> int:
     return MODULE_ORDER.index(topic)
 
 
-def check(check_id: str, points: int, timeout: float = DEFAULT_TIMEOUT):
+def check(check_id: str, points: int, timeout: float = DEFAULT_TIMEOUT,
+          oracle: str | None = None):
     if not ID_PATTERN.match(check_id):
         raise ValueError(f"check id must be kebab-case: {check_id!r}")
 
@@ -64,7 +68,7 @@ def check(check_id: str, points: int, timeout: float = DEFAULT_TIMEOUT):
         module_rank(body.__module__)  # a check module must be in MODULE_ORDER
         if check_id in REGISTRY and REGISTRY[check_id].module != body.__module__:
             raise ValueError(f"duplicate check id {check_id!r}")
-        REGISTRY[check_id] = CheckInfo(check_id, points, body.__module__, timeout)
+        REGISTRY[check_id] = CheckInfo(check_id, points, body.__module__, timeout, oracle)
 
         @pytest.mark.check(id=check_id, points=points)
         def test(graded):

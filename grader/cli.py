@@ -194,7 +194,7 @@ def grade(argv: list[str]) -> int:
     detail = args.detail or config.detail
     duration = time.monotonic() - start
     report = report_view(results, lang, target=display_name(args.impl), detail=detail,
-                         duration=duration)
+                         duration=duration, seed=args.seed)
     print(terminal.from_view(report, Style.for_stream(sys.stdout)))
     for flag, path in report_paths(args).items():
         files.write_atomically(path, REPORTS[flag](report, config))

@@ -151,3 +151,17 @@ def test_a_program_with_no_queue_logic_fails(tmp_path, scratch):
     path = tmp_path / "learned.py"
     path.write_text(LEARNED)
     assert differences(load(path), scratch, 1, 20)
+
+
+def test_results_name_the_seed_and_the_oracle(tmp_path):
+    from conftest import run_grader
+    import json
+
+    out = tmp_path / "results.json"
+    proc = run_grader("--impl", "solutions.queue", "-k", "random-timelines", "--replay", "7",
+                      "--json", str(out))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert results["extra_data"]["seed"] == 7
+    (test,) = results["tests"]
+    assert test["extra_data"]["oracle"].startswith("grader/checks/model.py")

@@ -28,7 +28,8 @@ from .timelines import (Difference, Outcome, Step, compare, first_difference, pl
 TIMELINES = 100  # about 0.5 s for a correct claim on a RAM disk, 1.2 s on an ordinary one
 
 
-@check("random-timelines", points=10, timeout=20.0)
+@check("random-timelines", points=10, timeout=20.0,
+       oracle="grader/checks/model.py: the contract as plain Python, proven against the reference")
 def test_random_timelines(lab):
     """Random timelines of enqueues, claims, finishes, work_once and operator edits: every
     return value and every row as the contract's model says."""

@@ -40,12 +40,15 @@ def from_view(report: ReportView, config: Config | None = None) -> dict:
         "output": text("ui.summary", report.lang, passed=report.passed, failed=report.failed),
         "tests": [_test(c, report.lang, config) for c in report.checks],
         "extra_data": {"target": report.target, "lang": report.lang, "detail": report.detail,
-                       "repeat": report.repeat, "unstable": report.unstable},
+                       "repeat": report.repeat, "unstable": report.unstable,
+                       "seed": report.seed},
     }
 
 
 def _test(c: CheckView, lang: str, config: Config) -> dict:
     extra = {"check_id": c.id, "outcome": c.outcome}
+    if c.oracle:
+        extra["oracle"] = c.oracle
     if c.runs:
         extra.update(runs=len(c.runs), passed_runs=c.passed_runs, unstable=c.unstable,
                      failed_runs=c.failed_runs, run_outcomes=c.runs)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from lab.store import COLUMNS
 
+from grader.checkdef import REGISTRY
 from grader.config import DETAILS
 from grader.results import CheckResult, Failure, Kind, Outcome, RowDiff
 from .messages import CHECK_HINT, CHECK_TITLE, CHECK_WHY, DETAIL, KIND, OUTCOME, TIMELINE, text
@@ -81,6 +82,7 @@ class CheckView:
     stability: str | None         # "passed k/N" (and the failed runs when unstable)
     why: str
     kind: str | None = None       # the failure's kind (grader.results.Kind), None when passed
+    oracle: str | None = None     # what judged, when not the check's own expectations
     duration: float = 0.0         # seconds the check took
     hint: str | None = None
     problem: str | None = None    # what went wrong with the code itself (raised, hung, ...)
@@ -100,6 +102,7 @@ class ReportView:
     detail: str
     checks: list[CheckView]
     duration: float = 0.0
+    seed: int | None = None       # what the random timelines were drawn from (--replay SEED)
 
     @property
     def score(self) -> int:
@@ -133,12 +136,13 @@ class ReportView:
 
 
 def report_view(results: list[CheckResult], lang: str, *, target: str, detail: str = "full",
-                duration: float = 0.0) -> ReportView:
-    """The view of `results`; `duration` (seconds) is what grading took."""
+                duration: float = 0.0, seed: int | None = None) -> ReportView:
+    """The view of `results`; `duration` (seconds) is what grading took, `seed` what its
+    random timelines were drawn from."""
     if detail not in DETAILS:
         raise ValueError(f"detail must be one of {DETAILS}, not {detail!r}")
     return ReportView(target, lang, detail, [check_view(r, lang, detail) for r in results],
-                      duration)
+                      duration, seed)
 
 
 def check_view(r: CheckResult, lang: str, detail: str = "full") -> CheckView:
@@ -151,7 +155,8 @@ def check_view(r: CheckResult, lang: str, detail: str = "full") -> CheckView:
         max_score=r.points, runs=r.runs, passed_runs=r.passed_runs,
         failed_runs=r.failed_run_numbers, unstable=r.unstable,
         stability=stability_line(r, lang) if r.runs else None,
-        why=text(CHECK_WHY(r.id), lang), duration=r.duration)
+        why=text(CHECK_WHY(r.id), lang), duration=r.duration,
+        oracle=getattr(REGISTRY.get(r.id), "oracle", None))
     if not r.passed and r.result is not None:
         _add_failure(view, r.result, lang, detail)
     return view
