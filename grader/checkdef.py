@@ -92,3 +92,20 @@ def all_checks() -> dict[str, CheckInfo]:
     for path in sorted(paths, key=lambda p: (module_rank(p.stem), p.stem)):
         importlib.import_module(f"grader.checks.{path.stem}")
     return dict(sorted(REGISTRY.items(), key=lambda kv: module_rank(kv[1].module)))
+
+
+#: A student copy exported without the contract's model lists here the checks it left out.
+WITHHELD_FILE = "grader/checks/withheld.json"
+
+
+def withheld() -> list[dict]:
+    """The checks this copy of the grader does not hold ({"id", "points"} each): they run only
+    where grades are recorded. Empty in a full copy."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).with_name("checks") / "withheld.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []

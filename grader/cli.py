@@ -14,7 +14,7 @@ import time
 from typing import Callable
 
 from . import arguments, config as configs
-from .checkdef import all_checks
+from .checkdef import all_checks, withheld
 from .harness.target import DEFAULT_TARGET, display_name, is_path
 from .report import files, junit, markdown, prairielearn, results_json, terminal
 from .report.messages import CLI_COMMAND, LANGS, default_lang, text
@@ -194,7 +194,7 @@ def grade(argv: list[str]) -> int:
     detail = args.detail or config.detail
     duration = time.monotonic() - start
     report = report_view(results, lang, target=display_name(args.impl), detail=detail,
-                         duration=duration, seed=args.seed)
+                         duration=duration, seed=args.seed, withheld=withheld())
     print(terminal.from_view(report, Style.for_stream(sys.stdout)))
     for flag, path in report_paths(args).items():
         files.write_atomically(path, REPORTS[flag](report, config))

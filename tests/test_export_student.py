@@ -173,3 +173,29 @@ def test_exported_repo_gives_the_reference_full_marks_in_a_fresh_venv(workflow_i
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert results["score"] == results["max_score"] > 0
     assert workflow_in_venv["run"]("python -m grader batch .").returncode == 2  # not in this copy
+
+
+def test_without_the_model_the_copy_says_what_runs_only_where_grades_are_recorded(tmp_path):
+    dest = tmp_path / "student-repo"
+    proc = run_grader("export-student", str(dest), "--without-model")
+    assert proc.returncode == 0, proc.stderr
+    files = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()}
+    assert not set(distribution.MODEL_FILES) & files
+    points = declared_checks()["random-timelines"].points
+    assert json.loads((dest / "grader/checks/withheld.json").read_text()) == [
+        {"id": "random-timelines", "points": points}]
+    shutil.copyfile(ROOT / "solutions" / "queue.py", dest / "lab" / "queue.py")
+    graded = subprocess.run(  # the copy's own grader: its folder first on the path
+        [sys.executable, "-m", "grader", "-k", "finish-before-expiry", "--json", "r.json"],
+        cwd=dest, env={**os.environ, "PYTHONPATH": str(dest), "NO_COLOR": "1"},
+        capture_output=True, text=True, timeout=120)
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    assert f"Not in this copy: random-timelines ({points} pt)" in graded.stdout
+    results = json.loads((dest / "r.json").read_text())
+    assert results["extra_data"]["withheld"] == [{"id": "random-timelines", "points": points}]
+    assert all(t["extra_data"]["check_id"] != "random-timelines" for t in results["tests"])
+
+
+def test_the_full_copy_carries_the_model_and_withholds_nothing(exported):
+    assert all((exported / rel).is_file() for rel in distribution.MODEL_FILES)
+    assert not (exported / "grader/checks/withheld.json").exists()

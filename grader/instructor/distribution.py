@@ -11,11 +11,14 @@ mutant catalogue), bench/, docs/DEVELOPING.md.
 from __future__ import annotations
 
 import ast
+import json
 import fnmatch
 import re
 import shutil
 import sys
 from pathlib import Path
+
+from grader.checkdef import WITHHELD_FILE, all_checks
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: The package only an instructor runs: left out of the student copy as a whole folder.
@@ -30,7 +33,15 @@ class DistributionError(Exception):
     pass
 
 
-def student_files(root: Path = REPO_ROOT) -> dict[str, Path]:
+#: What `export-student --without-model` leaves out: the contract's model and the check played
+#: against it (random timelines), so that students cannot read the model; that check then runs
+#: only where grades are recorded (the Gradescope bundle and Classroom 50 carry it).
+MODEL_FILES = ("grader/checks/model.py", "grader/checks/generate.py", "grader/checks/shrink.py",
+               "grader/checks/timelines.py", "grader/checks/test_differential.py")
+MODEL_CHECKS_MODULE = "grader.checks.test_differential"
+
+
+def student_files(root: Path = REPO_ROOT, with_model: bool = True) -> dict[str, Path]:
     """Relative path in the student copy -> source file, for every file copied as is."""
     files: dict[str, Path] = {}
     for package in ("lab", "grader"):
@@ -39,6 +50,8 @@ def student_files(root: Path = REPO_ROOT) -> dict[str, Path]:
             if not path.is_file() or _skipped(path.relative_to(root)):
                 continue
             if f"{package}/{rel}".startswith(INSTRUCTOR_PACKAGE + "/"):
+                continue
+            if not with_model and f"{package}/{rel}" in MODEL_FILES:
                 continue
             files[f"{package}/{rel}"] = path
     for path in sorted((root / "docs").glob("lesson*.md")):
@@ -68,16 +81,24 @@ def student_pyproject(text: str) -> str:
     return new
 
 
-def copy_tree(dest: Path, root: Path = REPO_ROOT) -> list[str]:
-    """Write the student copy's plain files and pyproject.toml under `dest`; return them."""
-    files = student_files(root)
+def copy_tree(dest: Path, root: Path = REPO_ROOT, with_model: bool = True) -> list[str]:
+    """Write the student copy's plain files and pyproject.toml under `dest`; return them.
+    Without the model, the checks left out are listed in grader/checks/withheld.json, so the
+    copy's reports say what did not run and where it does."""
+    files = student_files(root, with_model)
     for rel, src in files.items():
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dest / rel)
     (dest / "pyproject.toml").write_text(
         student_pyproject((root / "pyproject.toml").read_text(encoding="utf-8")),
         encoding="utf-8")
-    return [*files, "pyproject.toml"]
+    written = [*files, "pyproject.toml"]
+    if not with_model:
+        withheld = [{"id": c.id, "points": c.points} for c in all_checks().values()
+                    if c.module == MODEL_CHECKS_MODULE]
+        (dest / WITHHELD_FILE).write_text(json.dumps(withheld) + "\n", encoding="utf-8")
+        written.append(WITHHELD_FILE)
+    return written
 
 
 def forbidden_imports(tree: Path, strict: bool = True) -> list[str]:

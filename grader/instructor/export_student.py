@@ -36,6 +36,10 @@ def main(argv: list[str]) -> int:
     p.add_argument("--allow-starter-code", action="store_true",
                    help="export a lab/queue.py that is not only stubs")
     p.add_argument("--lang", choices=("en", "ja"), help="language of messages")
+    p.add_argument("--without-model", action="store_true",
+                   help="leave the contract's model (and the random-timelines check played "
+                        "against it) out of the copy: it then runs only where grades are "
+                        "recorded (Gradescope, Classroom 50, batch)")
     try:
         args = p.parse_args(argv)
     except SystemExit as exc:
@@ -46,7 +50,8 @@ def main(argv: list[str]) -> int:
         print(text("instructor.export-not-empty", lang, dir=dest), file=sys.stderr)
         return 2
     try:
-        export(dest, allow_starter_code=args.allow_starter_code)
+        export(dest, allow_starter_code=args.allow_starter_code,
+               with_model=not args.without_model)
     except distribution.DistributionError as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2
@@ -54,16 +59,16 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def export(dest: Path, *, allow_starter_code: bool = False,
+def export(dest: Path, *, allow_starter_code: bool = False, with_model: bool = True,
            root: Path = distribution.REPO_ROOT) -> None:
     """Build the student repository in a temporary folder, check it, then copy it into dest."""
     with tempfile.TemporaryDirectory(prefix="leaselab-export-") as tmp:
-        build(Path(tmp), root, allow_starter_code=allow_starter_code)
+        build(Path(tmp), root, allow_starter_code=allow_starter_code, with_model=with_model)
         shutil.copytree(tmp, dest, dirs_exist_ok=True)
 
 
 def build(tree: Path, root: Path = distribution.REPO_ROOT, *,
-          allow_starter_code: bool = False) -> None:
+          allow_starter_code: bool = False, with_model: bool = True) -> None:
     """Write the student repository's files under `tree` (an empty folder) and check them:
     also the source inside the Gradescope bundle. Raises DistributionError."""
     if not (root / "pyproject.toml").is_file():
@@ -73,7 +78,7 @@ def build(tree: Path, root: Path = distribution.REPO_ROOT, *,
         raise distribution.DistributionError(
             "lab/queue.py is not the stubs (a function does more than raise "
             "NotImplementedError): is a solution in it? Use --allow-starter-code if intended.")
-    distribution.copy_tree(tree, root)
+    distribution.copy_tree(tree, root, with_model)
     (tree / "README.md").write_text(readme(root), encoding="utf-8")
     (tree / WORKFLOW_PATH).parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(WORKFLOW, tree / WORKFLOW_PATH)

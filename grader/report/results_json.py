@@ -41,7 +41,7 @@ def from_view(report: ReportView, config: Config | None = None) -> dict:
         "tests": [_test(c, report.lang, config) for c in report.checks],
         "extra_data": {"target": report.target, "lang": report.lang, "detail": report.detail,
                        "repeat": report.repeat, "unstable": report.unstable,
-                       "seed": report.seed},
+                       "seed": report.seed, "withheld": report.withheld},
     }
 
 

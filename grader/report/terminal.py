@@ -31,4 +31,6 @@ def from_view(report: ReportView, style: Style = PLAIN) -> str:
                                           ids=", ".join(report.unstable))))
     if report.failed == 0:
         lines.append(style("green", text("ui.all-passed", lang)))
+    for check in report.withheld:
+        lines.append(style("yellow", text("ui.withheld", lang, **check)))
     return "\n".join(lines)

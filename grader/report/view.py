@@ -103,6 +103,9 @@ class ReportView:
     checks: list[CheckView]
     duration: float = 0.0
     seed: int | None = None       # what the random timelines were drawn from (--replay SEED)
+    #: checks this copy of the grader does not hold ({"id", "points"}): they run only where
+    #: grades are recorded (grader.checkdef.withheld)
+    withheld: list[dict] = field(default_factory=list)
 
     @property
     def score(self) -> int:
@@ -136,13 +139,14 @@ class ReportView:
 
 
 def report_view(results: list[CheckResult], lang: str, *, target: str, detail: str = "full",
-                duration: float = 0.0, seed: int | None = None) -> ReportView:
+                duration: float = 0.0, seed: int | None = None,
+                withheld: list[dict] | None = None) -> ReportView:
     """The view of `results`; `duration` (seconds) is what grading took, `seed` what its
-    random timelines were drawn from."""
+    random timelines were drawn from, `withheld` the checks this copy does not hold."""
     if detail not in DETAILS:
         raise ValueError(f"detail must be one of {DETAILS}, not {detail!r}")
     return ReportView(target, lang, detail, [check_view(r, lang, detail) for r in results],
-                      duration, seed)
+                      duration, seed, list(withheld or ()))
 
 
 def check_view(r: CheckResult, lang: str, detail: str = "full") -> CheckView:
