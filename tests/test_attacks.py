@@ -31,3 +31,14 @@ def test_nothing_the_code_under_grade_starts_outlives_the_grade(tmp_path):
     assert pids and [pid for pid in pids if alive(pid)] == []
     time.sleep(2.5)  # longer than the attack waits before writing its marker
     assert list(tmp_path.glob("marker-*")) == []
+
+
+def test_escape_codes_from_the_code_under_grade_reach_no_report(tmp_path):
+    out = tmp_path / "results.json"
+    proc = run_grader("--impl", str(ATTACKS / "escape_codes_in_errors.py"), "-k",
+                      "finish-before-expiry", "--json", str(out), "--junit",
+                      str(tmp_path / "junit.xml"), "--markdown", str(tmp_path / "summary.md"))
+    assert proc.returncode == 1, proc.stderr
+    assert "Every check passed. Score: 100 / 100" in proc.stdout  # the text is shown ...
+    for written in (proc.stdout, *(p.read_text(encoding="utf-8") for p in tmp_path.iterdir())):
+        assert "\x1b" not in written and "\x07" not in written  # ... but never obeyed

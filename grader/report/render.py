@@ -10,7 +10,7 @@ import sys
 import unicodedata
 
 from .messages import text
-from .view import CheckView, RowView, Step, steps, value
+from .view import CheckView, RowView, Step, plain, steps, value  # noqa: F401 (plain: for the writers)
 
 __all__ = ["PLAIN", "Style", "check_text", "failure_lines", "first_line", "pad", "plain",
            "row_lines", "step_lines", "timeline_lines", "value", "width"]
@@ -114,14 +114,3 @@ def first_line(check: CheckView, lang: str) -> str:
         return " ".join(line.splitlines())  # a value a student's code made can hold newlines
     return f"{text('ui.why', lang)} {check.why}"
 
-
-#: An ANSI escape sequence (CSI ... final byte, or ESC and one character).
-ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")
-#: Control characters other than tab and newline, and lone surrogates (never valid UTF-8).
-CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
-
-
-def plain(s: str) -> str:
-    """`s` without ANSI escapes or control characters (student text can hold both): what a
-    file format shows. A carriage return is dropped too (CRLF becomes LF)."""
-    return CONTROL.sub("", ANSI.sub("", s))

@@ -13,6 +13,7 @@ check's own sentence), shared with the SVG timeline and the quiz.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from lab.store import COLUMNS
@@ -161,8 +162,8 @@ def check_view(r: CheckResult, lang: str, detail: str = "full") -> CheckView:
         stability=stability_line(r, lang) if r.runs else None,
         why=text(CHECK_WHY(r.id), lang), duration=r.duration,
         oracle=getattr(REGISTRY.get(r.id), "oracle", None))
-    if not r.passed and r.result is not None:
-        _add_failure(view, r.result, lang, detail)
+    if not r.passed and r.result is not None:  # every writer shows student text plain
+        _add_failure(view, Failure.from_json(_plain_data(r.result.to_json())), lang, detail)
     return view
 
 
@@ -220,6 +221,31 @@ def steps(events: list[dict], lang: str) -> list[Step]:
     failing = failing_step(events)
     return [Step(e.get("t") if isinstance(e.get("t"), int) else None, event_text(e, lang),
                  i == failing) for i, e in enumerate(events)]
+
+
+# -- text from the code under grade ----------------------------------------------------------------
+#: An ANSI escape sequence (CSI ... final byte, or ESC and one character).
+ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")
+#: Control characters other than tab and newline, and lone surrogates (never valid UTF-8).
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
+
+
+def plain(s: str) -> str:
+    """`s` without ANSI escapes or control characters (student text can hold both: an
+    exception's message may move the cursor or recolour a terminal). A carriage return is
+    dropped too (CRLF becomes LF)."""
+    return CONTROL.sub("", ANSI.sub("", s))
+
+
+def _plain_data(data):
+    """Every string in `data` (a failure's JSON form) made `plain`."""
+    if isinstance(data, str):
+        return plain(data)
+    if isinstance(data, dict):
+        return {_plain_data(k): _plain_data(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_plain_data(v) for v in data]
+    return data
 
 
 # -- sentences ---------------------------------------------------------------------------------
