@@ -64,26 +64,35 @@ def _drop_steps(steps: list[Step], differs: Tries) -> list[Step]:
 
 
 def _without(steps: list[Step], start: int, size: int) -> list[Step]:
-    """`steps` less steps[start:start + size]; a later finish keeps handing in the same stamp
-    (its `ref` counts the stamps handed out before it, fewer once some are gone)."""
-    made = _stamps_made(steps)
-    gone = sum(made[start:start + size])
-    first_gone = sum(made[:start])
+    """`steps` less steps[start:start + size]; a later step keeps meaning the same thing: a
+    finish hands in the same stamp (its `ref` counts the stamps handed out before it, fewer
+    once some are gone), an operator's edit names the same job (ids count the enqueues)."""
+    made = _made(steps)
+    gone_stamps = sum(stamps for stamps, _ in made[start:start + size])
+    first_gone = sum(stamps for stamps, _ in made[:start])
+    gone_jobs = [job for _, job in made[start:start + size] if job is not None]
     kept = steps[:start]
     for step in steps[start + size:]:
-        if step.op == "finish" and step.ref >= first_gone + gone:
-            step = dataclasses.replace(step, ref=step.ref - gone)
+        if step.op == "finish" and step.ref >= first_gone + gone_stamps:
+            step = dataclasses.replace(step, ref=step.ref - gone_stamps)
+        elif step.op in OPERATOR and step.job not in gone_jobs:
+            step = dataclasses.replace(step, job=step.job - sum(j < step.job for j in gone_jobs))
         kept.append(step)
     return kept
 
 
-def _stamps_made(steps: list[Step]) -> list[int]:
-    """How many stamps each step hands out, as the model plays the timeline."""
+OPERATOR = ("requeue", "quarantine", "move_deadline")
+
+
+def _made(steps: list[Step]) -> list[tuple[int, int | None]]:
+    """What each step makes as the model plays the timeline: how many stamps it hands out,
+    and the id of the job it enqueues (None for other steps)."""
     model, stamps, made = QueueModel(), [], []
     for step in steps:
         before = len(stamps)
-        stamps_after(step, play_step(step, model, model, stamps), stamps)
-        made.append(len(stamps) - before)
+        outcome = play_step(step, model, model, stamps)
+        stamps_after(step, outcome, stamps)
+        made.append((len(stamps) - before, outcome.returned if step.op == "enqueue" else None))
     return made
 
 
