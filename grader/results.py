@@ -23,7 +23,8 @@ class Outcome:
     ERRORED = "errored"                  # it raised, exited, or could not be loaded
     TIMED_OUT = "timed_out"              # the sandbox's wall-clock safety net fired
     NOT_IMPLEMENTED = "not_implemented"  # a function still raises NotImplementedError
-    ALL = (PASSED, FAILED, ERRORED, TIMED_OUT, NOT_IMPLEMENTED)
+    RESOURCE_LIMIT = "resource_limit"    # memory, file size or CPU time ran out (error: which)
+    ALL = (PASSED, FAILED, ERRORED, TIMED_OUT, NOT_IMPLEMENTED, RESOURCE_LIMIT)
 
 
 class Kind:
@@ -40,6 +41,7 @@ class Kind:
     EXITED = "exited"                    # the process ended: code or signal, during step
     NOT_IMPLEMENTED = "not-implemented"  # function raises NotImplementedError
     GRADER_BUG = "grader-bug"            # the check itself broke: error is the traceback
+    RESOURCE_LIMIT = "resource-limit"    # a limit ran out: error names it, step what ran
     # The target cannot be loaded; params say why (file, line, msg / error / names / file).
     SYNTAX_ERROR = "syntax-error"
     IMPORT_ERROR = "import-error"

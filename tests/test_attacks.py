@@ -3,11 +3,14 @@ or an instructor would grade it. Each attack is one small file; each test says w
 
 from __future__ import annotations
 
-import os
+import json
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT, run_grader
+from grader.harness import sandbox
 
 ATTACKS = ROOT / "tests" / "attacks"
 
@@ -42,3 +45,17 @@ def test_escape_codes_from_the_code_under_grade_reach_no_report(tmp_path):
     assert "Every check passed. Score: 100 / 100" in proc.stdout  # the text is shown ...
     for written in (proc.stdout, *(p.read_text(encoding="utf-8") for p in tmp_path.iterdir())):
         assert "\x1b" not in written and "\x07" not in written  # ... but never obeyed
+
+
+@pytest.mark.parametrize("how, limit", [("memory", "memory"), ("disk", "file size")])
+def test_a_check_that_runs_out_of_a_resource_says_which(tmp_path, how, limit):
+    out = tmp_path / "results.json"
+    proc = run_grader("--impl", str(ATTACKS / "exhaust_resources.py"), "-k",
+                      "reclaim-before-expiry", "--json", str(out),
+                      env={"LEASELAB_ATTACK": how, "LEASELAB_ATTACK_DIR": str(tmp_path)})
+    assert proc.returncode == 1, proc.stderr
+    (test,) = json.loads(out.read_text(encoding="utf-8"))["tests"]
+    assert test["extra_data"]["outcome"] == "resource_limit" and test["score"] == 0
+    assert f"ran out of its {limit} limit" in test["output"]
+    left = tmp_path / "fill.bin"
+    assert not left.exists() or left.stat().st_size <= sandbox.FILE_BYTES

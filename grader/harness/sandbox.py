@@ -55,6 +55,7 @@ def run(body: Callable[[], Failure | None], timeout: float) -> Failure | None:
         code = 0
         try:
             _redirect_stdin()
+            _limit_resources(timeout)
             result = body()
         except BaseException:  # a bug in the check itself, not in the target
             result = Failure.grader_bug(traceback.format_exc())
@@ -99,6 +100,9 @@ def _collect(pid: int, fd: int, timeout: float) -> Failure | None:
         return result_from_json(reader.result)
     if status is None:
         return _timed_out(reader.last_step, timeout)
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) in LIMIT_SIGNALS:
+        return Failure(Outcome.RESOURCE_LIMIT, Kind.RESOURCE_LIMIT,
+                       error=LIMIT_SIGNALS[os.WTERMSIG(status)], step=reader.last_step)
     if os.WIFSIGNALED(status):
         how = {"signal": signal.Signals(os.WTERMSIG(status)).name}
     else:
@@ -158,6 +162,45 @@ def _kill(pid: int) -> None:
         os.waitpid(pid, 0)
     except ChildProcessError:
         pass
+
+
+# -- what a check may use -------------------------------------------------------------------------
+#: Limits of a check's process and every process it starts (they are inherited): address space,
+#: the size of one file it writes, and CPU seconds beyond its wall-clock timeout (a safety net
+#: for code that spins in several threads). Names as in the catalogue's limit.* words.
+MEMORY_BYTES = 2 * 1024 ** 3
+FILE_BYTES = 256 * 1024 ** 2
+CPU_SLACK = 10
+LIMIT_SIGNALS = {getattr(signal, "SIGXCPU", -1): "cpu-time",
+                 getattr(signal, "SIGXFSZ", -2): "file-size"}
+
+
+def limit_hit(exc: BaseException) -> str | None:
+    """Which limit an exception of the code under grade says ran out, if any: memory
+    (MemoryError), or file size (Python ignores SIGXFSZ: the write fails with EFBIG)."""
+    import errno
+
+    if isinstance(exc, MemoryError):
+        return "memory"
+    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+        return "file-size"
+    return None
+
+
+def _limit_resources(timeout: float) -> None:
+    """Child side: set the limits (where the platform has them; never raise)."""
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return
+    cpu = int(timeout) + CPU_SLACK
+    for which, soft, hard in ((resource.RLIMIT_AS, MEMORY_BYTES, MEMORY_BYTES),
+                              (resource.RLIMIT_FSIZE, FILE_BYTES, FILE_BYTES),
+                              (resource.RLIMIT_CPU, cpu, cpu + 5)):
+        try:
+            resource.setrlimit(which, (soft, hard))
+        except (ValueError, OSError):
+            pass
 
 
 # -- nothing the check started outlives it --------------------------------------------------------

@@ -339,6 +339,10 @@ def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
     except TargetRaised as raised:
         if raised.event is not None:
             raised.event["raised"] = error_line(raised.exc)
+        limit = sandbox.limit_hit(raised.exc)
+        if limit is not None:
+            return Failure(Outcome.RESOURCE_LIMIT, Kind.RESOURCE_LIMIT, error=limit,
+                           timeline=lab.timeline)
         return Failure(Outcome.ERRORED, Kind.RAISED, function=raised.function,
                        error=error_line(raised.exc), where=raised.where, timeline=lab.timeline,
                        setup=raised.setup or None)

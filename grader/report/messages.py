@@ -120,10 +120,13 @@ CHECK_TITLE = Family("check.{}.title", _declared_check_ids)
 CHECK_WHY = Family("check.{}.why", _declared_check_ids)
 CHECK_HINT = Family("check.{}.hint", _declared_check_ids)
 #: A check's outcome (grader.results.CheckResult.outcome).
-OUTCOME = Family("outcome.{}", ("passed", "failed", "errored", "timed_out", "not_implemented"))
+OUTCOME = Family("outcome.{}", ("passed", "failed", "errored", "timed_out", "not_implemented",
+                                 "resource_limit"))
 #: A result kind that is worded from its own fields (grader.report.render.problem_line).
 KIND = Family("kind.{}", ("not-implemented", "wrong-type", "wrong-value", "wrong-field-type", "syntax-error", "import-error",
                           "missing-function", "no-such-file"))
+#: Which resource limit of the sandbox ran out (grader.harness.sandbox.LIMITS).
+LIMIT = Family("limit.{}", ("memory", "file-size", "cpu-time"))
 #: A call into the target or a step of the Lab on the timeline (the event's "op").
 TIMELINE = Family("timeline.{}", ("enqueue", "requeue", "import", "claim", "finish", "work_once"))
 #: A check's own sentence about its failure: the names are given where the check fails.
@@ -164,7 +167,7 @@ QUIZ_ERROR = Family("quiz.error.{}", ("duplicate", "malformed", "unknown-choice"
 CLI_COMMAND = Family("cli.command.{}", ("checks", "quiz", "batch", "gradescope-bundle",
                                         "classroom50", "export-student"))
 
-FAMILIES = (CHECK_TITLE, CHECK_WHY, CHECK_HINT, OUTCOME, KIND, TIMELINE, DETAIL, RACE_CHILD,
+FAMILIES = (CHECK_TITLE, CHECK_WHY, CHECK_HINT, OUTCOME, LIMIT, KIND, TIMELINE, DETAIL, RACE_CHILD,
             LOCK_BLOCKED, STAMP_FORGED, CRASH_STATE, INTEGRATION_EVENT, INSTRUCTOR_STATUS,
             INSTRUCTOR_NOT_GRADED, INSTRUCTOR_TOO_LARGE, ROSTER_PROBLEM, QUIZ_ERROR,
             CLI_COMMAND)

@@ -21,10 +21,11 @@ from lab.store import COLUMNS
 from grader.checkdef import REGISTRY
 from grader.config import DETAILS
 from grader.results import CheckResult, Failure, Kind, Outcome, RowDiff
-from .messages import CHECK_HINT, CHECK_TITLE, CHECK_WHY, DETAIL, KIND, OUTCOME, TIMELINE, text
+from .messages import (CHECK_HINT, CHECK_TITLE, CHECK_WHY, DETAIL, KIND, LIMIT, OUTCOME, TIMELINE,
+                       text)
 
 MARKS = {Outcome.PASSED: "✓", Outcome.FAILED: "✗", Outcome.ERRORED: "!",
-         Outcome.TIMED_OUT: "⏱", Outcome.NOT_IMPLEMENTED: "·"}
+         Outcome.TIMED_OUT: "⏱", Outcome.NOT_IMPLEMENTED: "·", Outcome.RESOURCE_LIMIT: "!"}
 #: ok / warn (hung or not written yet) / bad
 TONES = {Outcome.PASSED: "ok", Outcome.TIMED_OUT: "warn", Outcome.NOT_IMPLEMENTED: "warn"}
 
@@ -300,6 +301,9 @@ def problem_line(failure: Failure, lang: str) -> str | None:
     if failure.outcome == Outcome.TIMED_OUT:
         return text("kind.timed-out", lang, timeout=_seconds(failure.timeout),
                     step=step_text(failure.step, lang))
+    if kind == Kind.RESOURCE_LIMIT:
+        return text("kind.resource-limit", lang, limit=text(LIMIT(failure.error), lang),
+                    step=step_text(failure.step or (failure.timeline or [None])[-1], lang))
     if kind == Kind.EXITED:
         how = (text("kind.exit-signal", lang, signal=failure.signal) if failure.signal is not None
                else text("kind.exit-code", lang, code=failure.code))
