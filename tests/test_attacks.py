@@ -59,3 +59,21 @@ def test_a_check_that_runs_out_of_a_resource_says_which(tmp_path, how, limit):
     assert f"ran out of its {limit} limit" in test["output"]
     left = tmp_path / "fill.bin"
     assert not left.exists() or left.stat().st_size <= sandbox.FILE_BYTES
+
+
+def test_batch_ends_what_a_killed_grading_left_detached(tmp_path):
+    subs = tmp_path / "class"
+    subs.mkdir()
+    (subs / "mallory.py").write_text((ATTACKS / "detach_then_hang.py").read_text())
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    proc = run_grader("batch", str(subs), "--out", str(tmp_path / "grades"), "--timeout", "4",
+                      "-k", "finish-before-expiry", "--quiet",
+                      env={"LEASELAB_ATTACK_DIR": str(marks)}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    pids = [int(p.name.split("-")[1]) for p in marks.glob("pid-*")]
+    assert pids, "the attack did not run"
+    assert [pid for pid in pids if alive(pid)] == []
+    time.sleep(6.5)
+    assert list(marks.glob("marker-*")) == []
+    assert "timed_out" in (tmp_path / "grades" / "gradebook.csv").read_text()

@@ -41,7 +41,7 @@ def run(body: Callable[[], Failure | None], timeout: float) -> Failure | None:
     signal), and grader-bug when `body` itself raised.
     """
     global _progress_fd
-    _become_subreaper()
+    become_subreaper()
     before = _children()
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -207,7 +207,7 @@ def _limit_resources(timeout: float) -> None:
 _PR_SET_CHILD_SUBREAPER = 36
 
 
-def _become_subreaper() -> None:
+def become_subreaper() -> None:
     """Linux: orphans of our descendants become our children, not init's, however they
     detached (a double fork, setsid): so `sweep` can find and end them. Elsewhere a no-op."""
     global _subreaper
@@ -252,8 +252,13 @@ def sweep(group: int, before: set[int]) -> None:
         os.killpg(group, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    end_strays(before)
+
+
+def end_strays(keep: set[int]) -> None:
+    """Kill and reap every child of this process but `keep` (orphans a subreaper inherited)."""
     for _ in range(500):  # a bound, not a clock: each round ends or reaps what it finds
-        strays = _children() - before
+        strays = _children() - keep
         if not strays:
             return
         for pid in strays:

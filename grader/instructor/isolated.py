@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.harness import sandbox
 from grader.report.messages import INSTRUCTOR_TOO_LARGE, text
 from grader.report.results_json import (CRASHED, GRADED, TIMED_OUT, TOO_LARGE, not_graded,
                                         read)
@@ -74,10 +75,12 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
            "--lang", lang, "--timeout-scale", f"{timeout_scale:g}"]
     if select:
         cmd += ["-k", select]
+    sandbox.become_subreaper()  # what a killed grader left detached comes back to us
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        with _live_lock:
+        with _live_lock:  # a sweep never sees a grader started but not yet listed
+            proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
             _live.add(proc.pid)
         try:
             code = proc.wait(timeout=limit)
@@ -88,6 +91,7 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
             proc.wait()
             with _live_lock:
                 _live.discard(proc.pid)
+                sandbox.end_strays(keep=set(_live))  # every live grader is a child of ours
     duration = time.monotonic() - start
     log_text = log_path.read_text(encoding="utf-8", errors="replace")
     if code is None:
