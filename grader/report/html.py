@@ -7,7 +7,7 @@ current vs expected with differing columns marked (≠ and colour), why it matte
 
 Everything is inline (CSS, SVG, one small script that opens every check before printing); a
 Content-Security-Policy forbids any network access and any other script. The templates in
-grader/templates/ run with autoescape on: owners, errors and values come from student code.
+grader/report/templates/ run with autoescape on: owners, errors and values come from student code.
 Every word comes from the view (`grader.report.view`) that the terminal report and results.json
 are written from too, so all three say the same thing.
 
