@@ -23,7 +23,7 @@ import jinja2
 from . import distribution, isolated
 from grader.arguments import positive_number
 from grader.config import tomllib
-from .export_student import TEMPLATES, build_grading_copy
+from .export_student import TEMPLATES, build_grading_copy, refused_not_empty
 from grader.report.messages import default_lang, text
 
 TEMPLATE = "classroom50_autograder.py.j2"
@@ -53,8 +53,7 @@ def main(argv: list[str]) -> int:
         return 0 if exc.code == 0 else 2
     lang = args.lang or default_lang()
     out = Path(args.out)
-    if out.exists() and any(out.iterdir()) and not args.force:
-        print(text("instructor.export-not-empty", lang, dir=out), file=sys.stderr)
+    if refused_not_empty(out, args.force, lang):
         return 2
     try:
         write(out, lang=lang, timeout=args.timeout, select=args.select)

@@ -46,8 +46,7 @@ def main(argv: list[str]) -> int:
         return 0 if exc.code == 0 else 2
     lang = args.lang or default_lang()
     dest = Path(args.dir)
-    if dest.exists() and any(dest.iterdir()) and not args.force:
-        print(text("instructor.export-not-empty", lang, dir=dest), file=sys.stderr)
+    if refused_not_empty(dest, args.force, lang):
         return 2
     try:
         export(dest, allow_starter_code=args.allow_starter_code,
@@ -57,6 +56,15 @@ def main(argv: list[str]) -> int:
         return 2
     print(text("instructor.export-written", lang, dir=dest))
     return 0
+
+
+def refused_not_empty(dest: Path, force: bool, lang: str) -> bool:
+    """True (and one line on stderr) when `dest` holds files and `force` was not given: a
+    command that writes a folder never mixes its files into somebody else's."""
+    if dest.exists() and any(dest.iterdir()) and not force:
+        print(text("instructor.export-not-empty", lang, dir=dest), file=sys.stderr)
+        return True
+    return False
 
 
 def export(dest: Path, *, allow_starter_code: bool = False, with_model: bool = True,
