@@ -98,12 +98,14 @@ def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict]) -> None:
         for _, sql in o.get("statements", ()):
             if switched_to(sql):
                 fail("race-journal-mode", who=actor, mode=switched_to(sql), sql=sql_line(sql))
+        # Judged by the PRAGMA in its SQL, like the journal mode: whether the cut wait breaks
+        # depends on whether the other worker still holds the lock when this one asks.
+        cut = shortened_busy_timeout(o)
+        if cut:
+            fail("race-busy-timeout", who=actor, other=_other(actor), **cut)
     for actor, o in outcomes.items():
         other = _other(actor)
         if o["kind"] == "raised":
-            cut = shortened_busy_timeout(o) if o["locked"] else None
-            if cut:
-                fail("race-busy-timeout", who=actor, other=other, error=o["error"], **cut)
             fail("race-locked" if o["locked"] else "race-raised", who=actor, other=other,
                  error=o["error"])
         if o["kind"] in ("exited", "no-answer"):
@@ -119,10 +121,9 @@ def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict]) -> None:
 
 
 def shortened_busy_timeout(o: dict) -> dict | None:
-    """Why a claimer got "database is locked", when it is not a lock-upgrade deadlock: its claim
-    lowered the busy timeout below the one its connection came with, and its statements so far
-    keep the shape (BEGIN IMMEDIATE first), so it would have waited its turn. The PRAGMA's
-    numbers and text, for the sentence; None otherwise."""
+    """A claim that lowered the busy timeout below the one its connection came with, while its
+    statements keep the shape (BEGIN IMMEDIATE first: else that is the cause to name): the
+    PRAGMA's numbers and text, for the sentence; None otherwise."""
     statements = [sql for _, sql in o.get("statements", ())]
     cuts = [(ms, sql) for sql in statements
             if (ms := busy_timeout_set(sql)) is not None and ms < BUSY_TIMEOUT_MS]
