@@ -224,24 +224,28 @@ def become_subreaper() -> None:
 _subreaper: bool | None = None
 
 
-def _children() -> set[int]:
-    """Our live child processes (Linux /proc; elsewhere none known)."""
-    me = os.getpid()
-    found = set()
+def processes():
+    """(pid, state, parent pid, session id) of every process (Linux /proc; elsewhere none)."""
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return found
+        return
     for entry in entries:
-        if entry.isdigit():
-            try:
-                stat = open(f"/proc/{entry}/stat", "rb").read()
-            except OSError:
-                continue
-            fields = stat[stat.rfind(b")") + 2:].split()
-            if int(fields[1]) == me:
-                found.add(int(entry))
-    return found
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        yield int(entry), fields[0].decode(), int(fields[1]), int(fields[3])
+
+
+def _children() -> set[int]:
+    """Our live child processes (zombies included: they are reaped by whoever ends them)."""
+    me = os.getpid()
+    return {pid for pid, _, parent, _ in processes() if parent == me}
 
 
 def sweep(group: int, before: set[int]) -> None:

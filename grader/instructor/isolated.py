@@ -133,22 +133,8 @@ def kill_all() -> None:
 
 def _session_members(sid: int) -> list[int]:
     """Live (non-zombie) processes of session `sid`; Linux /proc only, else none known."""
-    members = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return members
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path("/proc", entry, "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        if fields[0] != "Z" and int(fields[3]) == sid:
-            members.append(int(entry))
-    return members
+    return [pid for pid, state, _, session in sandbox.processes()
+            if state != "Z" and session == sid]
 
 
 def _copy_submission(queue_py: Path, workdir: Path, with_folder: bool) -> Path:
