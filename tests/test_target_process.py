@@ -733,3 +733,18 @@ def test_encode_value_decides_by_exact_type():
         assert back == value and type(back) is type(value)
     assert encode_value(2**63)["kind"] == "other"
     assert encode_value(1.5) == {"kind": "other", "type": "float", "repr": "1.5"}
+
+
+def test_journal_mode_and_close_conn(tmp_path):
+    """journal_mode answers the connection's mode; a closed connection's name is refused."""
+    from grader.harness.target_client import RequestRefused, TargetProcess
+    from lab import store
+
+    path = tmp_path / "q.db"
+    store.init_db(store.connect(path))
+    with TargetProcess("solutions.queue") as target:
+        target.open("A", path)
+        assert target.journal_mode("A") == "delete"
+        target.close_conn("A")
+        with pytest.raises(RequestRefused):
+            target.in_transaction("A")

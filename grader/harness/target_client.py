@@ -10,6 +10,8 @@ pickle) and waits for its "ready". Its methods mirror what a check does with the
     finish(conn, claim, now)              (same)
     work_once(conn, owner, send, clock, lease_ms)
     in_transaction(conn)                  -> bool
+    journal_mode(conn)                    -> str (PRAGMA journal_mode on it)
+    close_conn(conn)                      close it
     count(key)                            how often SQL in the target called harness_count(key)
     sync()                                a round trip with a random nonce (see below)
     statements                            [(conn, sql), ...] traced during the last call
@@ -210,6 +212,17 @@ class TargetProcess:
         if type(value) is not bool:
             self._fail("in_transaction did not answer a bool")
         return value
+
+    def journal_mode(self, conn: str) -> str:
+        """`PRAGMA journal_mode` on that connection, as the target process answers it."""
+        value = self._call({"op": "journal_mode", "conn": _name(conn)})
+        if type(value) is not str:
+            self._fail("journal_mode did not answer a str")
+        return value
+
+    def close_conn(self, conn: str) -> None:
+        """Close a connection opened with `open` (its name may be opened again)."""
+        self._expect_none(self._call({"op": "close_conn", "conn": _name(conn)}), "close_conn")
 
     def count(self, key: str) -> int:
         """How often SQL in the target called `harness_count(key)` (every opened connection

@@ -11,6 +11,8 @@ Judge -> target (requests; `id` is the judge's call number, echoed in the reply)
     {"op": "open", "id", "conn", "path", "busy_timeout_ms"}   as lab.store.connect, traced
     {"op": "execute", "id", "conn", "sql", "params": [scalar, ...]}   setup SQL (TEMP triggers)
     {"op": "in_transaction", "id", "conn"}
+    {"op": "journal_mode", "id", "conn"}   PRAGMA journal_mode on that connection (a str)
+    {"op": "close_conn", "id", "conn"}   close that connection (a name may be opened again)
     {"op": "count", "id", "key"}   how often SQL called harness_count(key) (fault triggers)
     {"op": "sync", "id", "nonce"}   echoes the nonce: the judge's proof the stream is in step
     {"op": "claim", "id", "conn", "owner", "now", "lease_ms"}
@@ -184,6 +186,12 @@ class Server:
             return None
         if op == "in_transaction":
             return bool(conn.in_transaction)
+        if op == "journal_mode":
+            row = conn.execute("PRAGMA journal_mode").fetchone()
+            return str(row[0]) if row else ""
+        if op == "close_conn":
+            self.conns.pop(request["conn"]).close()
+            return None
         if op == "claim":
             return self.module.claim(conn, _field(request, "owner", str),
                                      _field(request, "now", int), _field(request, "lease_ms", int))
