@@ -735,6 +735,18 @@ def test_encode_value_decides_by_exact_type():
     assert encode_value(1.5) == {"kind": "other", "type": "float", "repr": "1.5"}
 
 
+def test_a_claim_with_a_wrong_field_type_names_the_field():
+    """A lab.store.Claim holding 5.0 as qty is "other", and says which field, as what."""
+    bad = Claim(1, 5.0, "A", 1, 1, 1000)
+    back = decode_value(wire.decode(wire.encode({"v": encode_value(bad)})[:-1])["v"])
+    assert type(back) is Foreign and back.type == "lab.store.Claim"
+    assert back.wrong_field == {"field": "qty", "value": "5.0", "type": "float", "wanted": "int"}
+    forged = {"kind": "other", "type": "t", "repr": "r",
+              "wrong_field": {"field": "nope", "value": "1", "type": "int", "wanted": "int"}}
+    with pytest.raises(wire.WireError):
+        decode_value(forged)
+
+
 def test_journal_mode_and_close_conn(tmp_path):
     """journal_mode answers the connection's mode; a closed connection's name is refused."""
     from grader.harness.target_client import RequestRefused, TargetProcess

@@ -137,6 +137,8 @@ class Foreign:
 
     type: str
     repr: str
+    #: a lab.store.Claim whose field is of a wrong type: {"field", "value", "type", "wanted"}
+    wrong_field: dict | None = None
 
     def __repr__(self) -> str:
         return self.repr
@@ -528,9 +530,19 @@ def decode_value(value) -> Any:
                         else wire.string(fields[name], f"claim {name}", wire.MAX_STR)
                         for name, field_type in wire.CLAIM_FIELDS})
     if kind == "other":
-        wire.keys(value, ("kind", "type", "repr"), what="other value")
+        wire.keys(value, ("kind", "type", "repr"), ("wrong_field",), what="other value")
+        wrong = None
+        if "wrong_field" in value:
+            wrong = wire.obj(value["wrong_field"], "wrong_field")
+            wire.keys(wrong, ("field", "value", "type", "wanted"), what="wrong_field")
+            if wrong["field"] not in [name for name, _ in wire.CLAIM_FIELDS] or \
+                    wrong["wanted"] not in ("int", "str"):
+                raise wire.WireError("wrong_field names no Claim field")
+            wrong = {"field": wrong["field"], "wanted": wrong["wanted"],
+                     "value": wire.string(wrong["value"], "wrong_field value", wire.MAX_REPR),
+                     "type": wire.string(wrong["type"], "wrong_field type", wire.MAX_NAME)}
         return Foreign(wire.string(value["type"], "type", wire.MAX_NAME),
-                       wire.string(value["repr"], "repr", wire.MAX_REPR))
+                       wire.string(value["repr"], "repr", wire.MAX_REPR), wrong)
     raise wire.WireError("value of unknown kind")
 
 

@@ -30,6 +30,8 @@ Target -> judge:
 
     VALUE: {"kind": "none"} | {"kind": "bool" | "int" | "str", "value"}
            | {"kind": "claim", "value": {six fields}} | {"kind": "other", "type", "repr"}
+           (a lab.store.Claim whose field has a wrong type is "other" with "wrong_field":
+           {"field", "value": repr, "type", "wanted"}, the first such field)
     ERROR: {"type", "message", "where", "not_implemented", "sqlite_error", "send_failed", "chain"}
 
 The kind is decided by exact type (`type(x) is int`): an int subclass, a Claim subclass or a Claim
@@ -286,11 +288,18 @@ def encode_value(value) -> dict:
         return {"kind": "int", "value": value}
     if kind is str and len(value) <= wire.MAX_STR and _utf8(value):
         return {"kind": "str", "value": value}
+    other = {"kind": "other", "type": type_name(kind), "repr": safe_repr(value)}
     if kind is Claim:
         fields = {name: vars(value).get(name) for name, _ in wire.CLAIM_FIELDS}
         if all(_plain(fields[name], field_type) for name, field_type in wire.CLAIM_FIELDS):
             return {"kind": "claim", "value": fields}
-    return {"kind": "other", "type": type_name(kind), "repr": safe_repr(value)}
+        for name, field_type in wire.CLAIM_FIELDS:  # the first field of the wrong type
+            if type(fields[name]) is not field_type:
+                other["wrong_field"] = {"field": name, "value": safe_repr(fields[name]),
+                                        "type": type_name(type(fields[name])),
+                                        "wanted": field_type.__name__}
+                break
+    return other
 
 
 def _plain(value, kind) -> bool:
