@@ -42,6 +42,8 @@ class Kind:
     NOT_IMPLEMENTED = "not-implemented"  # function raises NotImplementedError
     GRADER_BUG = "grader-bug"            # the check itself broke: error is the traceback
     RESOURCE_LIMIT = "resource-limit"    # a limit ran out: error names it, step what ran
+    PROTOCOL = "protocol-error"          # the target process broke the channel's rules
+    #                                      (error says which), during step: never believed
     # The target cannot be loaded; params say why (file, line, msg / error / names / file).
     SYNTAX_ERROR = "syntax-error"
     IMPORT_ERROR = "import-error"

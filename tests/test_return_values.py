@@ -25,7 +25,7 @@ def test_type_named_only_when_it_is_the_cause(got, expected, shown):
 
 
 def test_right_row_wrong_value_says_so(tmp_path):
-    lab = Lab(target=None, workdir=str(tmp_path))
+    lab = Lab(None, str(tmp_path))
     try:
         job = lab.enqueue(qty=5)
         lab.timeline.append({"op": "finish", "actor": "A", "t": 1, "stamp": {}})

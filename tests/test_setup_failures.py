@@ -40,7 +40,7 @@ def test_failure_of_the_rule_keeps_its_hint():
 
 
 def test_setup_flag_set_only_inside_lab_setup(tmp_path):
-    lab = Lab(target=None, workdir=str(tmp_path))
+    lab = Lab(None, str(tmp_path))
     try:
         for inside in (True, False):
             try:

@@ -3,11 +3,13 @@ lab.store.connect opens it, and a trace callback of the target's own never repla
 
 from __future__ import annotations
 
+import textwrap
 import threading
 
 from grader.harness import watched
 from grader.harness.scenario import Lab
 from lab import store
+from lab.store import Claim
 
 
 def settings(conn) -> tuple:
@@ -54,19 +56,27 @@ def test_the_targets_callback_works_without_the_graders(tmp_path):
 
 
 def test_the_lab_sees_every_statement_of_a_target_with_its_own_callback(tmp_path):
-    class Target:
-        @staticmethod
+    code = tmp_path / "own_trace.py"
+    code.write_text(textwrap.dedent("""
+        logged = []
+
         def claim(conn, owner, now, lease_ms):
             conn.set_trace_callback(logged.append)
             conn.execute("BEGIN IMMEDIATE")
             conn.execute("SELECT id FROM jobs")
             conn.execute("COMMIT")
+            return None
 
-    logged: list[str] = []
-    lab = Lab(Target, str(tmp_path))
+        def finish(conn, claim, now):
+            return len(logged)  # what its own callback saw, counted
+
+        def work_once(conn, owner, send, clock, lease_ms):
+            return None
+    """))
+    lab = Lab(str(code), str(tmp_path))
     try:
         lab.claim("A", now=0, lease_ms=1000)
-        assert lab.statements_of(1) == logged == ["BEGIN IMMEDIATE", "SELECT id FROM jobs",
-                                                   "COMMIT"]
+        assert lab.statements_of(1) == ["BEGIN IMMEDIATE", "SELECT id FROM jobs", "COMMIT"]
+        assert lab.target.finish("main", Claim(1, 1, "A", 1, 1, 1), 0) == 3
     finally:
         lab.close()

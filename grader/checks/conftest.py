@@ -12,7 +12,8 @@ from grader.checkdef import module_rank
 from grader.report.messages import default_lang
 from grader.report.render import failure_lines
 from grader.report.view import check_view
-from grader.harness.target import DEFAULT_TARGET, TargetError, load
+from grader.harness.target import DEFAULT_TARGET
+from grader.harness.target_client import TargetLoadError, TargetProcess, TargetProcessError
 from grader.results import CheckResult, Failure, outcome_of, result_to_json
 
 
@@ -46,20 +47,23 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def preflight(request):
-    """Import the target once, in a sandbox: if it cannot be graded, every check says why
-    at once instead of each waiting for its own timeout."""
+    """Start the target once (in a target process of its own, like every check): if it cannot
+    be graded, every check says why at once instead of each waiting for its own timeout."""
     spec = request.config.getoption("--impl")
     scale = request.config.getoption("--timeout-scale")
 
     def probe():
-        sandbox.report_step({"op": "import", "target": spec})
+        step = {"op": "import", "target": spec}
+        sandbox.report_step(step)
         try:
-            load(spec)
-        except TargetError as exc:
+            TargetProcess(spec, start_timeout=10.0 * scale).close()
+        except TargetLoadError as exc:
             return Failure.load_error(exc.kind, exc.params)
+        except TargetProcessError:  # it ended, hung or broke the channel: each check says so
+            return None
         return None
 
-    return sandbox.run(probe, timeout=10.0 * scale)
+    return sandbox.run(probe, timeout=10.0 * scale + 5)
 
 
 class Graded:
@@ -86,7 +90,8 @@ class Graded:
         if self.preflight is not None:
             return self.preflight
         with tempfile.TemporaryDirectory(prefix="leaselab-") as workdir:
-            return sandbox.run(lambda: scenario.run_check(body, self.spec, workdir, self.seed),
+            return sandbox.run(lambda: scenario.run_check(body, self.spec, workdir, self.seed,
+                                                          call_timeout=timeout * self.scale + 5),
                                timeout=timeout * self.scale)
 
 

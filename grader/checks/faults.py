@@ -8,7 +8,7 @@ target's own statement whatever its SQL looks like (a separate quarantine UPDATE
 one, an UPDATE ... RETURNING). RAISE(ABORT) undoes that one statement and leaves the
 transaction open: what happens next is up to the target (roll back and re-raise, the contract
 says). The trigger is TEMP, so it lives on `lab.conn` only and other connections never see it.
-It counts its firings (`fault.fired`), so a check can tell "the target never ran such an
+It counts its firings (`fault.fired`, through harness_count in the target process), so a check can tell "the target never ran such an
 UPDATE" (nothing to inject into) from "the target swallowed the error".
 
 `write_lock_held(lab)` takes the write lock on a connection of the grader's own (`BEGIN
@@ -27,29 +27,31 @@ import sqlite3
 
 from . import txshape
 from grader.harness.scenario import Lab
+from grader.harness.target_client import RaisedInTarget
 
 FAULT_MESSAGE = "injected fault"
 _TRIGGER = "leaselab_injected_fault"
-_FIRED = "leaselab_fault_fired"  # SQL function the trigger calls: counts firings
+_FIRED = "leaselab_fault_fired"  # harness_count's key for the trigger's firings
 
 
 class Fault:
-    """How often the injected fault fired (0: the target never ran such an UPDATE)."""
+    """How often the injected fault fired (0: the target never ran such an UPDATE), counted in
+    the target process by the trigger's call of harness_count()."""
 
-    def __init__(self) -> None:
-        self.fired = 0
+    def __init__(self, lab: Lab) -> None:
+        self.lab = lab
+        self.base = lab.target.count(_FIRED)
 
-    def _fire(self) -> int:
-        self.fired += 1
-        return 1
+    @property
+    def fired(self) -> int:
+        return self.lab.target.count(_FIRED) - self.base
 
 
 @contextlib.contextmanager
 def injected_fault(lab: Lab, status: str):
     """While inside: any UPDATE on lab.conn that moves a job to `status` fails."""
-    fault = Fault()
-    lab.conn.create_function(_FIRED, 0, fault._fire)
-    abort = f" AND {_FIRED}() BEGIN SELECT RAISE(ABORT, '{FAULT_MESSAGE}'); END"
+    fault = Fault(lab)
+    abort = f" AND harness_count('{_FIRED}') BEGIN SELECT RAISE(ABORT, '{FAULT_MESSAGE}'); END"
     lab.conn.execute(f"CREATE TEMP TRIGGER {_TRIGGER}_update BEFORE UPDATE ON jobs"
                      f" WHEN NEW.status = '{status}' AND OLD.status IS NOT '{status}'" + abort)
     # A row rewritten whole (INSERT OR REPLACE, DELETE then INSERT) fires no UPDATE trigger.
@@ -72,14 +74,22 @@ def attempt(lab: Lab, call) -> tuple[object, BaseException | None]:
 
 
 def is_the_fault(exc: BaseException | None) -> bool:
-    """`exc` is the injected error, or wraps it (raise ... from it)."""
-    seen = set()
+    """`exc` (what the target raised) is the injected error, or wraps it (raise ... from it)."""
+    if exc is None:
+        return False
+    return any(FAULT_MESSAGE in line for line in _lines(exc))
+
+
+def _lines(exc: BaseException) -> list[str]:
+    """`Type: message` of the exception and of each one in its __cause__/__context__ chain."""
+    if isinstance(exc, RaisedInTarget):
+        return [exc.message, *exc.chain]
+    lines, seen = [], set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        if FAULT_MESSAGE in str(exc):
-            return True
+        lines.append(f"{type(exc).__name__}: {exc}")
         exc = exc.__cause__ or exc.__context__
-    return False
+    return lines
 
 
 @contextlib.contextmanager
@@ -100,13 +110,11 @@ def write_lock_held(lab: Lab, busy_ms: int):
 
 def is_locked_error(exc: BaseException | None) -> bool:
     """`exc` is SQLite's OperationalError (database is locked), or wraps one (raise ... from)."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, sqlite3.OperationalError):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
+    if exc is None:
+        return False
+    if isinstance(exc, RaisedInTarget) and exc.sqlite_error == "OperationalError":
+        return True
+    return any(line.split(":", 1)[0] == "OperationalError" for line in _lines(exc))
 
 
 def others_can_write(lab: Lab) -> str | None:

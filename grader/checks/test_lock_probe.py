@@ -17,6 +17,7 @@ from lab.store import Claim
 
 from grader.checkdef import check
 from .situations import DEADLINE, LEASE_MS, done, leased
+from grader.harness.target_client import RaisedInTarget
 from grader.harness.scenario import CheckFailed, ManualClock
 
 PROBE_BUSY_MS = 150  # how long the probe's connections wait for a lock before giving up
@@ -67,7 +68,7 @@ def probe_while_sending(lab, claim: Claim, now: int) -> dict:
     lab.note("timeline.lock-probe.in-send", job=claim.id, in_transaction=in_transaction)
     seen = {"in_transaction": in_transaction}
 
-    intake = lab.connect(busy_timeout_ms=PROBE_BUSY_MS)
+    intake = store.connect(lab.path, busy_timeout_ms=PROBE_BUSY_MS)  # the judge's own
     try:
         outcome, waited = _timed(lambda: store.enqueue(intake, qty=1, deadline=DEADLINE))
     finally:
@@ -103,4 +104,7 @@ def _timed(call):
 
 
 def _error(outcome) -> str | None:
+    """SQLite's message ("database is locked"), from the judge's error or the target's."""
+    if isinstance(outcome, RaisedInTarget):
+        return outcome.message.split(": ", 1)[-1]
     return str(outcome) if isinstance(outcome, BaseException) else None

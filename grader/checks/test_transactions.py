@@ -87,7 +87,7 @@ def expect_rollback_journal(lab: Lab, after: str) -> None:
         fresh.close()
     if on_file.lower() != "delete":
         lab.fail("tx-journal-file", mode=on_file, after=after)
-    on_conn = lab.conn.execute("PRAGMA journal_mode").fetchone()[0]
+    on_conn = lab.conn.journal_mode()
     if on_conn.lower() != "delete":
         lab.fail("tx-journal-conn", mode=on_conn, after=after)
 

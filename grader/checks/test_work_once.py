@@ -14,12 +14,14 @@ from grader.harness.claimtypes import wrong_field
 from .faults import attempt, expect_others_can_write
 from .situations import LEASE_MS, done, leased
 from grader.harness.scenario import CheckFailed, Lab, ManualClock, expected_row, show
+from grader.harness import target_client
 from grader.harness.scenario import error_line
 from grader.results import RowDiff
 
 
-class SendFailed(Exception):
-    """The grader's send failing, the way a lost connection to the receiver would."""
+class SendFailed(target_client.SendFailed):
+    """The grader's send failing, the way a lost connection to the receiver would (the target's
+    send raises the target process's own SendFailed with this message)."""
 
 
 class Courier:
@@ -125,7 +127,7 @@ def test_work_once_send_raises(lab):
     expect_sent_once(lab, courier)
     if raised is None:
         lab.fail("work-once-not-raised", error=error_line(error), came_back=show(came_back))
-    if raised is not error and not isinstance(raised, SendFailed):
+    if raised.send_failed is None:  # neither that very exception nor another SendFailed
         lab.fail("work-once-other-error", error=error_line(error), raised=error_line(raised))
     lab.expect_row(job, leased(before, "A", token=1, attempts=1, lease_until=LEASE_MS),
                    detail="work-once-not-leased-after-raise")

@@ -1,14 +1,22 @@
-"""What a check sees while it runs (inside the sandbox child): a fresh database, the target's
-three functions wrapped so that every call is recorded on a timeline and its return type is
-checked, and the verdicts (`expect`, `expect_row`, `fail`, `fail_row`, ...): each raises a
+"""What a check sees while it runs (inside the sandbox child, the judge): a fresh database, the
+target's three functions wrapped so that every call is recorded on a timeline and its return type
+is checked, and the verdicts (`expect`, `expect_row`, `fail`, `fail_row`, ...): each raises a
 `grader.results.Failure` (language-neutral; `grader.report` turns it into words).
+
+The judge never imports the code under grade. It runs in a target process of its own
+(`target_client.TargetProcess`), started per check; `lab.target` is that proxy, `lab.conn` and
+what `lab.connect()` returns are handles (`Conn`) on connections opened there, by name. Values
+come back as checked data (a Claim rebuilt here, a `Foreign` for anything else), exceptions as
+`RaisedInTarget`. Rows are read by the judge on a connection of its own (`lab.observer`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import os
+import signal
 import sqlite3
 import sys
 import traceback
@@ -20,8 +28,13 @@ from lab.store import Claim
 
 from grader.results import Failure, Kind, Outcome, RowDiff
 
-from . import claimtypes, sandbox, watched
+from . import sandbox
 from .interleave import is_statement
+from .target_client import (Foreign, ProtocolError, RaisedInTarget, TargetEnded,
+                            TargetLoadError, TargetProcess, TargetTimeout)
+
+#: The target's connection the checks call through (`lab.conn`).
+MAIN = "main"
 
 
 class CheckFailed(Exception):
@@ -61,8 +74,8 @@ class ManualClock:
 
 
 def show(value: Any) -> str:
-    """The value as a student would write it: Claim(...), True, None."""
-    if isinstance(value, Claim):
+    """The value as a student would write it: Claim(...), True, None (a Foreign: its repr)."""
+    if type(value) is Claim:
         fields = ", ".join(f"{f.name}={getattr(value, f.name)!r}" for f in dataclasses.fields(value))
         return f"Claim({fields})"
     return repr(value)
@@ -71,23 +84,51 @@ def show(value: Any) -> str:
 def show_typed(got: Any, expected: Any) -> str:
     """`show(got)`, with its type's name when the type is what differs from `expected` (None
     for False, 1 for True, 1000.0 for 1000); a Claim for None, or None for a Claim, is plain."""
-    types = {type(got), type(expected)}
-    if len(types) == 1 or types <= {Claim, type(None)}:
+    types = {type_name(got), type_name(expected)}
+    if len(types) == 1 or types <= {"Claim", "NoneType"}:
         return show(got)
-    return f"{show(got)} ({type(got).__name__})"
+    return f"{show(got)} ({type_name(got)})"
+
+
+def type_name(value: Any) -> str:
+    """The short name of the value's type (a Foreign's type as the target process named it)."""
+    if type(value) is Foreign:
+        return value.type.rsplit(".", 1)[-1]
+    return type(value).__name__
 
 
 def stamp(claim: Claim | None) -> dict | None:
     return None if claim is None else dataclasses.asdict(claim)
 
 
+class Conn:
+    """The judge's handle on a connection opened in the target process (by name): what a check
+    hands to claim / finish / work_once, asks `in_transaction` of, or sets up (TEMP triggers)."""
+
+    def __init__(self, target: TargetProcess, name: str):
+        self.target, self.name = target, name
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.target.in_transaction(self.name)
+
+    def execute(self, sql: str, params: tuple = ()) -> None:
+        """Setup SQL on this connection (run by the target process, not by the code under grade)."""
+        self.target.execute(self.name, sql, params)
+
+    def journal_mode(self) -> str:
+        return self.target.journal_mode(self.name)
+
+    def close(self) -> None:
+        self.target.close_conn(self.name)
+
+
 class Lab:
-    """One check's world: a fresh database file and the target under grade."""
+    """One check's world: a fresh database file and the target under grade (in its process)."""
 
     _in_setup = 0  # > 0 inside `with lab.setup():`
 
-    def __init__(self, target, workdir: str, target_spec: str | None = None, seed: int = 1):
-        self.target = target
+    def __init__(self, target_spec: str | None, workdir: str, seed: int = 1, call_timeout: float = 10.0):
         self.target_spec = target_spec  # what --impl said: for checks that start processes
         self.seed = seed  # what the random timelines are drawn from (--replay SEED)
         self.dir = Path(workdir)
@@ -96,19 +137,29 @@ class Lab:
         self.statements: list[tuple[int | None, str]] = []  # (call number, SQL) seen on conn
         self._call: int | None = None
         self._calls = 0
-        self.conn = self.connect()
-        store.init_db(self.conn)
-        self.conn.watch(self._trace)  # stays when the target installs a trace callback of its own
+        self._conns = 0
         self.observer = store.connect(self.path, busy_timeout_ms=1000)
+        store.init_db(self.observer)
+        self.target: TargetProcess | None = None
+        self.conn: Conn | None = None
+        if target_spec is None:  # no code under grade (the project's tests of the verdicts)
+            return
+        try:
+            self.target = TargetProcess(target_spec, timeout=call_timeout)
+            self.conn = Conn(self.target, MAIN)  # the one whose statements are recorded
+            self.target.open(MAIN, self.path)
+        except BaseException:
+            self.close()
+            raise
 
     # -- the world -------------------------------------------------------------------------
-    def connect(self, busy_timeout_ms: int = store.BUSY_TIMEOUT_MS) -> watched.WatchedConnection:
-        """A connection to the check's database, as lab.store.connect opens it, to hand to the
-        target (its own trace callback never replaces the grader's)."""
-        return watched.connect(self.path, busy_timeout_ms=busy_timeout_ms)
-
-    def _trace(self, sql: str) -> None:
-        self.statements.append((self._call, sql))
+    def connect(self, busy_timeout_ms: int = store.BUSY_TIMEOUT_MS) -> Conn:
+        """A connection to the check's database, opened in the target process as
+        lab.store.connect opens it, to hand to the target (traced by the grader)."""
+        self._conns += 1
+        conn = Conn(self.target, f"c{self._conns}")
+        self.target.open(conn.name, self.path, busy_timeout_ms)
+        return conn
 
     def note(self, key: str, **params) -> None:
         """Add a line of narration (a catalogue key) to the timeline."""
@@ -155,12 +206,12 @@ class Lab:
     def claim(self, owner: str, now: int, lease_ms: int, conn=None) -> Claim | None:
         event = {"op": "claim", "actor": owner, "t": now, "lease_ms": lease_ms}
         result = self._invoke("claim", conn or self.conn, owner, now, lease_ms, event=event)
-        if result is not None and not isinstance(result, Claim):
-            self._wrong_type("claim", result, "Claim | None", event)
-        wrong = claimtypes.wrong_field(result) if result is not None else None
+        wrong = result.wrong_field if type(result) is Foreign else None
         if wrong:
             event["result"] = show(result)
             self.fail_wrong_field_type("claim", show(result), **wrong)
+        if result is not None and type(result) is not Claim:
+            self._wrong_type("claim", result, "Claim | None", event)
         event["result"] = stamp(result)
         return result
 
@@ -183,7 +234,7 @@ class Lab:
         event["result"] = result
         return result
 
-    def _invoke(self, function: str, *args, event: dict):
+    def _invoke(self, function: str, conn: Conn, *args, event: dict):
         # `event` is the caller's own dict: a call made from inside send (a nested call) adds its
         # event later on the timeline, so the result goes to `event`, never to timeline[-1].
         self.timeline.append(event)
@@ -191,13 +242,47 @@ class Lab:
         outer, self._call = self._call, self._calls
         sandbox.report_step(event)
         try:
-            return getattr(self.target, function)(*args)
-        except NotImplementedError:
-            self.fail_not_implemented(function)
-        except BaseException as exc:
-            raise TargetRaised(function, exc, where(exc), event) from None
+            return getattr(self.target, function)(conn.name, *args)
+        except RaisedInTarget as raised:
+            if raised.not_implemented:
+                self.fail_not_implemented(function)
+            raise TargetRaised(function, raised, raised.where, event) from None
+        except TargetEnded as ended:
+            self._ended(ended, event)
+        except TargetTimeout as timeout:
+            raise CheckFailed(Failure(Outcome.TIMED_OUT, step=event, timeout=timeout.timeout))
+        except ProtocolError as broken:
+            self._protocol_error(broken, event)
         finally:
+            self.statements.extend((self._call, sql) for name, sql in self.target.statements
+                                   if name == MAIN)
+            self.target.statements = []
             self._call = outer
+
+    def _ended(self, ended: TargetEnded, event: dict | None) -> NoReturn:
+        limit = sandbox.LIMIT_SIGNALS.get(getattr(signal, ended.signal or "", None))
+        if limit is not None:
+            raise CheckFailed(Failure(Outcome.RESOURCE_LIMIT, Kind.RESOURCE_LIMIT, error=limit,
+                                      step=event, timeline=self.timeline))
+        how = {"signal": ended.signal} if ended.signal else {"code": ended.code}
+        raise CheckFailed(Failure(Outcome.ERRORED, Kind.EXITED, step=event,
+                                  timeline=self.timeline, **how))
+
+    def _protocol_error(self, broken: ProtocolError, event: dict | None) -> NoReturn:
+        raise CheckFailed(Failure(Outcome.ERRORED, Kind.PROTOCOL, error=str(broken)[:300],
+                                  step=event, timeline=self.timeline))
+
+    def settle(self) -> None:
+        """Before a check's pass is believed: one round trip with a fresh nonce, so a reply the
+        code under grade forged on the channel shows up (out of turn) as a protocol error."""
+        if self.target is None:
+            return
+        try:
+            self.target.sync()
+        except TargetEnded as ended:
+            self._ended(ended, None)
+        except ProtocolError as broken:
+            self._protocol_error(broken, None)
 
     def raises(self, call: Callable[[], Any]) -> BaseException | None:
         """Run `call` (a lambda over lab.claim/finish/work_once); return what the target raised."""
@@ -283,14 +368,15 @@ class Lab:
 
     def _wrong_type(self, function: str, value: Any, wanted: str, event: dict) -> None:
         event["result"] = show(value)
-        self.fail_wrong_type(function, show(value), type(value).__name__, wanted)
+        self.fail_wrong_type(function, show(value), type_name(value), wanted)
 
     def close(self) -> None:
-        for conn in (self.conn, self.observer):
-            try:
-                conn.close()
-            except Exception:
-                pass
+        if self.target is not None:
+            self.target.close()
+        try:
+            self.observer.close()
+        except Exception:
+            pass
 
 
 def expected_row(row: dict, **changes) -> dict:
@@ -301,7 +387,10 @@ def expected_row(row: dict, **changes) -> dict:
 
 
 def error_line(exc: BaseException) -> str:
-    """`Type: message`, the way a failure sentence names an exception."""
+    """`Type: message`, the way a failure sentence names an exception (one the target raised
+    arrives already in that form)."""
+    if isinstance(exc, RaisedInTarget):
+        return exc.message
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
@@ -321,33 +410,48 @@ def where(exc: BaseException) -> str | None:
 
 
 def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
-              seed: int = 1) -> Failure | None:
-    """Child side of one check: load the target, run the body, turn every ending into a
-    failure (None: passed)."""
-    from . import target as targets
-
+              seed: int = 1, call_timeout: float = 10.0) -> Failure | None:
+    """Judge side of one check: start the target process, run the body, turn every ending into
+    a failure (None: passed). This process never imports the code under grade."""
     try:
-        module = targets.load(target_spec)
-    except targets.TargetError as exc:
+        lab = Lab(target_spec, workdir, seed, call_timeout)
+    except TargetLoadError as exc:
         return Failure.load_error(exc.kind, exc.params)
-    lab = Lab(module, workdir, target_spec, seed)
+    except TargetEnded as ended:
+        how = {"signal": ended.signal} if ended.signal else {"code": ended.code}
+        return Failure(Outcome.ERRORED, Kind.EXITED, step={"op": "import", "target": target_spec},
+                       **how)
+    except ProtocolError as broken:
+        return Failure(Outcome.ERRORED, Kind.PROTOCOL, error=str(broken)[:300],
+                       step={"op": "import", "target": target_spec})
     try:
         body(lab)
+        lab.settle()
         return None
     except CheckFailed as failed:
         return failed.failure
     except TargetRaised as raised:
         if raised.event is not None:
             raised.event["raised"] = error_line(raised.exc)
-        limit = sandbox.limit_hit(raised.exc)
+        limit = limit_hit(raised.exc)
         if limit is not None:
             return Failure(Outcome.RESOURCE_LIMIT, Kind.RESOURCE_LIMIT, error=limit,
                            timeline=lab.timeline)
         return Failure(Outcome.ERRORED, Kind.RAISED, function=raised.function,
                        error=error_line(raised.exc), where=raised.where, timeline=lab.timeline,
                        setup=raised.setup or None)
-    except SystemExit as exc:
-        return Failure(Outcome.ERRORED, Kind.EXITED, code=exc.code, timeline=lab.timeline)
     finally:
         lab.close()
         sys.stdout.flush()
+
+
+def limit_hit(exc: BaseException) -> str | None:
+    """Which limit an exception the target raised says ran out, if any: memory (MemoryError),
+    or file size (Python ignores SIGXFSZ: the write fails with EFBIG, errno 27)."""
+    if isinstance(exc, RaisedInTarget):
+        if exc.type == "MemoryError":
+            return "memory"
+        if exc.message.startswith(("OSError: [Errno 27]", "OSError: [Errno %d]" % errno.EFBIG)):
+            return "file-size"
+        return None
+    return sandbox.limit_hit(exc)

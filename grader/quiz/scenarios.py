@@ -12,12 +12,11 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 from lab.store import Claim
 
-from grader.harness.scenario import CheckFailed, Lab, TargetRaised, show
+from grader.harness.scenario import CheckFailed, Lab, TargetRaised, error_line, show
 from .bank import Choice, Question
 
 
@@ -34,8 +33,9 @@ class Outcome:
         return f"returned {show(self.returned)}, row {self.row}"
 
 
-def run(question: Question, target: ModuleType) -> Outcome:
-    """Play the question's steps against `target` (a module with claim/finish/work_once)."""
+def run(question: Question, target: str) -> Outcome:
+    """Play the question's steps against `target` (a module name or .py path with claim /
+    finish / work_once), run in a target process of its own as in a grade."""
     assert question.kind == "scenario", question.id
     with tempfile.TemporaryDirectory(prefix="quiz-") as workdir:
         lab = Lab(target, workdir)
@@ -65,7 +65,7 @@ def matches(choice: Choice, outcome: Outcome) -> bool:
     return all(column in row and row[column] == want for column, want in choice.row.items())
 
 
-def derive_answer(question: Question, target: ModuleType) -> str:
+def derive_answer(question: Question, target: str) -> str:
     """The one choice that describes what `target` does; ScenarioError if none or several do."""
     outcome = run(question, target)
     found = [c.id for c in question.choices if matches(c, outcome)]
@@ -112,6 +112,6 @@ def _agrees(got: Any, told: Any) -> bool:
 
 def _why(exc: Exception) -> str:
     if isinstance(exc, TargetRaised):
-        return f"{exc.function} raised {type(exc.exc).__name__}: {exc.exc}"
+        return f"{exc.function} raised {error_line(exc.exc)}"
     failure = exc.failure.to_json()
     return str({k: v for k, v in failure.items() if k != "timeline"})

@@ -309,6 +309,9 @@ def problem_line(failure: Failure, lang: str) -> str | None:
                else text("kind.exit-code", lang, code=failure.code))
         step = failure.step or (failure.timeline or [None])[-1]
         return text("kind.exited", lang, how=how, step=step_text(step, lang))
+    if kind == Kind.PROTOCOL:
+        step = failure.step or (failure.timeline or [None])[-1]
+        return text("kind.protocol-error", lang, error=failure.error, step=step_text(step, lang))
     if kind == Kind.RAISED:
         at = text("kind.at", lang, where=failure.where) if failure.where else ""
         return text("kind.raised", lang, function=failure.function, error=failure.error, at=at)
