@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_grader
+from conftest import ROOT, by_check, grade, run_grader
 from grader.harness import sandbox
 
 ATTACKS = ROOT / "tests" / "attacks"
@@ -77,3 +77,33 @@ def test_batch_ends_what_a_killed_grading_left_detached(tmp_path):
     time.sleep(6.5)
     assert list(marks.glob("marker-*")) == []
     assert "timed_out" in (tmp_path / "grades" / "gradebook.csv").read_text()
+
+
+# -- forged verdicts: nothing the code under grade writes is believed ---------------------------
+#: Checks a do-nothing queue passes (journal mode, empty work_once) and two it fails.
+FORGERY_CHECKS = ("journal-mode-stays-delete or work-once-empty-queue or finish-before-expiry"
+                  " or double-finish-rejected")
+
+
+@pytest.fixture(scope="module")
+def do_nothing(tmp_path_factory):
+    _, results = grade(str(ATTACKS / "do_nothing.py"), tmp_path_factory.mktemp("baseline"),
+                       "-k", FORGERY_CHECKS)
+    return by_check(results)
+
+
+@pytest.mark.parametrize("attack", ["forge_verdicts", "forge_replies"])
+def test_a_forged_verdict_scores_no_more_than_doing_nothing(attack, do_nothing, tmp_path):
+    """forge_verdicts writes "passed" result lines on every fd it holds or can open through
+    /proc (the judge's, the grader's) and patches the grader's classes in its own process;
+    forge_replies writes the replies the judge hopes for on its channel. Neither gains a
+    point: a line without the judge's token is never believed, and the judge runs apart."""
+    proc, results = grade(str(ATTACKS / f"{attack}.py"), tmp_path, "-k", FORGERY_CHECKS)
+    assert proc.returncode == 1
+    got = by_check(results)
+    assert set(got) == set(do_nothing) and len(got) >= 4
+    baseline = sum(t["score"] for t in do_nothing.values())
+    assert 0 < baseline < sum(t["max_score"] for t in do_nothing.values())
+    assert sum(t["score"] for t in got.values()) <= baseline
+    for check_id, test in got.items():
+        assert test["score"] <= do_nothing[check_id]["score"], check_id

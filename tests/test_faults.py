@@ -4,30 +4,23 @@ while injected."""
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 from lab import store
 
 from grader.checks.faults import FAULT_MESSAGE, injected_fault
-
-
-class FakeLab:
-    def __init__(self, conn):
-        self.conn, self.notes = conn, []
-
-    def note(self, key, **params):
-        self.notes.append(key)
+from grader.harness.scenario import Lab
+from grader.harness.target_client import RaisedInTarget
 
 
 @pytest.fixture
 def lab(tmp_path):
-    conn = store.connect(tmp_path / "q.db")
-    store.init_db(conn)
-    store.enqueue(conn, 5, 1_000)
-    yield FakeLab(conn)
-    conn.close()
+    """A check's Lab with the reference in its target process; the statements below run on
+    the target's connection (`lab.conn`), where the TEMP triggers live."""
+    lab = Lab("solutions.queue", str(tmp_path))
+    store.enqueue(lab.observer, 5, 1_000)
+    yield lab
+    lab.close()
 
 
 REPLACE = ("INSERT OR REPLACE INTO jobs (id, qty, status, token, attempts, max_attempts, deadline)"
@@ -40,10 +33,11 @@ REPLACE = ("INSERT OR REPLACE INTO jobs (id, qty, status, token, attempts, max_a
 ])
 def test_the_fault_hits_the_write_that_moves_the_job(lab, sql, params):
     with injected_fault(lab, "leased") as fault:
-        with pytest.raises(sqlite3.DatabaseError, match=FAULT_MESSAGE):
+        with pytest.raises(RaisedInTarget, match=FAULT_MESSAGE) as raised:
             lab.conn.execute(sql, params)
+    assert raised.value.sqlite_error == "IntegrityError"
     assert fault.fired == 1
-    assert store.get_job(lab.conn, 1)["status"] == "pending"
+    assert store.get_job(lab.observer, 1)["status"] == "pending"
 
 
 def test_other_writes_pass_and_the_fault_is_gone_afterwards(lab):
@@ -52,5 +46,5 @@ def test_other_writes_pass_and_the_fault_is_gone_afterwards(lab):
         lab.conn.execute(REPLACE, ("leased",))
     assert fault.fired == 0
     lab.conn.execute(REPLACE, ("done",))
-    assert store.get_job(lab.conn, 1)["status"] == "done"
-    assert lab.notes == ["note.fault-injected", "note.fault-removed"]
+    assert store.get_job(lab.observer, 1)["status"] == "done"
+    assert [e["key"] for e in lab.timeline] == ["note.fault-injected", "note.fault-removed"]

@@ -598,12 +598,15 @@ def test_a_signal_in_a_call_is_an_ended_process(tmp_path):
     judge.close()
 
 
-def test_system_exit_in_a_call_is_an_ended_process(tmp_path):
+def test_system_exit_in_a_call_is_raised_like_any_exception(tmp_path):
+    """sys.exit inside claim is the function raising SystemExit (as it was when the target ran
+    in the grader's own process): reported as raised, and the process goes on serving."""
     path, judge = fresh_db(tmp_path)
     target = start(write_target(tmp_path, ENDERS), path)
-    with pytest.raises(TargetEnded) as ended:
+    with pytest.raises(RaisedInTarget) as raised:
         target.finish("A", Claim(1, 5, "A", 1, 1, 1000), 0)
-    assert ended.value.code == 3 and ended.value.during == "finish"
+    assert raised.value.type == "SystemExit" and raised.value.message == "SystemExit: 3"
+    target.sync()
     judge.close()
 
 

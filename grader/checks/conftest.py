@@ -13,7 +13,7 @@ from grader.report.messages import default_lang
 from grader.report.render import failure_lines
 from grader.report.view import check_view
 from grader.harness.target import DEFAULT_TARGET
-from grader.harness.target_client import TargetLoadError, TargetProcess, TargetProcessError
+from grader.harness.target_client import TargetProcess, TargetProcessError
 from grader.results import CheckResult, Failure, outcome_of, result_to_json
 
 
@@ -57,10 +57,8 @@ def preflight(request):
         sandbox.report_step(step)
         try:
             TargetProcess(spec, start_timeout=10.0 * scale).close()
-        except TargetLoadError as exc:
-            return Failure.load_error(exc.kind, exc.params)
-        except TargetProcessError:  # it ended, hung or broke the channel: each check says so
-            return None
+        except TargetProcessError as exc:
+            return scenario.start_failure(exc, spec, 10.0 * scale)
         return None
 
     return sandbox.run(probe, timeout=10.0 * scale + 5)

@@ -1,8 +1,12 @@
 """Run one check in a forked child process, so student code cannot hang or crash the grader.
 
-The child reports over a pipe, one JSON object per line: `{"step": ...}` before each call into
-the target (so a hang or an exit can say what was running), then one `{"result": ...}`: the
-JSON form of a `grader.results.Failure`, or `{"outcome": "passed"}`.
+The child is the judge of one check: it never imports the code under grade (that runs in a
+target process the child starts, `target_client`). It reports over a pipe, one JSON object per
+line: `{"step": ...}` before each call into the target (so a hang or an exit can say what was
+running), then one `{"result": ...}`: the JSON form of a `grader.results.Failure`, or
+`{"outcome": "passed"}`. Each line carries a secret drawn before the fork (`token`); a line
+without it was not written by the judge and is never believed. The child is not dumpable, so a
+target process of the same user (not root) cannot open its fds or read its memory.
 The parent waits at most `timeout` seconds of wall-clock time (a safety net for hangs only:
 checks themselves run on logical time), then kills the child's whole process group.
 """
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import select
 import signal
 import time
@@ -20,12 +25,13 @@ from typing import Callable
 from grader.results import Failure, Kind, Outcome, result_from_json, result_to_json
 
 _progress_fd: int | None = None
+_token: str | None = None  # this run's secret: the parent believes only lines that carry it
 
 
 def report_step(step: dict) -> None:
     """Child side: tell the parent what is about to run (no-op outside a sandbox)."""
     if _progress_fd is not None:
-        _write(_progress_fd, {"step": step})
+        _write(_progress_fd, {"step": step, "token": _token})
 
 
 def _write(fd: int, obj: dict) -> None:
@@ -40,13 +46,16 @@ def run(body: Callable[[], Failure | None], timeout: float) -> Failure | None:
     Failures made here: timed out (with the step), exited (with the step and the exit code or
     signal), and grader-bug when `body` itself raised.
     """
-    global _progress_fd
+    global _progress_fd, _token
     become_subreaper()
     before = _children()
+    token = secrets.token_hex(16)
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # child
         os.close(read_fd)
+        _not_dumpable()
+        _token = token
         try:
             os.setpgid(0, 0)  # own process group: a timeout kills grandchildren too
         except OSError:
@@ -60,24 +69,24 @@ def run(body: Callable[[], Failure | None], timeout: float) -> Failure | None:
         except BaseException:  # a bug in the check itself, not in the target
             result = Failure.grader_bug(traceback.format_exc())
         try:
-            _write(write_fd, {"result": result_to_json(result)})
+            _write(write_fd, {"result": result_to_json(result), "token": token})
         except BaseException:
             code = 70
         os._exit(code)
 
     os.close(write_fd)
     try:
-        return _collect(pid, read_fd, timeout)
+        return _collect(pid, read_fd, timeout, token)
     finally:
         os.close(read_fd)
         sweep(pid, before)
 
 
-def _collect(pid: int, fd: int, timeout: float) -> Failure | None:
+def _collect(pid: int, fd: int, timeout: float, token: str) -> Failure | None:
     """Read the child's messages until its result, its end, or the timeout. The pipe's end is
     not waited for: a process the code under grade forked may hold it open (it is swept)."""
     deadline = time.monotonic() + timeout
-    reader = _Messages(fd)
+    reader = _Messages(fd, token)
     status = None
     while reader.result is None:
         left = deadline - time.monotonic()
@@ -98,6 +107,8 @@ def _collect(pid: int, fd: int, timeout: float) -> Failure | None:
         status = _reap(pid, deadline)
     if reader.result is not None:
         return result_from_json(reader.result)
+    if reader.forged:
+        return Failure(Outcome.ERRORED, Kind.PROTOCOL, error=reader.forged, step=reader.last_step)
     if status is None:
         return _timed_out(reader.last_step, timeout)
     if os.WIFSIGNALED(status) and os.WTERMSIG(status) in LIMIT_SIGNALS:
@@ -114,12 +125,15 @@ _POLL = 0.05  # seconds between looks at whether the child has ended (when it sa
 
 
 class _Messages:
-    """The child's lines on the pipe: the last step it announced, and its result."""
+    """The child's lines on the pipe: the last step it announced, and its result. A line
+    without this run's token was not written by the judge (the code under grade reached the
+    pipe): it is never believed, and the check is errored if nothing else arrives."""
 
-    def __init__(self, fd: int):
-        self.fd, self.buffer = fd, b""
+    def __init__(self, fd: int, token: str):
+        self.fd, self.buffer, self.token = fd, b"", token
         self.last_step: dict | None = None
         self.result: dict | None = None
+        self.forged: str | None = None
 
     def read(self) -> bool:
         """Read what is there; False at the pipe's end."""
@@ -127,11 +141,19 @@ class _Messages:
         if not chunk:
             return False
         *lines, self.buffer = (self.buffer + chunk).split(b"\n")
+        if len(self.buffer) > 16 << 20:  # no line of the judge's is that long
+            self.forged, self.buffer = "an endless line on the verdict pipe", b""
         for line in lines:
-            message = json.loads(line)
-            if "step" in message:
+            try:
+                message = json.loads(line)
+                genuine = type(message) is dict and message.get("token") == self.token
+            except ValueError:
+                genuine = False
+            if not genuine:
+                self.forged = self.forged or "a line on the verdict pipe the judge did not write"
+            elif "step" in message:
                 self.last_step = message["step"]
-            elif self.result is None:
+            elif self.result is None and "result" in message:
                 self.result = message["result"]
         return True
 
@@ -272,6 +294,20 @@ def end_strays(keep: set[int]) -> None:
             except (ProcessLookupError, ChildProcessError, PermissionError):
                 pass
         time.sleep(0.002)
+
+
+def _not_dumpable() -> None:
+    """Linux: no other process of the same user (root excepted) may open this process's fds
+    through /proc/PID/fd, read its memory or ptrace it; elsewhere a no-op."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+_PR_SET_DUMPABLE = 4
 
 
 def _redirect_stdin() -> None:

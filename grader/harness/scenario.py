@@ -30,8 +30,9 @@ from grader.results import Failure, Kind, Outcome, RowDiff
 
 from . import sandbox
 from .interleave import is_statement
-from .target_client import (Foreign, ProtocolError, RaisedInTarget, TargetEnded,
-                            TargetLoadError, TargetProcess, TargetTimeout)
+from .target_client import (START_TIMEOUT, Foreign, ProtocolError, RaisedInTarget,
+                            TargetEnded, TargetLoadError, TargetProcess, TargetProcessError,
+                            TargetTimeout)
 
 #: The target's connection the checks call through (`lab.conn`).
 MAIN = "main"
@@ -260,13 +261,7 @@ class Lab:
             self._call = outer
 
     def _ended(self, ended: TargetEnded, event: dict | None) -> NoReturn:
-        limit = sandbox.LIMIT_SIGNALS.get(getattr(signal, ended.signal or "", None))
-        if limit is not None:
-            raise CheckFailed(Failure(Outcome.RESOURCE_LIMIT, Kind.RESOURCE_LIMIT, error=limit,
-                                      step=event, timeline=self.timeline))
-        how = {"signal": ended.signal} if ended.signal else {"code": ended.code}
-        raise CheckFailed(Failure(Outcome.ERRORED, Kind.EXITED, step=event,
-                                  timeline=self.timeline, **how))
+        raise CheckFailed(ended_failure(ended, event, self.timeline))
 
     def _protocol_error(self, broken: ProtocolError, event: dict | None) -> NoReturn:
         raise CheckFailed(Failure(Outcome.ERRORED, Kind.PROTOCOL, error=str(broken)[:300],
@@ -415,15 +410,8 @@ def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
     a failure (None: passed). This process never imports the code under grade."""
     try:
         lab = Lab(target_spec, workdir, seed, call_timeout)
-    except TargetLoadError as exc:
-        return Failure.load_error(exc.kind, exc.params)
-    except TargetEnded as ended:
-        how = {"signal": ended.signal} if ended.signal else {"code": ended.code}
-        return Failure(Outcome.ERRORED, Kind.EXITED, step={"op": "import", "target": target_spec},
-                       **how)
-    except ProtocolError as broken:
-        return Failure(Outcome.ERRORED, Kind.PROTOCOL, error=str(broken)[:300],
-                       step={"op": "import", "target": target_spec})
+    except TargetProcessError as exc:
+        return start_failure(exc, target_spec, START_TIMEOUT)
     try:
         body(lab)
         lab.settle()
@@ -443,6 +431,29 @@ def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
     finally:
         lab.close()
         sys.stdout.flush()
+
+
+def ended_failure(ended: TargetEnded, step: dict | None,
+                  timeline: list[dict] | None = None) -> Failure:
+    """The target process ended during `step`: a limit's signal, or an exit code or signal."""
+    limit = sandbox.LIMIT_SIGNALS.get(getattr(signal, ended.signal or "", None))
+    if limit is not None:
+        return Failure(Outcome.RESOURCE_LIMIT, Kind.RESOURCE_LIMIT, error=limit, step=step,
+                       timeline=timeline)
+    how = {"signal": ended.signal} if ended.signal else {"code": ended.code}
+    return Failure(Outcome.ERRORED, Kind.EXITED, step=step, timeline=timeline, **how)
+
+
+def start_failure(exc: TargetProcessError, target_spec: str, timeout: float) -> Failure | None:
+    """What went wrong starting the target process (importing the code under grade)."""
+    step = {"op": "import", "target": target_spec}
+    if isinstance(exc, TargetLoadError):
+        return Failure.load_error(exc.kind, exc.params)
+    if isinstance(exc, TargetTimeout):
+        return Failure(Outcome.TIMED_OUT, step=step, timeout=timeout)
+    if isinstance(exc, TargetEnded):
+        return ended_failure(exc, step)
+    return Failure(Outcome.ERRORED, Kind.PROTOCOL, error=str(exc)[:300], step=step)
 
 
 def limit_hit(exc: BaseException) -> str | None:

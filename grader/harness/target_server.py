@@ -37,7 +37,8 @@ Target -> judge:
 The kind is decided by exact type (`type(x) is int`): an int subclass, a Claim subclass or a Claim
 holding a non-int field is "other", with its type's name and a bounded repr. While a callback
 waits for its answer the judge may send further requests (nested calls, served in order). A call
-that raises SystemExit ends the process with its code; a request the server cannot make sense of
+that raises SystemExit is answered as any exception (only os._exit or a signal ends the
+process: the judge sees that as the process ending); a request the server cannot make sense of
 (a judge bug) ends it with code 3. `statements` are the SQL traced during the call (not during
 calls nested in it), on every connection opened here.
 """
@@ -141,8 +142,6 @@ class Server:
             value = self.run(call)
         except _Refused as refused:
             reply = {"refused": str(refused)}
-        except SystemExit as exc:
-            os._exit(_exit_code(exc.code))
         except BaseException as exc:  # the target's error, whatever it is, goes back as data
             try:
                 reply = {"raised": describe_error(exc, call.raised)}
@@ -423,12 +422,6 @@ def _field(request: dict, key: str, kind: type):
     if type(value) is not kind:
         _bug(f"{request.get('op')!s:.20}: {key} is not a {kind.__name__}")
     return value
-
-
-def _exit_code(code) -> int:
-    if code is None:
-        return 0
-    return code if type(code) is int and 0 <= code <= 255 else 1
 
 
 def _bug(why: str):
