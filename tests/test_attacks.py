@@ -3,6 +3,7 @@ or an instructor would grade it. Each attack is one small file; each test says w
 
 from __future__ import annotations
 
+import csv
 import json
 import time
 from pathlib import Path
@@ -107,3 +108,24 @@ def test_a_forged_verdict_scores_no_more_than_doing_nothing(attack, do_nothing, 
     assert sum(t["score"] for t in got.values()) <= baseline
     for check_id, test in got.items():
         assert test["score"] <= do_nothing[check_id]["score"], check_id
+
+
+def test_in_batch_no_attack_scores_more_than_doing_nothing(tmp_path):
+    """The forgeries above, and a submission that imports the reference under a spelling no
+    scan finds, graded side by side in `batch` on an instructor's checkout (where solutions/
+    exists): each row scores no more than the do-nothing row."""
+    subs = tmp_path / "class"
+    subs.mkdir()
+    names = ("do_nothing", "forge_verdicts", "forge_replies", "borrow_reference")
+    for name in names:
+        (subs / f"{name}.py").write_text((ATTACKS / f"{name}.py").read_text())
+    proc = run_grader("batch", str(subs), "--out", str(tmp_path / "grades"), "-k",
+                      FORGERY_CHECKS, "--quiet", timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    with open(tmp_path / "grades" / "gradebook.csv", newline="", encoding="utf-8") as f:
+        rows = {row["submission"]: row for row in csv.DictReader(f)}
+    assert set(rows) == set(names)
+    baseline = int(rows["do_nothing"]["score"])
+    assert 0 < baseline < int(rows["do_nothing"]["max_score"])
+    for name in names:
+        assert rows[name]["status"] == "graded" and int(rows[name]["score"]) <= baseline, rows[name]

@@ -443,6 +443,35 @@ def hide(fd: int) -> int:
     return moved
 
 
+#: Set (to "1") by batch and the platform autograders: the code under grade may not import the
+#: reference or the project's tests (mutants, correct alternatives), by any spelling of import.
+SEALED_ENV = "LEASELAB_SEALED"
+SEALED_PACKAGES = ("solutions", "tests")
+
+
+class Sealed:
+    """A meta path finder, first in line, that refuses the sealed packages."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.split(".", 1)[0] in SEALED_PACKAGES:
+            raise ModuleNotFoundError(f"No module named {name!r} (not available to the code "
+                                      "under grade)", name=name)
+        return None
+
+    @staticmethod
+    def invalidate_caches():
+        pass
+
+
+def seal() -> None:
+    """Refuse the sealed packages from now on (already imported ones are dropped too)."""
+    for name in list(sys.modules):
+        if name.split(".", 1)[0] in SEALED_PACKAGES:
+            del sys.modules[name]
+    sys.meta_path.insert(0, Sealed)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 5 or args[0] != "--in" or args[2] != "--out":
@@ -450,6 +479,8 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     channel = Channel(hide(int(args[1])), hide(int(args[3])))
+    if os.environ.get(SEALED_ENV) == "1":
+        seal()
     try:
         module = targets.load(args[4])
     except targets.TargetError as exc:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.harness import sandbox
+from grader.harness.target_server import SEALED_ENV
 from grader.report.messages import INSTRUCTOR_TOO_LARGE, text
 from grader.report.results_json import (CRASHED, GRADED, TIMED_OUT, TOO_LARGE, not_graded,
                                         read)
@@ -70,7 +71,7 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
     tmp = Path(workdir) / "tmp"
     tmp.mkdir()
     env = {**os.environ, "PYTHONPATH": _pythonpath(), "TMPDIR": str(tmp), "NO_COLOR": "1",
-           "PYTHONDONTWRITEBYTECODE": "1"}
+           "PYTHONDONTWRITEBYTECODE": "1", SEALED_ENV: "1"}  # no reference, no tests
     cmd = [sys.executable, "-m", "grader", "--impl", str(target), "--json", str(out),
            "--lang", lang, "--timeout-scale", f"{timeout_scale:g}"]
     if select:
