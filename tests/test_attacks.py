@@ -27,7 +27,8 @@ def alive(pid: int) -> bool:
 def test_nothing_the_code_under_grade_starts_outlives_the_grade(tmp_path):
     proc = run_grader("--impl", str(ATTACKS / "detach_and_linger.py"), "-k",
                       "finish-before-expiry or empty-queue-returns-none",
-                      env={"LEASELAB_ATTACK_DIR": str(tmp_path)})
+                      env={"LEASELAB_ATTACK_DIR": str(tmp_path),
+                           "LEASELAB_EXTRA_WRITABLE": str(tmp_path)})
     assert proc.returncode == 1, proc.stderr
     # the import probe and both checks imported it: three times it left six processes behind
     assert len(list(tmp_path.glob("started-*"))) == 3, "the attack did not run"
@@ -53,7 +54,8 @@ def test_a_check_that_runs_out_of_a_resource_says_which(tmp_path, how, limit):
     out = tmp_path / "results.json"
     proc = run_grader("--impl", str(ATTACKS / "exhaust_resources.py"), "-k",
                       "reclaim-before-expiry", "--json", str(out),
-                      env={"LEASELAB_ATTACK": how, "LEASELAB_ATTACK_DIR": str(tmp_path)})
+                      env={"LEASELAB_ATTACK": how, "LEASELAB_ATTACK_DIR": str(tmp_path),
+                           "LEASELAB_EXTRA_WRITABLE": str(tmp_path)})
     assert proc.returncode == 1, proc.stderr
     (test,) = json.loads(out.read_text(encoding="utf-8"))["tests"]
     assert test["extra_data"]["outcome"] == "resource_limit" and test["score"] == 0
@@ -70,7 +72,8 @@ def test_batch_ends_what_a_killed_grading_left_detached(tmp_path):
     marks.mkdir()
     proc = run_grader("batch", str(subs), "--out", str(tmp_path / "grades"), "--timeout", "4",
                       "-k", "finish-before-expiry", "--quiet",
-                      env={"LEASELAB_ATTACK_DIR": str(marks)}, timeout=120)
+                      env={"LEASELAB_ATTACK_DIR": str(marks),
+                           "LEASELAB_EXTRA_WRITABLE": str(marks)}, timeout=120)
     assert proc.returncode == 0, proc.stderr
     pids = [int(p.name.split("-")[1]) for p in marks.glob("pid-*")]
     assert pids, "the attack did not run"

@@ -146,7 +146,7 @@ class Lab:
         if target_spec is None:  # no code under grade (the project's tests of the verdicts)
             return
         try:
-            self.target = TargetProcess(target_spec, timeout=call_timeout)
+            self.target = TargetProcess(target_spec, timeout=call_timeout, writable=[self.dir])
             self.conn = Conn(self.target, MAIN)  # the one whose statements are recorded
             self.target.open(MAIN, self.path)
         except BaseException:

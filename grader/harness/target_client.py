@@ -49,6 +49,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import weakref
@@ -58,6 +59,10 @@ from lab.store import BUSY_TIMEOUT_MS, Claim
 
 from . import wire
 
+#: Folders the target may write besides its databases' (os.pathsep-separated): for the
+#: project's attack tests, which need to see what an attack managed to do. Never set it to
+#: grade a class: it widens the jail (grader.harness.jail).
+EXTRA_WRITABLE = "LEASELAB_EXTRA_WRITABLE"
 CALL_TIMEOUT = 10.0  # seconds the target may keep control before it is taken as hung
 START_TIMEOUT = 20.0  # a fresh interpreter that imports the target, on a loaded machine
 _SCALARS = (type(None), bool, int, str)
@@ -158,8 +163,17 @@ class TargetProcess:
 
     def __init__(self, spec: str, *, cwd: str | None = None, env: dict | None = None,
                  log: str | None = None, timeout: float = CALL_TIMEOUT,
-                 start_timeout: float = START_TIMEOUT, python: str = sys.executable):
+                 start_timeout: float = START_TIMEOUT, python: str = sys.executable,
+                 writable: tuple | list = ()):
         self.spec = spec
+        self.contained = 0  # the Landlock ABI the target process is jailed with (0: none)
+        # The target may write only its databases' folders (and the temporary folder, where
+        # a check's databases live unless it says otherwise): see grader.harness.jail.
+        places = [str(p) for p in writable] or [tempfile.gettempdir()]
+        # The project's own attack tests let an attack leave marks where the test looks.
+        places += [p for p in os.environ.get(EXTRA_WRITABLE, "").split(os.pathsep) if p]
+        env = {**(os.environ if env is None else env), wire.JAIL_ENV: os.pathsep.join(places),
+               "TMPDIR": places[0], "SQLITE_TMPDIR": places[0]}
         self.timeout = timeout
         self.statements: list[tuple[str, str]] = []  # traced during the last call
         self.dropped = 0  # statements of the last call not kept (over the limit)
@@ -299,9 +313,10 @@ class TargetProcess:
         if kind != "ready":
             self._fail(f"expected ready, got {_what(message)}")
         try:
-            wire.keys(message, ("msg", "pid"), what="ready")
+            wire.keys(message, ("msg", "pid"), ("contained",), what="ready")
             # the server's own pid: the Popen pid unless `python` is a wrapper that forks
             self.server_pid = wire.integer(message["pid"], "pid")
+            self.contained = wire.integer(message.get("contained", 0), "contained")
         except wire.WireError as exc:
             self._fail(str(exc))
         self._check_quiet()

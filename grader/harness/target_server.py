@@ -23,7 +23,8 @@ Judge -> target (requests; `id` is the judge's call number, echoed in the reply)
 
 Target -> judge:
 
-    {"msg": "ready", "pid"} | {"msg": "load-error", "kind", "params": {str: str | int}}
+    {"msg": "ready", "pid", "contained": ABI (0: no Landlock jail)}
+    | {"msg": "load-error", "kind", "params": {str: str | int}}
     {"msg": "callback", "id", "cb", "name": "send", "arg": VALUE} | {..., "name": "clock"}
     {"msg": "reply", "id", "value": VALUE | "raised": ERROR | "refused": str,
      "statements": [[conn, sql], ...], "dropped": int}
@@ -46,6 +47,7 @@ calls nested in it), on every connection opened here.
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import os
 import random
 import reprlib
@@ -57,8 +59,8 @@ import traceback
 
 from lab.store import Claim
 
+from . import jail, watched, wire
 from . import target as targets
-from . import watched, wire
 
 PROTOCOL_BUG = 3  # exit code: the judge sent something this server does not understand
 _HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -472,6 +474,31 @@ def seal() -> None:
     sys.meta_path.insert(0, Sealed)
 
 
+def readable(spec: str, sealed: bool) -> list[str]:
+    """What the code under grade may read besides Python and the system: the grader's `grader`
+    and `lab` packages, the folder of the target (only its file, when that folder holds the
+    grader itself: a checkout's root) and, unless sealed, the reference beside the grader (the
+    project's own mutants build on it; sealed, nothing of it is readable)."""
+    grader_dir = os.path.dirname(_HARNESS_DIR)
+    lab_dir = os.path.dirname(os.path.abspath(sys.modules["lab.store"].__file__))
+    places = [grader_dir, lab_dir]
+    if not sealed:
+        places.append(os.path.join(os.path.dirname(grader_dir), SEALED_PACKAGES[0]))
+    try:
+        if targets.is_path(spec):
+            origin = os.path.abspath(spec)
+        else:
+            found = importlib.util.find_spec(spec)
+            origin = found.origin if found is not None else None
+    except (ImportError, ValueError, AttributeError):
+        origin = None
+    if origin and os.path.exists(origin):
+        folder = os.path.dirname(origin)
+        root = os.path.dirname(grader_dir)
+        places.append(origin if os.path.commonpath([folder, root]) == folder else folder)
+    return places
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 5 or args[0] != "--in" or args[2] != "--out":
@@ -479,8 +506,14 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     channel = Channel(hide(int(args[1])), hide(int(args[3])))
-    if os.environ.get(SEALED_ENV) == "1":
+    writable = os.environ.pop(wire.JAIL_ENV, None)
+    sealed = os.environ.get(SEALED_ENV) == "1"
+    if sealed:
         seal()
+    contained = 0
+    if writable is not None:
+        contained = jail.enter(read=readable(args[4], sealed),
+                               write=[p for p in writable.split(os.pathsep) if p])
     try:
         module = targets.load(args[4])
     except targets.TargetError as exc:
@@ -489,7 +522,7 @@ def main(argv: list[str] | None = None) -> int:
         channel.send({"msg": "load-error", "kind": _clean(exc.kind, wire.MAX_NAME),
                       "params": params})
         return 0
-    channel.send({"msg": "ready", "pid": os.getpid()})
+    channel.send({"msg": "ready", "pid": os.getpid(), "contained": contained})
     Server(module, channel).serve()
     return 0
 

@@ -24,6 +24,10 @@ MAX_CHAIN = 8  # exceptions in a __cause__/__context__ chain
 MAX_NESTING = 16  # calls made from inside callbacks, inside callbacks...
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # SQLite's integers
 
+#: Environment the judge sets for the target process: the folders it may write, os.pathsep-
+#: separated; the server then enters its Landlock jail (grader.harness.jail) before the import.
+JAIL_ENV = "LEASELAB_JAIL_WRITE"
+
 #: A Claim on the wire: these six keys, these exact types.
 CLAIM_FIELDS = (("id", int), ("qty", int), ("owner", str), ("token", int), ("attempt", int),
                 ("lease_until", int))

@@ -1,0 +1,126 @@
+"""Contain the target process with Landlock (Linux >= 5.13), as root or as any user.
+
+`enter(read, write)` is called by the target server after the channel is set up and before the
+code under grade is imported. From then on that process, and every process it starts, may:
+
+- read (and map: shared libraries load through open, which is all Landlock sees) files only
+  under `read`: the Python installation, the system's libraries,
+  the grader's `grader/` and `lab/` packages and the folder of the code under grade — not the
+  reference (`solutions/`), not the project's tests, not another submission, not /proc beyond
+  its own entry (so not the judge's descriptors through /proc/PID/fd), not any results file;
+- write, create and remove files only under `write` (the check's database folders) and
+  /dev/null;
+- execute nothing (no new programs);
+- connect or bind no TCP socket (ABI >= 4): `send` is the judge's, the target needs no network;
+- signal no process outside its own sandbox, nor reach an abstract Unix socket outside it
+  (ABI >= 6): it cannot kill or stop the judge;
+- ptrace no process outside its sandbox (every ABI).
+
+Landlock is a stacking LSM for unprivileged sandboxing: it holds against root too (it does not
+depend on file ownership), and it cannot be lifted once entered. Where the kernel has no
+Landlock (or an older ABI) `enter` does what the ABI allows and returns the ABI (0: nothing):
+the target server tells the judge in its "ready" message, and the threat model in the README
+says what then still holds.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+import sys
+
+_SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446  # same on every arch
+_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH = 1
+_PR_SET_NO_NEW_PRIVS = 38
+
+# LANDLOCK_ACCESS_FS_*
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
+MAKE_REG, MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12
+REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+_FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 5: (1 << 16) - 1}
+# LANDLOCK_ACCESS_NET_* (ABI 4) and LANDLOCK_SCOPE_* (ABI 6)
+_NET_ALL = (1 << 0) | (1 << 1)
+_SCOPE_ALL = (1 << 0) | (1 << 1)
+
+READ = READ_FILE | READ_DIR
+WRITE = (READ | WRITE_FILE | REMOVE_FILE | REMOVE_DIR | MAKE_DIR | MAKE_REG | TRUNCATE)
+
+#: System folders every Python program reads (shared libraries, time zones, locale data).
+SYSTEM = ("/usr", "/lib", "/lib64", "/lib32", "/etc", "/opt")
+DEVICES_RW = ("/dev/null",)
+DEVICES_R = ("/dev/urandom", "/dev/random", "/dev/zero")
+
+
+def abi() -> int:
+    """The kernel's Landlock ABI version (0: none)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        version = libc.syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0),
+                               ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    except (OSError, AttributeError):
+        return 0
+    return max(0, int(version))
+
+
+def python_folders() -> list[str]:
+    """Where this interpreter's standard library and installed packages live."""
+    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    folders.update(p for p in sys.path if p and os.path.isdir(p) and "site-packages" in p)
+    return sorted(folders)
+
+
+def enter(read: list[str], write: list[str]) -> int:
+    """Restrict this process (and its future children) as the module docstring says; returns
+    the Landlock ABI used (0: the kernel has none, nothing was restricted)."""
+    version = abi()
+    if version <= 0 or not sys.platform.startswith("linux"):
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    fs = _FS_BY_ABI[max(k for k in _FS_BY_ABI if k <= version)]
+    if version >= 6:
+        attr = struct.pack("=QQQ", fs, _NET_ALL, _SCOPE_ALL)
+    elif version >= 4:
+        attr = struct.pack("=QQ", fs, _NET_ALL)
+    else:
+        attr = struct.pack("=Q", fs)
+    buffer = ctypes.create_string_buffer(attr, len(attr))
+    ruleset = libc.syscall(_SYS_CREATE_RULESET, buffer, ctypes.c_size_t(len(attr)),
+                           ctypes.c_uint32(0))
+    if ruleset < 0:
+        return 0
+    try:
+        own = f"/proc/{os.getpid()}"  # its own /proc entry (its fds, its maps), no other
+        grants = [(path, READ) for path in (*SYSTEM, *python_folders(), own, *read)]
+        grants += [(path, READ_FILE) for path in DEVICES_R]
+        grants += [(path, READ_FILE | WRITE_FILE) for path in DEVICES_RW]
+        grants += [(path, WRITE) for path in write]
+        for path, access in grants:
+            _allow(libc, ruleset, path, access & fs)
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS")
+        if libc.syscall(_SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+    return version
+
+
+def _allow(libc, ruleset: int, path: str, access: int) -> None:
+    """Grant `access` beneath `path` (a missing path is skipped; a file gets file rights)."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        if not os.path.isdir(path):
+            access &= READ_FILE | WRITE_FILE | EXECUTE | TRUNCATE | IOCTL_DEV
+        attr = struct.pack("=Qi", access, fd)  # struct landlock_path_beneath_attr, packed
+        buffer = ctypes.create_string_buffer(attr, len(attr))
+        if libc.syscall(_SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
+                        buffer, ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
+    finally:
+        os.close(fd)

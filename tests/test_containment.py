@@ -1,0 +1,86 @@
+"""The target process's jail (grader/harness/jail.py, Landlock): what the code under grade may
+not do even as root — read the reference or a classmate's files, write the grader or a results
+file, reach the judge through /proc, signal it, open a TCP connection, run a program — and what
+it still may: read its own folder, write its databases' folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import textwrap
+
+import pytest
+
+from conftest import ROOT
+from grader.harness import jail
+from grader.harness.target_client import TargetProcess
+
+pytestmark = pytest.mark.skipif(jail.abi() < 6, reason="needs Landlock ABI 6 (Linux 6.12+)")
+
+PROBE = textwrap.dedent('''
+    import json, os, socket, subprocess, sys
+
+    def attempt(name, action, out):
+        try:
+            action()
+            out[name] = "allowed"
+        except Exception as exc:
+            out[name] = type(exc).__name__
+
+    def claim(conn, owner, now, lease_ms):
+        places = json.loads(owner)
+        out = {}
+        attempt("read-reference", lambda: open(places["reference"]).read(), out)
+        attempt("read-classmate", lambda: open(places["classmate"]).read(), out)
+        attempt("write-grader", lambda: open(places["grader"], "a").close(), out)
+        attempt("write-results", lambda: open(places["results"], "w").close(), out)
+        attempt("judge-fds", lambda: os.listdir(f"/proc/{os.getppid()}/fd"), out)
+        attempt("signal-judge", lambda: os.kill(os.getppid(), 0), out)
+        attempt("connect", lambda: socket.create_connection(("127.0.0.1", places["port"]), 2), out)
+        attempt("run-program", lambda: subprocess.run(["/bin/true"], check=True), out)
+        attempt("read-own-folder", lambda: open(__file__).read(), out)
+        attempt("write-own-db-folder",
+                lambda: open(os.path.join(places["own"], "x"), "w").close(), out)
+        attempt("read-stdlib", lambda: __import__("decimal"), out)
+        return json.dumps(out)
+
+    def finish(conn, claim, now):
+        return False
+
+    def work_once(conn, owner, send, clock, lease_ms):
+        return None
+''')
+
+
+def test_the_target_process_is_jailed(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "own").mkdir()
+    (tmp_path / "classmate").mkdir()
+    probe = tmp_path / "sub" / "probe.py"
+    probe.write_text(PROBE)
+    classmate = tmp_path / "classmate" / "queue.py"
+    classmate.write_text("SECRET = 1\n")
+    results = tmp_path / "results.json"
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    places = {"reference": str(ROOT / "solutions" / "queue.py"), "classmate": str(classmate),
+              "grader": str(ROOT / "grader" / "__init__.py"), "results": str(results),
+              "port": listener.getsockname()[1], "own": str(tmp_path / "own")}
+    before = (ROOT / "grader" / "__init__.py").read_bytes()
+    try:
+        with TargetProcess(str(probe), writable=[tmp_path / "own"],
+                           env={**os.environ, "LEASELAB_SEALED": "1"}) as target:
+            assert target.contained >= 6
+            target.open("c", tmp_path / "own" / "queue.db")
+            got = json.loads(target.claim("c", json.dumps(places), 0, 1))
+    finally:
+        listener.close()
+    assert got == {"read-reference": "PermissionError", "read-classmate": "PermissionError",
+                   "write-grader": "PermissionError", "write-results": "PermissionError",
+                   "judge-fds": "PermissionError", "signal-judge": "PermissionError",
+                   "connect": "PermissionError", "run-program": "PermissionError",
+                   "read-own-folder": "allowed", "write-own-db-folder": "allowed",
+                   "read-stdlib": "allowed"}
+    assert not results.exists() and (ROOT / "grader" / "__init__.py").read_bytes() == before
