@@ -16,10 +16,10 @@ import os
 from lab import store
 from lab.store import Claim
 
-from grader.harness import children, watched
+from grader.harness import children
 from grader.checkdef import check
 from .situations import DEADLINE, LEASE_MS, leased
-from grader.harness.interleave import changes_database, is_statement, sql_line
+from grader.harness.interleave import changes_database, sql_line
 from grader.harness.scenario import Lab
 from grader.results import RowDiff
 
@@ -66,17 +66,20 @@ def test_crash_mid_claim(lab):
 
 def rehearse(lab: Lab) -> dict:
     """Run claim once, uninterrupted, on a scratch database with the same pending job: the
-    statements it runs and the row a complete claim leaves."""
-    conn = watched.connect(lab.dir / "rehearsal.db")
-    store.init_db(conn)
-    job = store.enqueue(conn, QTY, DEADLINE)
-    statements: list[str] = []
-    conn.watch(lambda sql: statements.append(sql) if is_statement(sql) else None)
-    lab.note("crash.rehearsal")
+    statements it runs and the row a complete claim leaves. The lab's own connection in the
+    target process is opened on the scratch database for that one call (so the call is
+    recorded, statements included, as any other), then on the check's database again."""
+    path = lab.dir / "rehearsal.db"
+    conn = store.connect(path)
     try:
-        with lab.setup():
-            lab.claim("A", now=0, lease_ms=LEASE_MS, conn=conn)
-        conn.watch(None)
+        store.init_db(conn)
+        job = store.enqueue(conn, QTY, DEADLINE)
+        lab.note("crash.rehearsal")
+        lab.target.open(lab.conn.name, path)
+        with lab.setup():  # a claim that fails here ends the check: nothing to reopen for
+            lab.claim("A", now=0, lease_ms=LEASE_MS)
+        lab.target.open(lab.conn.name, lab.path)
+        statements = lab.statements_of(lab.calls)
         lab.note("crash.rehearsed", count=len(statements))
         return {"statements": statements, "row": store.get_job(conn, job)}
     finally:
