@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from grader.harness.interleave import (Lockstep, StatementGate, bare, changes_database,
-                                       is_statement, takes_write_lock, verb,
+from grader.harness.interleave import (Lockstep, StatementGate, WriteLockWatch, bare,
+                                       changes_database, is_statement, takes_write_lock, verb,
                                        waits_for_write_lock)
 
 
@@ -232,3 +232,43 @@ def test_after_free_the_gate_only_tells(tmp_path):
     conn.execute("SELECT 1")
     conn.execute("SELECT 2")
     assert [m[4] for m in channel.sent] == [True, False]
+
+
+def watched(conn, watch, sqls):
+    """Run `sqls` on `conn`, asking `watch` before each statement as the target server does."""
+    seen = []
+
+    def trace(sql):
+        if is_statement(sql):
+            seen.append((sql, watch.before(sql, conn.in_transaction)))
+    conn.set_trace_callback(trace)
+    for sql in sqls:
+        conn.execute(sql)
+    conn.set_trace_callback(None)
+    return seen
+
+
+def test_the_watch_says_when_a_statement_runs_holding_the_write_lock(tmp_path):
+    conn = sqlite3.connect(tmp_path / "db", isolation_level=None)
+    seen = watched(conn, WriteLockWatch(), (
+        "BEGIN IMMEDIATE", "SELECT 1", "COMMIT", "BEGIN", "SELECT 2", "COMMIT"))
+    assert seen == [("BEGIN IMMEDIATE", False), ("SELECT 1", True), ("COMMIT", True),
+                    ("BEGIN", False), ("SELECT 2", False), ("COMMIT", False)]
+
+
+def test_the_watch_reads_a_statement_past_its_leading_comments(tmp_path):
+    conn = sqlite3.connect(tmp_path / "db", isolation_level=None)
+    seen = watched(conn, WriteLockWatch(),
+                   ("-- lock\nBEGIN IMMEDIATE", "/* read */ SELECT 1", "-- done\nCOMMIT"))
+    assert [holds for _, holds in seen] == [False, True, True]
+
+
+def test_the_watch_forgets_a_write_once_the_transaction_is_over(tmp_path):
+    conn = sqlite3.connect(tmp_path / "db", isolation_level=None)
+    conn.execute("CREATE TABLE t (x)")
+    watch = WriteLockWatch()
+    seen = watched(conn, watch, ("INSERT INTO t VALUES (1)", "SELECT 1", "BEGIN", "SELECT 2",
+                                 "INSERT INTO t VALUES (2)", "SELECT 3", "ROLLBACK", "SELECT 4"))
+    # autocommit write: no lock held at the next statement; in a deferred transaction the
+    # lock is held from the statement after the first write on
+    assert [holds for _, holds in seen] == [False, False, False, False, False, True, True, False]

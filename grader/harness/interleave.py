@@ -106,6 +106,26 @@ def waits_for_write_lock(sql: str, holds_write: bool) -> bool:
     return takes_write_lock(sql)
 
 
+class WriteLockWatch:
+    """Does a connection surely hold the write (RESERVED) lock when a statement is about to run?
+
+    One per gated connection, in the target server (`target_server`), told of every statement
+    traced on it, in order: `before(sql, in_transaction)` answers for `sql` (True: it runs in a
+    transaction in which a statement that may take the write lock already ran), then counts it.
+    Outside a transaction no lock is held between statements."""
+
+    def __init__(self):
+        self.wrote = False  # a statement that may take the write lock ran in this transaction
+
+    def before(self, sql: str, in_transaction: bool) -> bool:
+        if not in_transaction:
+            self.wrote = False  # autocommit between statements: no lock is held
+        holds = in_transaction and self.wrote
+        if takes_write_lock(sql):
+            self.wrote = True
+        return holds
+
+
 class StatementGate:
     """Child side: the trace callback that asks the parent before each statement.
 

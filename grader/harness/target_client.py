@@ -4,9 +4,11 @@
 `pass_fds`, a new session so the whole process group can be killed; no multiprocessing, no
 pickle) and waits for its "ready". Its methods mirror what a check does with the code under grade:
 
-    open(name, path, busy_timeout_ms)     a traced lab.store connection in the target, by name
+    open(name, path, busy_timeout_ms, gated=False)
+                                          a traced lab.store connection in the target, by name
     execute(name, sql, params)            setup SQL on it (TEMP triggers); params JSON scalars
-    claim(conn, owner, now, lease_ms)     -> None | bool | int | str | Claim | Foreign
+    claim(conn, owner, now, lease_ms, statement=None)
+                                          -> None | bool | int | str | Claim | Foreign
     finish(conn, claim, now)              (same)
     work_once(conn, owner, send, clock, lease_ms)
     in_transaction(conn)                  -> bool
@@ -36,6 +38,18 @@ the callback's answer). A callable that raises `SendFailed(message)` makes the t
 own SendFailed; any other exception in a callable kills the target and propagates to the judge
 (the judge's exceptions never travel through the code under grade).
 
+Gated connections (the race and crash checks, `children`): `open(..., gated=True)` makes every
+claim on that connection ask before each of its statements. Such a claim needs `statement=`, a
+judge-side callable `statement(step, sql, holds_write) -> "go" | "free"` called before the
+target runs statement `step` (1, 2, ... in the call; `holds_write`: it runs in a transaction that
+already took the write lock). "free" lets that statement run and ends the asking for the rest of
+the call (the statements that follow come back in `statements` only). A statement callback is
+believed only during a claim on a gated connection, with a step above the last one, for a
+statement (not a comment line), and not after "free": anything else is a ProtocolError. A
+`statement` callable that raises, or answers anything but "go" or "free", kills the target and
+the error propagates. `kill()` SIGKILLs the target from any thread (as a crash would, nothing
+else), so that a judge thread can stop a target another thread is waiting on.
+
 This module never imports the code under grade, and nothing it receives is unpickled.
 """
 
@@ -58,6 +72,7 @@ from typing import Any, Callable
 from lab.store import BUSY_TIMEOUT_MS, Claim
 
 from . import wire
+from .interleave import is_statement
 
 #: Folders the target may write besides its databases' (os.pathsep-separated): for the
 #: project's attack tests, which need to see what an attack managed to do. Never set it to
@@ -156,10 +171,15 @@ class _Frame:
     send: Callable | None = None
     clock: Callable | None = None
     next_cb: int | None = None
+    statement: Callable | None = None  # a claim on a gated connection: asked before each step
+    step: int = 0  # the last step a statement callback announced
+    free: bool = False  # the judge answered "free"
 
 
 class TargetProcess:
     """A proxy for the code under grade, running in a process of its own."""
+
+    _gated: frozenset = frozenset()  # names of the connections opened gated
 
     def __init__(self, spec: str, *, cwd: str | None = None, env: dict | None = None,
                  log: str | None = None, timeout: float = CALL_TIMEOUT,
@@ -212,9 +232,19 @@ class TargetProcess:
             raise
 
     # -- the calls ---------------------------------------------------------------------------------
-    def open(self, name: str, path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
-        self._expect_none(self._call({"op": "open", "conn": _name(name), "path": str(path),
-                                      "busy_timeout_ms": _int(busy_timeout_ms)}), "open")
+    def open(self, name: str, path, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+             gated: bool = False) -> None:
+        """Open (or reopen) connection `name`; `gated`: its claims ask before each statement."""
+        if type(gated) is not bool:
+            raise TypeError("open: gated is a bool")
+        request = {"op": "open", "conn": _name(name), "path": str(path),
+                   "busy_timeout_ms": _int(busy_timeout_ms)}
+        if gated:
+            request["gated"] = True
+        self._gated = self._gated - {name}
+        self._expect_none(self._call(request), "open")
+        if gated:
+            self._gated = self._gated | {name}
 
     def execute(self, name: str, sql: str, params: tuple | list = ()) -> None:
         params = list(params)
@@ -238,6 +268,7 @@ class TargetProcess:
 
     def close_conn(self, conn: str) -> None:
         """Close a connection opened with `open` (its name may be opened again)."""
+        self._gated = self._gated - {conn}
         self._expect_none(self._call({"op": "close_conn", "conn": _name(conn)}), "close_conn")
 
     def count(self, key: str) -> int:
@@ -257,9 +288,14 @@ class TargetProcess:
             self._fail("sync answered another nonce")
         self.statements, self.dropped = statements, dropped  # sync is not a call to report
 
-    def claim(self, conn: str, owner: str, now: int, lease_ms: int) -> Any:
+    def claim(self, conn: str, owner: str, now: int, lease_ms: int,
+              statement: Callable[[int, str, bool], str] | None = None) -> Any:
+        """The target's claim; on a gated connection `statement(step, sql, holds_write)` is
+        asked before each of its statements and answers "go" or "free" (see above)."""
+        if (statement is not None) != (conn in self._gated):
+            raise TypeError("claim: statement= is given exactly for a gated connection")
         return self._call({"op": "claim", "conn": _name(conn), "owner": _str(owner),
-                           "now": _int(now), "lease_ms": _int(lease_ms)})
+                           "now": _int(now), "lease_ms": _int(lease_ms)}, statement=statement)
 
     def finish(self, conn: str, claim: Claim, now: int) -> Any:
         if type(claim) is not Claim:
@@ -274,6 +310,19 @@ class TargetProcess:
                   clock: Callable[[], int], lease_ms: int) -> Any:
         return self._call({"op": "work_once", "conn": _name(conn), "owner": _str(owner),
                            "lease_ms": _int(lease_ms)}, send=send, clock=clock)
+
+    def kill(self) -> None:
+        """SIGKILL the target's process group, from any thread: a crash, nothing more. Nothing
+        is closed or reaped here (the thread that uses the proxy may be reading its pipe): that
+        thread sees the end (TargetEnded) at its next read or write, and closes the proxy."""
+        if self._process.returncode is not None:  # reaped: its pid may be another's by now
+            return
+        for kill in (lambda: os.killpg(self._process.pid, signal.SIGKILL),
+                     lambda: os.kill(self._process.pid, signal.SIGKILL)):
+            try:
+                kill()
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def close(self) -> None:
         """Kill the target's process group and reap it; idempotent."""
@@ -322,7 +371,7 @@ class TargetProcess:
         self._check_quiet()
 
     def _call(self, request: dict, send: Callable | None = None,
-              clock: Callable | None = None) -> Any:
+              clock: Callable | None = None, statement: Callable | None = None) -> Any:
         if self._closed is not None:
             raise TargetClosed(f"the target process is closed ({self._closed})")
         if threading.get_ident() != self._thread:
@@ -330,7 +379,7 @@ class TargetProcess:
         if len(self._stack) >= wire.MAX_NESTING:
             raise RuntimeError("calls nested too deeply")
         self.calls += 1
-        frame = _Frame(self.calls, request["op"], send, clock)
+        frame = _Frame(self.calls, request["op"], send, clock, statement=statement)
         request["id"] = frame.call_id
         self._stack.append(frame)
         try:
@@ -386,22 +435,30 @@ class TargetProcess:
     def _callback(self, frame: _Frame, message: dict) -> None:
         try:
             name = message.get("name")
-            if name not in ("send", "clock"):
+            if name not in ("send", "clock", "statement"):
                 raise wire.WireError("callback: unknown name")
-            wire.keys(message, ("msg", "id", "cb", "name") + (("arg",) if name == "send" else ()),
+            wire.keys(message, ("msg", "id", "cb", "name") + (("arg",) if name != "clock" else ()),
                       what="callback")
             if wire.integer(message["id"], "callback id") != frame.call_id:
                 raise wire.WireError("callback for another call: out of turn")
-            if frame.op != "work_once":
-                raise wire.WireError(f"callback during {frame.op}")
+            if frame.op != ("claim" if name == "statement" else "work_once"):
+                raise wire.WireError(f"{name} callback during {frame.op}")
+            if name == "statement" and (frame.statement is None or frame.free):
+                raise wire.WireError("statement callback during a claim that is not asking")
             cb = wire.integer(message["cb"], "callback number")
             if cb != self._last_cb + 1:
                 raise wire.WireError("callback number out of sequence")
-            arg = decode_value(message["arg"]) if name == "send" else None
+            if name == "statement":
+                arg = _statement_arg(message["arg"], frame.step)
+            else:
+                arg = decode_value(message["arg"]) if name == "send" else None
         except wire.WireError as exc:
             self._fail(str(exc))
         self._check_quiet()
         self._last_cb = cb
+        if name == "statement":
+            self._statement(frame, cb, *arg)
+            return
         try:
             result = frame.send(arg) if name == "send" else frame.clock()
         except SendFailed as failed:
@@ -416,6 +473,20 @@ class TargetProcess:
                                 "only None, bool, int, float or str can go to the target")
             answer = {"op": "return", "cb": cb, "value": result}
         self._send(answer, frame.op)
+
+    def _statement(self, frame: _Frame, cb: int, step: int, sql: str, holds_write: bool) -> None:
+        frame.step = step
+        try:
+            answer = frame.statement(step, sql, holds_write)
+        except BaseException:  # the judge's own error: stop here, never through the target
+            self._abandon("the judge's statement callable raised")
+            raise
+        if type(answer) is not str or answer not in ("go", "free"):
+            self._abandon("the judge's statement callable answered neither go nor free")
+            raise TypeError(f"the judge's statement callable answered {answer!r}: "
+                            "only 'go' or 'free'")
+        frame.free = answer == "free"
+        self._send({"op": "return", "cb": cb, "value": answer}, frame.op)
 
     def _statements(self, value) -> list[tuple[str, str]]:
         items = wire.array(value, "statements", wire.MAX_STATEMENTS)
@@ -580,6 +651,19 @@ def decode_error(error, function: str) -> RaisedInTarget:
         send_failed=send_failed,
         chain=[wire.string(line, "chain entry", wire.MAX_MESSAGE) for line in chain],
     )
+
+
+def _statement_arg(arg, last_step: int) -> tuple[int, str, bool]:
+    """A statement callback's arg: (step, sql, holds_write), strictly."""
+    arg = wire.obj(arg, "statement arg")
+    wire.keys(arg, ("step", "sql", "holds_write"), what="statement arg")
+    step = wire.integer(arg["step"], "statement step")
+    if step <= last_step:
+        raise wire.WireError(f"statement step {step} after step {last_step}")
+    sql = wire.string(arg["sql"], "statement sql", wire.MAX_SQL)
+    if not is_statement(sql):
+        raise wire.WireError("statement callback for no statement")
+    return step, sql, wire.boolean(arg["holds_write"], "holds_write")
 
 
 def _what(message: dict) -> str:

@@ -8,7 +8,8 @@ prints, or writes to fds 0-20, does not write on the channel.
 
 Judge -> target (requests; `id` is the judge's call number, echoed in the reply):
 
-    {"op": "open", "id", "conn", "path", "busy_timeout_ms"}   as lab.store.connect, traced
+    {"op": "open", "id", "conn", "path", "busy_timeout_ms"[, "gated": true]}   as
+        lab.store.connect, traced; gated: its claims ask before each statement (below)
     {"op": "execute", "id", "conn", "sql", "params": [scalar, ...]}   setup SQL (TEMP triggers)
     {"op": "in_transaction", "id", "conn"}
     {"op": "journal_mode", "id", "conn"}   PRAGMA journal_mode on that connection (a str)
@@ -26,6 +27,8 @@ Target -> judge:
     {"msg": "ready", "pid", "contained": ABI (0: no Landlock jail)}
     | {"msg": "load-error", "kind", "params": {str: str | int}}
     {"msg": "callback", "id", "cb", "name": "send", "arg": VALUE} | {..., "name": "clock"}
+    {"msg": "callback", "id", "cb", "name": "statement",
+     "arg": {"step": int, "sql": str, "holds_write": bool}}   answered "go" or "free" (below)
     {"msg": "reply", "id", "value": VALUE | "raised": ERROR | "refused": str,
      "statements": [[conn, sql], ...], "dropped": int}
 
@@ -42,6 +45,18 @@ that raises SystemExit is answered as any exception (only os._exit or a signal e
 process: the judge sees that as the process ending); a request the server cannot make sense of
 (a judge bug) ends it with code 3. `statements` are the SQL traced during the call (not during
 calls nested in it), on every connection opened here.
+
+Gated connections (the race and crash checks, `children`): during a `claim` call on a connection
+opened with "gated": true, every statement SQLite traces on it (`interleave.is_statement`: not the
+'-- TRIGGER' lines) while that call is the innermost one is step 1, 2, ... of the call, and before
+it runs the server sends a "statement" callback and waits for `{"op": "return", "cb", "value":
+"go" | "free"}` (anything else is a judge bug: exit code 3). `holds_write` is true when the
+statement runs in a transaction in which a statement that may take the write lock already ran
+(`interleave.WriteLockWatch`). "go" runs that statement; "free" runs it and stops asking for the
+rest of this call: the later statements are not announced (they still count as steps, and come
+back in the reply's `statements`, from which the judge numbers them the same way). A statement
+traced in a thread other than the server's is counted but not announced. No other call (finish,
+work_once, setup SQL, a claim on an ungated connection) sends statement callbacks.
 """
 
 from __future__ import annotations
@@ -61,6 +76,7 @@ from lab.store import Claim
 
 from . import jail, watched, wire
 from . import target as targets
+from .interleave import WriteLockWatch, is_statement
 
 PROTOCOL_BUG = 3  # exit code: the judge sent something this server does not understand
 _HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -82,6 +98,9 @@ class _Call:
         self.statements: list[list[str]] = []
         self.dropped = 0
         self.raised: list[SendFailed] = []
+        self.gate: str | None = None  # a claim on a gated connection: that connection's name
+        self.step = 0  # statements traced on it so far (gated claims only)
+        self.free = False  # the judge answered "free": stop asking
 
 
 class Channel:
@@ -119,6 +138,7 @@ class Server:
         self.module = module
         self.channel = channel
         self.conns: dict[str, sqlite3.Connection] = {}
+        self.gated: dict[str, WriteLockWatch] = {}  # the connections opened gated
         self.stack: list[_Call] = []
         self.callbacks = 0
         self.counts: dict[str, int] = {}
@@ -167,14 +187,20 @@ class Server:
         op = request.get("op")
         if op == "open":
             name = _field(request, "conn", str)
+            gated = request.get("gated", False)
+            if type(gated) is not bool:
+                _bug("open: gated is not a bool")
             conn = watched.connect(_field(request, "path", str),
                                    busy_timeout_ms=_field(request, "busy_timeout_ms", int))
             conn.watch(lambda sql, name=name: self.trace(name, sql))
             conn.create_function("harness_count", 1, self.count)
             old = self.conns.pop(name, None)
+            self.gated.pop(name, None)
             if old is not None:
                 old.close()
             self.conns[name] = conn
+            if gated:
+                self.gated[name] = WriteLockWatch()
             return None
         if op == "sync":
             return _field(request, "nonce", int)
@@ -193,9 +219,12 @@ class Server:
             row = conn.execute("PRAGMA journal_mode").fetchone()
             return str(row[0]) if row else ""
         if op == "close_conn":
+            self.gated.pop(request["conn"], None)
             self.conns.pop(request["conn"]).close()
             return None
         if op == "claim":
+            if request["conn"] in self.gated:
+                call.gate = request["conn"]
             return self.module.claim(conn, _field(request, "owner", str),
                                      _field(request, "now", int), _field(request, "lease_ms", int))
         if op == "finish":
@@ -223,13 +252,26 @@ class Server:
         return 1
 
     def trace(self, conn: str, sql: str) -> None:
-        if not self.stack:
+        call = self.stack[-1] if self.stack else None
+        if call is not None:
+            if len(call.statements) < wire.MAX_STATEMENTS:
+                call.statements.append([conn, _clean(sql, wire.MAX_SQL)])
+            else:
+                call.dropped += 1
+        watch = self.gated.get(conn)
+        if watch is None or not is_statement(sql):
             return
-        call = self.stack[-1]
-        if len(call.statements) < wire.MAX_STATEMENTS:
-            call.statements.append([conn, _clean(sql, wire.MAX_SQL)])
-        else:
-            call.dropped += 1
+        handle = self.conns.get(conn)
+        holds_write = watch.before(sql, handle is not None and handle.in_transaction)
+        if call is None or call.gate != conn:
+            return
+        call.step += 1
+        if call.free or threading.get_ident() != self.thread:
+            return
+        answer = self.ask(call, "statement", {"step": call.step, "sql": _clean(sql, wire.MAX_SQL),
+                                              "holds_write": holds_write})
+        if answer == "free":
+            call.free = True
 
     # -- callbacks -------------------------------------------------------------------------------
     def callback(self, call: _Call, name: str):
@@ -250,7 +292,7 @@ class Server:
         self.callbacks += 1
         cb = self.callbacks
         message = {"msg": "callback", "id": call.request["id"], "cb": cb, "name": name}
-        if name == "send":
+        if name != "clock":
             message["arg"] = arg
         self.channel.send(message)
         while True:
@@ -265,7 +307,11 @@ class Server:
                     value = request.get("value")
                     if type(value) not in (type(None), bool, int, float, str):
                         _bug("callback value is not a scalar")
+                    if name == "statement" and value not in ("go", "free"):
+                        _bug("statement answer is neither go nor free")
                     return value
+                if name == "statement":
+                    _bug("a statement callback answered with raise")
                 error = SendFailed(_field(request, "message", str))
                 call.raised.append(error)
                 raise error

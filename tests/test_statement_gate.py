@@ -1,0 +1,234 @@
+"""Gated connections in the target process (target_server / target_client): during a claim on a
+connection opened with gated=True, the target asks the judge before each statement, with data
+only, and the judge's answers decide when it runs. What the race and crash checks stand on."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lab import store
+from lab.store import Claim
+from grader.harness.target_client import ProtocolError, TargetClosed, TargetProcess
+
+LEASE_MS = 1000
+REFERENCE = ["BEGIN IMMEDIATE", "UPDATE jobs SET status = 'quarantined'", "SELECT id FROM jobs",
+             "UPDATE jobs SET status = 'leased'", "COMMIT"]
+
+
+def fresh_db(tmp_path: Path, jobs: int = 2) -> Path:
+    path = tmp_path / "queue.db"
+    conn = store.connect(path)
+    store.init_db(conn)
+    for _ in range(jobs):
+        store.enqueue(conn, 5, 1_000_000)
+    conn.close()
+    return path
+
+
+def write_target(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "target.py"
+    path.write_text("from solutions.queue import claim, finish, work_once\n"
+                    + textwrap.dedent(body), encoding="utf-8")
+    return str(path)
+
+
+class Asked:
+    """A judge-side statement callable: records what it is asked, answers from a script."""
+
+    def __init__(self, answers=()):
+        self.asked: list[tuple[int, str, bool]] = []
+        self.answers = list(answers)
+
+    def __call__(self, step, sql, holds_write):
+        self.asked.append((step, sql, holds_write))
+        return self.answers.pop(0) if self.answers else "go"
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_a_gated_claim_asks_before_each_statement_with_its_step_and_write_lock(tmp_path):
+    path = fresh_db(tmp_path)
+    with TargetProcess("solutions.queue") as target:
+        target.open("A", path, gated=True)
+        asked = Asked()
+        claim = target.claim("A", "A", 0, LEASE_MS, statement=asked)
+        assert claim == Claim(id=1, qty=5, owner="A", token=1, attempt=1, lease_until=1000)
+        assert [step for step, _, _ in asked.asked] == [1, 2, 3, 4, 5]
+        assert [sql.startswith(start) for (_, sql, _), start in zip(asked.asked, REFERENCE)] \
+            == [True] * 5
+        # BEGIN IMMEDIATE takes the write lock: every statement after it in the transaction holds it
+        assert [holds for _, _, holds in asked.asked] == [False, True, True, True, True]
+        assert [sql for _, sql, _ in asked.asked] == [sql for _, sql in target.statements]
+        # steps start again at 1 in the next claim; the next call on it is not gated
+        asked = Asked()
+        assert target.claim("A", "B", 0, LEASE_MS, statement=asked).id == 2
+        assert [step for step, _, _ in asked.asked] == [1, 2, 3, 4, 5]
+        assert target.finish("A", claim, 10) is True
+        target.sync()
+
+
+def test_free_lets_the_claim_run_on_without_asking(tmp_path):
+    path = fresh_db(tmp_path)
+    with TargetProcess("solutions.queue") as target:
+        target.open("A", path, gated=True)
+        asked = Asked(["go", "free"])
+        assert target.claim("A", "A", 0, LEASE_MS, statement=asked).id == 1
+        assert [step for step, _, _ in asked.asked] == [1, 2]
+        assert len(target.statements) == 5  # the rest ran, and came back with the reply
+        target.sync()
+
+
+def test_the_judge_decides_when_each_statement_runs(tmp_path):
+    """While the judge holds statement 4 (the lease), a judge connection still sees the job
+    pending, locked; once let go, the claim commits it."""
+    path = fresh_db(tmp_path)
+    judge = store.connect(path, busy_timeout_ms=50)
+    seen = []
+
+    def statement(step, sql, holds_write):
+        seen.append((step, store.get_job(judge, 1)["status"]))
+        return "go"
+    with TargetProcess("solutions.queue") as target:
+        target.open("A", path, gated=True)
+        target.claim("A", "A", 0, LEASE_MS, statement=statement)
+    assert seen == [(n, "pending") for n in range(1, 6)]  # until COMMIT, nothing is visible
+    assert store.get_job(judge, 1)["status"] == "leased"
+    judge.close()
+
+
+def test_only_a_claim_on_a_gated_connection_asks_and_it_must_be_given_statement(tmp_path):
+    path = fresh_db(tmp_path)
+    with TargetProcess("solutions.queue") as target:
+        target.open("A", path, gated=True)
+        target.open("B", path)
+        with pytest.raises(TypeError):
+            target.claim("A", "A", 0, LEASE_MS)  # gated: statement= is required
+        with pytest.raises(TypeError):
+            target.claim("B", "B", 0, LEASE_MS, statement=Asked())  # not gated
+        assert target.claim("B", "B", 0, LEASE_MS).id == 1
+        target.execute("A", "SELECT 1")
+        assert target.work_once("A", "W", lambda claim: None, lambda: 0, LEASE_MS) is True
+        target.open("A", path)  # reopened without gated: asks no more
+        assert target.claim("A", "A", 0, LEASE_MS) is None  # both jobs are taken by now
+        target.sync()
+
+
+THREADED = """
+import threading
+
+def claim(conn, owner, now, lease_ms):
+    conn.execute("SELECT 1")
+    worker = threading.Thread(target=lambda: conn.execute("SELECT 2"))
+    worker.start()
+    worker.join()
+    conn.execute("SELECT 3")
+    return None
+"""
+
+
+def test_a_statement_run_in_another_thread_is_counted_not_asked(tmp_path):
+    path = fresh_db(tmp_path)
+    with TargetProcess(write_target(tmp_path, THREADED)) as target:
+        target.open("A", path, gated=True)
+        asked = Asked()
+        assert target.claim("A", "A", 0, LEASE_MS, statement=asked) is None
+        assert [(step, sql) for step, sql, _ in asked.asked] == [(1, "SELECT 1"), (3, "SELECT 3")]
+        assert [sql for _, sql in target.statements] == ["SELECT 1", "SELECT 2", "SELECT 3"]
+
+
+def test_a_statement_callable_that_raises_or_answers_wrong_kills_the_target(tmp_path):
+    path = fresh_db(tmp_path)
+    for statement, error in ((lambda *a: 1 / 0, ZeroDivisionError),
+                             (lambda *a: "maybe", TypeError)):
+        target = TargetProcess("solutions.queue")
+        target.open("A", path, gated=True)
+        with pytest.raises(error):
+            target.claim("A", "A", 0, LEASE_MS, statement=statement)
+        assert gone(target.pid)
+        with pytest.raises(TargetClosed):
+            target.sync()
+
+
+FORGER = """
+import json, os
+
+def channel_fds():
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if not os.readlink(f"/proc/self/fd/{name}").startswith("pipe:"):
+                continue
+            with open(f"/proc/self/fdinfo/{name}") as info:
+                flags = int(info.read().split("flags:")[1].split()[0], 8)
+        except (OSError, IndexError, ValueError):
+            continue
+        if flags & 3 == os.O_WRONLY:
+            found.append(int(name))
+    return found
+
+_claim = claim
+
+def claim(conn, owner, now, lease_ms):
+    data = PAYLOAD
+    for fd in channel_fds():
+        os.write(fd, data)
+    return _claim(conn, owner, now, lease_ms)
+"""
+
+
+def _callback(cb, arg, name="statement", call=2):
+    import json
+    return (json.dumps({"msg": "callback", "id": call, "cb": cb, "name": name, "arg": arg})
+            + "\n").encode()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fdinfo"), reason="needs /proc")
+@pytest.mark.parametrize("payload, why", [
+    # the first real callback of the claim will be cb 1, step 1: a forgery taken first puts
+    # the real one out of sequence, or breaks a rule of its own
+    (_callback(1, {"step": 1, "sql": "COMMIT", "holds_write": True}),
+     "out of sequence|output after a message"),
+    (_callback(1, {"step": 1, "sql": "COMMIT", "holds_write": 1}), "not a bool"),
+    (_callback(1, {"step": True, "sql": "COMMIT", "holds_write": True}), "not an int"),
+    (_callback(1, {"step": 0, "sql": "COMMIT", "holds_write": True}), "after step 0"),
+    (_callback(1, {"step": 1, "sql": "-- TRIGGER t", "holds_write": True}), "no statement"),
+    (_callback(1, {"step": 1, "sql": "COMMIT"}), "missing holds_write"),
+    (_callback(1, {"step": 1, "sql": "COMMIT", "holds_write": True, "x": 1}), "unknown x"),
+    (_callback(1, {"step": 1, "sql": "COMMIT", "holds_write": True}, call=1), "another call"),
+    (_callback(1, {"kind": "none"}, name="send"), "send callback during claim"),
+    (b"garbage\n", "not JSON"),
+], ids=lambda value: value if isinstance(value, str) else "payload")
+def test_a_forged_statement_callback_is_a_protocol_error(tmp_path, payload, why):
+    path = fresh_db(tmp_path)
+    target = TargetProcess(write_target(tmp_path, f"PAYLOAD = {payload!r}\n" + FORGER))
+    target.open("A", path, gated=True)
+    asked = Asked()
+    with pytest.raises(ProtocolError, match=why):
+        target.claim("A", "A", 0, LEASE_MS, statement=asked)  # call 2
+        target.sync()
+    assert gone(target.pid)
+
+
+def test_a_statement_callback_after_free_or_outside_a_gated_claim_is_a_protocol_error(tmp_path):
+    path = fresh_db(tmp_path)
+    late = _callback(2, {"step": 2, "sql": "SELECT 1", "holds_write": False})
+    spec = write_target(tmp_path, f"PAYLOAD = {late!r}\n" + FORGER.replace(
+        "    data = PAYLOAD\n", "    conn.execute('SELECT 0')\n    data = PAYLOAD\n"))
+    target = TargetProcess(spec)
+    target.open("A", path, gated=True)
+    with pytest.raises(ProtocolError, match="not asking"):
+        target.claim("A", "A", 0, LEASE_MS, statement=Asked(["free"]))
+    target = TargetProcess(spec)
+    target.open("A", path)  # not gated: no statement callback is ever expected
+    with pytest.raises(ProtocolError, match="not asking"):
+        target.claim("A", "A", 0, LEASE_MS)
