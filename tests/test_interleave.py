@@ -1,4 +1,5 @@
-"""The lockstep policy and the statement gate, without processes: a fake clock, a fake channel."""
+"""The lockstep policy and the write-lock watch, without processes: a fake clock. (The gate itself,
+in the target process, is tested in test_statement_gate.py.)"""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import sqlite3
 
 import pytest
 
-from grader.harness.interleave import (Lockstep, StatementGate, WriteLockWatch, bare,
-                                       changes_database, is_statement, takes_write_lock, verb,
+from grader.harness.interleave import (Lockstep, WriteLockWatch, bare, changes_database,
+                                       is_statement, takes_write_lock, verb,
                                        waits_for_write_lock)
 
 
@@ -180,58 +181,6 @@ def test_which_statements_may_change_the_database():
     assert not changes_database("BEGIN IMMEDIATE") and not changes_database("begin exclusive")
     assert not changes_database("BEGIN") and not changes_database("  select 1")
     assert not changes_database("") and not changes_database("VALUES (1)")
-
-
-class Channel:
-    """Answers every question with `answer`; records what was sent."""
-
-    def __init__(self, answer="go"):
-        self.sent, self.answer = [], answer
-
-    def send(self, message):
-        self.sent.append(message)
-
-    def poll(self, timeout):
-        return True
-
-    def recv(self):
-        return (self.answer,)
-
-
-def test_the_gate_asks_before_each_statement_and_tells_whether_it_may_block_others(tmp_path):
-    conn = sqlite3.connect(tmp_path / "db", isolation_level=None)
-    channel = Channel()
-    gate = StatementGate(channel, conn)
-    conn.set_trace_callback(gate)
-    conn.execute("SELECT 1")  # not active: not asked
-    gate.active = True
-    for sql in ("BEGIN IMMEDIATE", "SELECT 1", "COMMIT", "BEGIN", "SELECT 2", "COMMIT"):
-        conn.execute(sql)
-    assert [(m[1], m[2], m[3]) for m in channel.sent] == [
-        (1, "BEGIN IMMEDIATE", False), (2, "SELECT 1", True), (3, "COMMIT", True),
-        (4, "BEGIN", False), (5, "SELECT 2", False), (6, "COMMIT", False)]
-
-
-def test_the_gate_asks_before_a_statement_that_opens_with_a_comment(tmp_path):
-    conn = sqlite3.connect(tmp_path / "db", isolation_level=None)
-    channel = Channel()
-    gate = StatementGate(channel, conn)
-    conn.set_trace_callback(gate)
-    gate.active = True
-    for sql in ("-- lock\nBEGIN IMMEDIATE", "/* read */ SELECT 1", "-- done\nCOMMIT"):
-        conn.execute(sql)
-    assert [(m[1], m[3]) for m in channel.sent] == [(1, False), (2, True), (3, True)]
-
-
-def test_after_free_the_gate_only_tells(tmp_path):
-    conn = sqlite3.connect(tmp_path / "db", isolation_level=None)
-    channel = Channel(answer="free")
-    gate = StatementGate(channel, conn)
-    conn.set_trace_callback(gate)
-    gate.active = True
-    conn.execute("SELECT 1")
-    conn.execute("SELECT 2")
-    assert [m[4] for m in channel.sent] == [True, False]
 
 
 def watched(conn, watch, sqls):

@@ -2,10 +2,11 @@
 claimed, never half; the database stays intact and the job can be claimed again.
 
 A rehearsal on a scratch database records claim's statements. Then, for each statement that
-follows one that may change the database, a fresh spawned process runs claim on a fresh database
-and is killed just before that statement (the trace callback stops it there: no timing involved). The last kill point, just
-before claim's final statement (its COMMIT, in a correct claim), runs on the check's own
-database, which is then claimed again.
+follows one that may change the database, a target process of its own (grader.harness.children)
+runs claim on a fresh database and is killed just before that statement (its gated connection
+asks before each statement and is answered by a SIGKILL there: no timing involved). The last
+kill point, just before claim's final statement (its COMMIT, in a correct claim), runs on the
+check's own database, which is then claimed again.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from grader.harness import children
 from grader.checkdef import check
 from .situations import DEADLINE, LEASE_MS, leased
 from grader.harness.interleave import changes_database, sql_line
-from grader.harness.scenario import Lab
-from grader.results import RowDiff
+from grader.harness.scenario import CheckFailed, Lab
+from grader.results import Failure, Kind, Outcome, RowDiff
 
 QTY = 5
 MAX_KILL_POINTS = 12
@@ -113,6 +114,12 @@ def fresh_database(lab: Lab, k: int):
 def inspect(lab: Lab, c: children.Claimer, job: int, before: dict, full: dict) -> dict:
     """What one killed child left behind: journal, integrity, the row and its state."""
     o = c.outcome
+    if o["kind"] == "grader-error":
+        raise RuntimeError(f"claimer killed at {c.kill_at}: {o['error']}")
+    if o["kind"] == "protocol-error":  # nothing that process said is believed: errored
+        step = {"op": "claim", "actor": c.actor, "t": c.now, "lease_ms": c.lease_ms}
+        raise CheckFailed(Failure(Outcome.ERRORED, Kind.PROTOCOL, error=o["error"], step=step,
+                                  timeline=lab.timeline))
     if o["kind"] == "load-error":
         lab.fail_load(o["error_kind"], o["params"])
     if o["kind"] not in ("killed", "claim", "none"):

@@ -1,8 +1,9 @@
 """Two real processes claim the one pending job at the same instant: exactly one gets it.
 
-A and B are spawned child processes, each with its own connection. Every SQL statement they run
-waits at a cross-process barrier (grader.harness.interleave) until both have reached it, so a claim that
-reads before it takes the write lock is caught on every run, not by luck.
+A and B are target processes of their own (grader.harness.children), each with its own gated
+connection. Every SQL statement they run waits at a cross-process barrier
+(grader.harness.interleave) until both have reached it, so a claim that reads before it takes the
+write lock is caught on every run, not by luck.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from . import txshape
 from .situations import LEASE_MS, leased
 from grader.harness.interleave import Lockstep, sql_line
 from grader.harness.journal import busy_timeout_set, switched_to
-from grader.harness.scenario import Lab
-from grader.results import RowDiff
+from grader.harness.scenario import CheckFailed, Lab
+from grader.results import Failure, Kind, Outcome, RowDiff
 
 ACTORS = ("A", "B")
 RACE_TIMEOUT = 15.0  # seconds for both claims once started (busy timeout 5 s + barriers)
@@ -35,12 +36,14 @@ def test_two_processes_claim_at_once(lab):
     finally:
         children.close(claimers)
     outcomes = {c.actor: c.outcome for c in claimers}
-    narrate(lab, outcomes, lockstep)
+    events = narrate(lab, outcomes, lockstep)
+    untrusted(lab, outcomes, events)
     judge(lab, job, before, outcomes)
 
 
-def narrate(lab: Lab, outcomes: dict[str, dict], lockstep: Lockstep) -> None:
-    """The statements in the order they ran (as the barrier let them go), then each result."""
+def narrate(lab: Lab, outcomes: dict[str, dict], lockstep: Lockstep) -> dict[str, dict]:
+    """The statements in the order they ran (as the barrier let them go), then each result (the
+    claim events on the timeline, by actor)."""
     gave_up = lockstep.gave_up
     passes = first_passes(lockstep.passes)
     for actor, step, sql in lockstep.log:
@@ -51,6 +54,7 @@ def narrate(lab: Lab, outcomes: dict[str, dict], lockstep: Lockstep) -> None:
             key = "race.gave-up" if gave_up.holds_write else "race.gave-up-slow"
             lab.note(key, actor=actor, other=_other(actor), step=step,
                      waited=f"{gave_up.waited:g}")
+    events = {}
     for actor, o in outcomes.items():
         event = {"op": "claim", "actor": actor, "t": 0, "lease_ms": LEASE_MS}
         if o["kind"] == "claim":
@@ -60,6 +64,20 @@ def narrate(lab: Lab, outcomes: dict[str, dict], lockstep: Lockstep) -> None:
         elif o["kind"] == "raised":
             event["raised"] = o["error"]
         lab.timeline.append(event)
+        events[actor] = event
+    return events
+
+
+def untrusted(lab: Lab, outcomes: dict[str, dict], events: dict[str, dict]) -> None:
+    """A claimer whose process broke the channel's rules: nothing either said is believed, the
+    check is errored (never passed). A bug on the judge's side is the grader's."""
+    for actor, o in outcomes.items():
+        if o["kind"] == "grader-error":
+            raise RuntimeError(f"claimer {actor}: {o['error']}")
+    for actor, o in outcomes.items():
+        if o["kind"] == "protocol-error":
+            raise CheckFailed(Failure(Outcome.ERRORED, Kind.PROTOCOL, error=o["error"],
+                                      step=events[actor], timeline=lab.timeline))
 
 
 def first_passes(passes: list) -> dict[tuple[str, int], str]:

@@ -1,15 +1,19 @@
 """Force an interleaving of SQL statements between processes, through SQLite's trace callback.
 
-Each child process installs a `StatementGate` as its connection's trace callback. SQLite calls it
-when a statement is about to run; the gate tells the parent ("at", step, sql, holds_write) and
-blocks until the parent answers. The parent decides who goes on:
+Each claimer is a target process (`target_client.TargetProcess`) whose connection was opened
+*gated*: during its claim, SQLite's trace callback in the target server calls back into the judge
+before each statement ({"name": "statement", "arg": {"step", "sql", "holds_write"}}, see
+`target_server`) and blocks until the judge answers "go" or "free". `holds_write` is worked out
+there by a `WriteLockWatch`. On the judge side each claimer's calls run in a thread of their own
+(`children`), which hands every statement to one central loop and waits for its answer. That loop
+decides who goes on:
 
 - `Lockstep` (the race): statement number k of one process runs only once every other process has
   reached its statement k too (or finished). Two claims that read before they write therefore
   both read before either writes, on every run.
 - the crash check (grader/checks/test_crash.py) needs no policy object: `children.run_to_kill`
-  answers "go" to each statement of a child spawned with `kill_at=k` until the child reports it
-  is about to run statement k, then kills it there with SIGKILL (statement k never runs).
+  answers "go" to each statement of a claimer spawned with `kill_at=k` until it reports it is
+  about to run statement k, then kills its process there with SIGKILL (statement k never runs).
 
 Why the lockstep never waits on a correct claim: a process that holds the write lock may be
 waited for by the other, which is then blocked *inside* SQLite (busy handler) and can never reach
@@ -27,9 +31,10 @@ seconds for a situation the rule above does not recognise, a process that holds 
 `long` (a loaded machine); then the lockstep gives up for good (`gave_up`) and both run freely.
 Giving up never fails a check by itself; it is recorded so a report can tell it.
 
-Messages, child -> parent: ("ready",), ("at", step, sql, holds_write, asking), ("done", outcome)
-(asking=False: the child only tells, it runs on without waiting); parent -> child: ("start",),
-("go",), ("free",) (free: stop asking, run on without waiting).
+Messages inside the judge (plain tuples on queues, never on a pipe), claimer thread -> central
+loop: ("ready",), ("at", step, sql, holds_write, asking), ("done", outcome); central loop ->
+claimer thread: "start", "go", "free" (free: the target stops asking for the rest of the claim;
+the statements it then runs come back with the claim's reply and are logged when it ends), "stop".
 """
 
 from __future__ import annotations
@@ -42,7 +47,8 @@ from dataclasses import dataclass, field
 SHORT_WAIT = 0.3
 #: How long a process holding no write lock waits for the other (only a safety net).
 LONG_WAIT = 5.0
-#: How long a child waits for the parent's answer before running on alone (parent gone?).
+#: How long a claimer's thread waits for the central loop's answer (a safety net: the loop
+#: always answers, or says "stop").
 ANSWER_WAIT = 30.0
 
 
@@ -124,42 +130,6 @@ class WriteLockWatch:
         if takes_write_lock(sql):
             self.wrote = True
         return holds
-
-
-class StatementGate:
-    """Child side: the trace callback that asks the parent before each statement.
-
-    Install with `conn.set_trace_callback(gate)`, then set `gate.active = True` around the call
-    under test. `statements` lists (step, sql) of what ran. The gate never raises (an exception
-    in a trace callback would be swallowed by sqlite3 anyway): if the parent is gone it runs on.
-    """
-
-    def __init__(self, channel, conn):
-        self.channel = channel
-        self.conn = conn
-        self.active = False
-        self.free = False
-        self.step = 0
-        self.statements: list[tuple[int, str]] = []
-        self._wrote = False  # a statement that may take the write lock ran in this transaction
-
-    def __call__(self, sql: str) -> None:
-        if not self.active or not is_statement(sql):
-            return
-        self.step += 1
-        self.statements.append((self.step, sql))
-        try:
-            in_transaction = self.conn.in_transaction
-            if not in_transaction:
-                self._wrote = False  # autocommit between statements: no lock is held
-            asking = not self.free
-            self.channel.send(("at", self.step, sql, in_transaction and self._wrote, asking))
-            if asking and not (self.channel.poll(ANSWER_WAIT) and self.channel.recv()[0] == "go"):
-                self.free = True
-        except Exception:
-            self.free = True
-        if takes_write_lock(sql):
-            self._wrote = True
 
 
 @dataclass
