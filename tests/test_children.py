@@ -260,6 +260,52 @@ def test_run_to_kill_reports_a_protocol_error_too(tmp_path):
     assert ended([c])
 
 
+LIARS = """
+import os
+from lab.store import Claim
+
+MARKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ran-in-the-judge")
+
+
+class Evil:
+    def __reduce__(self):  # what an unpickling judge would run
+        return (os.system, (f"touch {MARKER}",))
+
+    def __eq__(self, other):
+        return True
+
+    def __hash__(self):
+        return 1
+
+
+class LyingInt(int):
+    def __eq__(self, other):
+        return True
+
+    def __hash__(self):
+        return 1
+
+
+def claim(conn, owner, now, lease_ms):
+    if owner == "A":
+        return Claim(id=Evil(), qty=5, owner="A", token=1, attempt=1, lease_until=1000)
+    return Claim(id=1, qty=5, owner="B", token=LyingInt(1), attempt=1, lease_until=1000)
+"""
+
+
+def test_lying_values_come_back_as_data_and_run_nothing_in_the_judge(tmp_path):
+    """What lifted a do-nothing queue when outcomes crossed a pickling pipe: a Claim field whose
+    __reduce__ runs code where it is unpickled, an int that equals anything."""
+    path, _ = pending_job(tmp_path)
+    claimers, _ = race(write_target(tmp_path, LIARS), path)
+    outcomes = {c.actor: c.outcome for c in claimers}
+    assert outcomes["A"]["kind"] == "wrong-field-type" and outcomes["A"]["field"] == "id"
+    assert outcomes["A"]["type"] == "graded_target.Evil"
+    assert outcomes["B"]["kind"] == "wrong-field-type" and outcomes["B"]["field"] == "token"
+    assert outcomes["B"]["type"] == "graded_target.LyingInt" and outcomes["B"]["wanted"] == "int"
+    assert not (tmp_path / "ran-in-the-judge").exists()
+
+
 def test_close_before_any_start_leaves_nothing_behind(tmp_path):
     path, _ = pending_job(tmp_path)
     claimers = [children.spawn("solutions.queue", path, a, 0, 1000) for a in ("A", "B")]
