@@ -3,9 +3,10 @@
 Used by checks that need true concurrency or a real crash (grader/checks/test_race.py,
 test_crash.py). Each claimer is a target process (`target_client.TargetProcess`: a fresh
 interpreter that imports the code under grade; this module never does) whose connection is
-opened *gated* on the check's database: before each statement of its claim, the target asks the
-judge, which decides when it may run (`interleave`). Nothing crosses a pipe but the target
-process's validated JSON lines: no multiprocessing, no pickle.
+opened *gated* on the check's database (whose folder is the only one it may write: `jail`):
+before each statement of its claim, the target asks the judge, which decides when it may run
+(`interleave`). Nothing crosses a pipe but the target process's validated JSON lines: no
+multiprocessing, no pickle.
 
 A TargetProcess belongs to the thread that started it, so each claimer runs in a judge-side
 thread of its own: it starts the target, opens the gated connection, says "ready", waits for
@@ -31,6 +32,7 @@ on the judge's side); the ones that ran claim to its end also carry
 from __future__ import annotations
 
 import dataclasses
+import os
 import queue
 import threading
 import time
@@ -101,7 +103,8 @@ def _run(c: Claimer, events: queue.Queue) -> None:
 
 def _claim(c: Claimer, events: queue.Queue) -> dict:
     try:
-        c.target = TargetProcess(c.spec, timeout=CALL_TIMEOUT, start_timeout=START_TIMEOUT)
+        c.target = TargetProcess(c.spec, timeout=CALL_TIMEOUT, start_timeout=START_TIMEOUT,
+                                 writable=[os.path.dirname(os.path.abspath(c.path))])
         c.pid = c.target.pid
         if c.stopped.is_set():
             raise _Stopped()
