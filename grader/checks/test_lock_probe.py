@@ -19,6 +19,7 @@ from grader.checkdef import check
 from .situations import DEADLINE, LEASE_MS, done, leased
 from grader.harness.target_client import RaisedInTarget
 from grader.harness.scenario import CheckFailed, ManualClock
+from .test_work_once import expect_a_claim
 
 PROBE_BUSY_MS = 150  # how long the probe's connections wait for a lock before giving up
 
@@ -35,6 +36,7 @@ def test_lock_free_during_send(lab):
 
     def send(claim):
         try:
+            expect_a_claim(lab, claim)
             seen.update(probe_while_sending(lab, claim, clock.now))
         except CheckFailed as failed:  # the verdict is given after work_once, not through it
             seen["failed"] = failed

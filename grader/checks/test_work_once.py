@@ -10,7 +10,6 @@ from __future__ import annotations
 from lab.store import Claim
 
 from grader.checkdef import check
-from grader.harness.claimtypes import wrong_field
 from .faults import attempt, expect_others_can_write
 from .situations import LEASE_MS, done, leased
 from grader.harness.scenario import CheckFailed, Lab, ManualClock, expected_row, show
@@ -60,6 +59,16 @@ class Courier:
 
 
 # -- what the checks expect ------------------------------------------------------------------------
+def expect_a_claim(lab: Lab, sent) -> None:
+    """What send was given is a Claim with fields of the contract's types (it came back from the
+    target process as data: a Claim with a wrong field type is a Foreign naming that field)."""
+    wrong = getattr(sent, "wrong_field", None)
+    if wrong:
+        lab.fail_wrong_field_type("claim", show(sent), **wrong)
+    if type(sent) is not Claim:
+        lab.fail("work-once-send-not-claim", sent=show(sent))
+
+
 def expect_sent_once(lab: Lab, courier: Courier) -> None:
     """send was called exactly once, with a stamp the committed row holds."""
     if courier.unreadable:
@@ -67,11 +76,7 @@ def expect_sent_once(lab: Lab, courier: Courier) -> None:
     if len(courier.sent) != 1:
         lab.fail("work-once-send-count", times=len(courier.sent))
     sent, row = courier.sent[0], courier.rows[0]
-    if not isinstance(sent, Claim):
-        lab.fail("work-once-send-not-claim", sent=show(sent))
-    wrong = wrong_field(sent)
-    if wrong:
-        lab.fail_wrong_field_type("claim", show(sent), **wrong)
+    expect_a_claim(lab, sent)
     holds = expected_row(row, status="leased", owner=sent.owner, token=sent.token,
                          attempts=sent.attempt, lease_until=sent.lease_until,
                          qty=sent.qty) if row else None
