@@ -200,6 +200,39 @@ def test_send_raising_comes_out_of_work_once_as_data(reference):
     assert target.in_transaction("A") is False
 
 
+@pytest.mark.parametrize("builtin", [ConnectionError, TimeoutError])
+def test_send_failing_as_a_network_error_is_that_error_in_the_target(tmp_path, builtin):
+    """A judge's SendFailed that is also a ConnectionError (TimeoutError) is one in the target
+    too: code that catches only network errors catches it; uncaught, it is the very one."""
+    path, judge = fresh_db(tmp_path)
+    spec = write_target(tmp_path, """
+        def work_once(conn, owner, send, clock, lease_ms):
+            c = claim(conn, owner, clock(), lease_ms)
+            try:
+                send(c)
+            except (ConnectionError, TimeoutError) as exc:
+                if owner == "catch":
+                    return type(exc).__name__
+                raise
+            return finish(conn, c, clock())
+        """)
+
+    class Lost(SendFailed, builtin):
+        pass
+
+    def send(claim):
+        raise Lost("the receiver did not answer")
+    with start(spec, path) as target:
+        assert target.work_once("A", "catch", send, Clock(0), LEASE_MS) == builtin.__name__
+        with pytest.raises(RaisedInTarget) as raised:
+            target.work_once("A", "A", send, Clock(0), LEASE_MS)
+    error = raised.value
+    assert error.type == f"grader.harness.target_server.{builtin.__name__}"
+    assert error.message == f"{builtin.__name__}: the receiver did not answer"
+    assert error.send_failed == "same"
+    judge.close()
+
+
 def _line_of_send() -> int:
     lines = (ROOT / "solutions" / "queue.py").read_text(encoding="utf-8").splitlines()
     return next(n for n, line in enumerate(lines, 1) if line.strip().startswith("send(c)"))

@@ -35,8 +35,9 @@ well-formed reply of its own. The server's real reply still follows, one message
 Callbacks: during work_once the target asks for `send(claim)` or `clock()`; the proxy calls the
 judge's own callables, which may call the proxy again (nested calls, served by the target before
 the callback's answer). A callable that raises `SendFailed(message)` makes the target raise its
-own SendFailed; any other exception in a callable kills the target and propagates to the judge
-(the judge's exceptions never travel through the code under grade).
+own SendFailed (also a ConnectionError or TimeoutError if the judge's was); any other exception
+in a callable kills the target and propagates to the judge (the judge's exceptions never travel
+through the code under grade).
 
 Gated connections (the race and crash checks, `children`): `open(..., gated=True)` makes every
 claim on that connection ask before each of its statements. Such a claim needs `statement=`, a
@@ -55,6 +56,7 @@ This module never imports the code under grade, and nothing it receives is unpic
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import errno
 import os
@@ -131,7 +133,9 @@ class RequestRefused(TargetProcessError):
 
 
 class SendFailed(Exception):
-    """Raise this from a judge-side send/clock: the target raises its own SendFailed(message)."""
+    """Raise this from a judge-side send/clock: the target raises its own SendFailed(message).
+    A subclass that is also a ConnectionError or TimeoutError makes the target's one also that
+    builtin (what the network would raise: code that catches only those catches it)."""
 
 
 class RaisedInTarget(Exception):
@@ -464,6 +468,10 @@ class TargetProcess:
         except SendFailed as failed:
             answer = {"op": "raise", "cb": cb,
                       "message": str(failed)[:wire.MAX_MESSAGE]}
+            also = next((name for name in wire.SEND_ALSO
+                         if isinstance(failed, getattr(builtins, name))), None)
+            if also is not None:
+                answer["also"] = also
         except BaseException:  # the judge's own error (a nested call's included): stop here
             self._abandon(f"the judge's {name} raised")
             raise

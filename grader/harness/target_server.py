@@ -19,7 +19,8 @@ Judge -> target (requests; `id` is the judge's call number, echoed in the reply)
     {"op": "claim", "id", "conn", "owner", "now", "lease_ms"}
     {"op": "finish", "id", "conn", "claim": {id, qty, owner, token, attempt, lease_until}, "now"}
     {"op": "work_once", "id", "conn", "owner", "lease_ms"}   send and clock call back
-    {"op": "return", "cb", "value": scalar} | {"op": "raise", "cb", "message"}   a callback's answer
+    {"op": "return", "cb", "value": scalar} | {"op": "raise", "cb", "message"[, "also"]}   a
+        callback's answer ("also": a name in wire.SEND_ALSO: the SendFailed is also that error)
     {"op": "close"}
 
 Target -> judge:
@@ -61,6 +62,7 @@ work_once, setup SQL, a claim on an ungated connection) sends statement callback
 
 from __future__ import annotations
 
+import builtins
 import fcntl
 import importlib.util
 import os
@@ -84,6 +86,13 @@ _HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 class SendFailed(Exception):
     """Raised inside the target when the judge's send (or clock) fails: the judge said "raise"."""
+
+
+#: The SendFailed that is also ConnectionError / TimeoutError (wire.SEND_ALSO), named as the
+#: builtin: the judge's send failed the way the network does.
+SEND_ALSO = {name: type(name, (SendFailed, getattr(builtins, name)),
+                        {"__module__": __name__, "__doc__": f"SendFailed, as a {name}."})
+             for name in wire.SEND_ALSO}
 
 
 class _Refused(Exception):
@@ -312,7 +321,10 @@ class Server:
                     return value
                 if name == "statement":
                     _bug("a statement callback answered with raise")
-                error = SendFailed(_field(request, "message", str))
+                also = request.get("also")
+                if also is not None and (type(also) is not str or also not in SEND_ALSO):
+                    _bug("raise: unknown also")
+                error = SEND_ALSO.get(also, SendFailed)(_field(request, "message", str))
                 call.raised.append(error)
                 raise error
             self.dispatch(request)  # a nested call, made by the judge from inside its callback

@@ -28,6 +28,9 @@ INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # SQLite's integers
 #: separated; the server then enters its Landlock jail (grader.harness.jail) before the import.
 JAIL_ENV = "LEASELAB_JAIL_WRITE"
 
+#: Builtin errors a callback's SendFailed may also be ({"op": "raise", ..., "also": name}).
+SEND_ALSO = ("ConnectionError", "TimeoutError")
+
 #: A Claim on the wire: these six keys, these exact types.
 CLAIM_FIELDS = (("id", int), ("qty", int), ("owner", str), ("token", int), ("attempt", int),
                 ("lease_until", int))
