@@ -14,6 +14,7 @@ import pytest
 from conftest import MUTANTS, ROOT
 from grader.checks import generate, shrink, timelines
 from grader.checks.model import QueueModel
+from grader.harness.target_client import TargetProcess
 from lab.store import Claim
 from solutions import queue as reference
 
@@ -56,10 +57,12 @@ def load(path: Path):
 
 
 def differences(module, scratch: Path, seed, count: int) -> list[tuple[int, object]]:
+    """The timelines of `seed` on which `module` (imported here, or a TargetProcess) differs."""
+    queue = module if isinstance(module, TargetProcess) else timelines.Direct(module)
     found = []
     for index in range(count):
         path = scratch / f"{index}.db"
-        difference = timelines.first_difference(generate.timeline(seed, index), module, path)
+        difference = timelines.first_difference(generate.timeline(seed, index), queue, path)
         if difference is not None:
             found.append((index, difference))
         path.unlink()
@@ -125,13 +128,63 @@ def test_a_realistic_bug_is_found_and_shrunk(name, scratch):
     def differs(steps):
         path = scratch / "shrink.db"
         try:
-            return timelines.first_difference(steps, module, path) is not None
+            return timelines.first_difference(steps, timelines.Direct(module), path) is not None
         finally:
             path.unlink(missing_ok=True)
 
     small = shrink.shrink(generate.timeline(1, index), differs)
     assert differs(small) and len(small) <= FOUND.get(name, HANDFUL), small
     assert shrink.shrink(generate.timeline(1, index), differs) == small  # deterministic
+
+
+def first_found(module, scratch: Path, seed, count: int):
+    """The first timeline of `seed` on which `module` differs: (index, step, what), or None."""
+    queue = module if isinstance(module, TargetProcess) else timelines.Direct(module)
+    for index in range(count):
+        path = scratch / f"{index}.db"
+        try:
+            found = timelines.first_difference(generate.timeline(seed, index), queue, path)
+        finally:
+            path.unlink(missing_ok=True)
+        if found is not None:
+            return index, found.step, found.what
+    return None
+
+
+def test_the_reference_in_a_target_process_agrees_with_the_model(scratch):
+    """What the check plays: the code under grade in a process of its own, by connection name."""
+    with TargetProcess("solutions.queue") as target:
+        assert differences(target, scratch, 2, 100) == []
+
+
+#: Bugs seen through what only the target process turns into data: a send error that is also a
+#: ConnectionError, a transaction left open (in_transaction by request), a Claim holding a float
+#: (a Foreign), an int for a bool, a send error swallowed.
+THROUGH_THE_PROCESS = ["blind_work_once_network_error_is_false",
+                       "blind_finish_open_tx_on_missing_job", "types_lease_until_float",
+                       "outcome_finish_returns_rowcount", "work_swallows_send_error"]
+
+
+@pytest.mark.parametrize("name", THROUGH_THE_PROCESS)
+def test_a_target_process_differs_where_a_direct_call_does(name, scratch):
+    path = MUTANTS / f"{name}.py"
+    direct = first_found(load(path), scratch, 1, 100)
+    assert direct is not None
+    with TargetProcess(str(path)) as target:
+        assert first_found(target, scratch, 1, direct[0] + 1) == direct
+
+
+def test_a_target_process_that_ends_mid_timeline_errors_the_check(tmp_path):
+    """os._exit in a random timeline (outside the Lab's calls): errored, with the exit code, the
+    call that was running and where in which timeline."""
+    from conftest import by_check, grade
+
+    mutant = MUTANTS / "outcome_finish_exits_when_rejected.py"
+    proc, results = grade(str(mutant), tmp_path, "-k", "random-timelines")
+    test = by_check(results)["random-timelines"]
+    assert test["extra_data"]["outcome"] == "errored", test["output"]
+    assert "exit code 75" in test["output"] and "finishes" in test["output"]
+    assert "of seed 1, at its step" in test["output"]
 
 
 LEARNED = '''

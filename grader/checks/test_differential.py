@@ -1,12 +1,14 @@
 """Random timelines against the contract's model: the bugs no hand-picked scenario happens to show.
 
-Many short random timelines (grader.checks.generate) are played against the code under grade and
-against `model.QueueModel`, each on a fresh database; after every step the return value (its
-exact type included), what send was given, every row and the connection's transaction state
-must be what the model says. The first timeline that differs is shrunk to a minimal one
-(grader.checks.shrink) and played once more through the Lab, so the failure reads like every
-other: what was done, what came back vs what was expected, the row current vs expected. The
-seed is printed; `python -m grader --replay SEED -k random-timelines` plays the same timelines.
+Many short random timelines (grader.checks.generate) are played against the code under grade (in
+the check's target process, through `lab.target`, each timeline on a fresh database and a fresh
+connection there) and against `model.QueueModel`; after every step the return value (its exact
+type included), what send was given, every row (read on the judge's own connection) and the
+connection's transaction state must be what the model says. The first timeline that differs
+is shrunk to a minimal one (grader.checks.shrink) and played once more through the Lab, so the
+failure reads like every other: what was done, what came back vs what was expected, the row
+current vs expected. The seed is printed; `python -m grader --replay SEED -k random-timelines`
+plays the same timelines.
 """
 
 from __future__ import annotations
@@ -17,13 +19,17 @@ import tempfile
 from pathlib import Path
 
 from grader.checkdef import check
-from grader.harness.scenario import CheckFailed, Lab, TargetRaised, error_line, show
+from grader.harness.scenario import (CheckFailed, Lab, TargetRaised, ended_failure, error_line,
+                                     show, stamp)
+from grader.harness.target_client import (ProtocolError, TargetEnded, TargetProcessError,
+                                          TargetTimeout)
+from grader.results import Failure, Kind, Outcome as Verdict
 
 from . import generate
 from .model import QueueModel
 from .shrink import shrink
 from .timelines import (Difference, Outcome, Step, compare, first_difference, play_step,
-                        stamps_after)
+                        stamp_for, stamps_after)
 
 TIMELINES = 100  # about 0.5 s for a correct claim on a RAM disk, 1.2 s on an ordinary one
 
@@ -34,6 +40,7 @@ def test_random_timelines(lab):
     """Random timelines of enqueues, claims, finishes, work_once and operator edits: every
     return value and every row as the contract's model says."""
     scratch = Path(tempfile.mkdtemp(prefix="leaselab-timelines-", dir=_ram_disk()))
+    index = 0
     try:
         for index in range(TIMELINES):
             steps = generate.timeline(lab.seed, index)
@@ -41,6 +48,8 @@ def test_random_timelines(lab):
                 small = shrink(steps, lambda s: _differs(s, lab.target, scratch))
                 replay(lab, small, index)
                 lab.fail("timeline-unreproduced", seed=lab.seed, index=index)
+    except TargetProcessError as exc:  # not in a call through the Lab (those are its failures)
+        _target_failed(lab, exc, index)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -51,13 +60,40 @@ def _ram_disk() -> str | None:
     return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
 
 
-def _differs(steps: list[Step], module, scratch: Path) -> bool:
+def _differs(steps: list[Step], queue, scratch: Path) -> bool:
     path = scratch / "shrink.db"
     try:
-        return first_difference(steps, module, path) is not None
+        return first_difference(steps, queue, path) is not None
     finally:
         for suffix in ("", "-journal"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def _target_failed(lab: Lab, exc: TargetProcessError, index: int) -> None:
+    """The target process ended, hung or broke the protocol while a random timeline ran on it
+    (outside the Lab's calls): the same failure as in a Lab call, at the step being played."""
+    if not isinstance(exc, (TargetEnded, TargetTimeout, ProtocolError)):
+        raise exc  # the proxy closed or a request refused: the judge's own bug
+    event, played = None, getattr(exc, "timeline_step", None)
+    if played is not None:  # else: in the replay's in_transaction (the Lab's timeline says)
+        number, step, stamps = played
+        lab.note("timeline.random.played", seed=lab.seed, index=index, step=number + 1)
+        event = _event(step, stamps)
+        lab.timeline.append(event)
+    if isinstance(exc, TargetEnded):
+        raise CheckFailed(ended_failure(exc, event, lab.timeline))
+    if isinstance(exc, TargetTimeout):
+        raise CheckFailed(Failure(Verdict.TIMED_OUT, step=event, timeout=exc.timeout))
+    raise CheckFailed(Failure(Verdict.ERRORED, Kind.PROTOCOL, error=str(exc)[:300], step=event,
+                              timeline=lab.timeline))
+
+
+def _event(step: Step, stamps: list) -> dict:
+    """A timeline step as the Lab records its call (what the reports show)."""
+    if step.op == "finish":
+        claim = stamp_for(step, stamps)
+        return {"op": "finish", "actor": claim.owner, "t": step.now, "stamp": stamp(claim)}
+    return {"op": step.op, "actor": step.owner, "t": step.now, "lease_ms": step.lease_ms}
 
 
 # -- the shrunk timeline, once more through the Lab (recorded on its timeline) --------------------
@@ -109,6 +145,9 @@ class LabOperator:
     def count(self) -> int:
         return self.lab.observer.execute("SELECT count(*) FROM jobs").fetchone()[0]
 
+    def in_transaction(self) -> bool:
+        return self.lab.conn.in_transaction
+
 
 def replay(lab: Lab, steps: list[Step], index: int) -> None:
     """Play the shrunk timeline through the Lab and fail at the step that differs."""
@@ -121,7 +160,7 @@ def replay(lab: Lab, steps: list[Step], index: int) -> None:
         stamp = stamps[step.ref] if step.op == "finish" and step.ref < len(stamps) else None
         queue.raised, queue.actor = None, stamp.owner if stamp else None
         got = play_step(step, queue, operator, stamps, passthrough=(CheckFailed,))
-        difference = compare(number, got, expected, operator, model)
+        difference = compare(number, step, got, expected, operator, model)
         if difference is not None:
             job = stamp.id if stamp else _job_of(step, got, expected)
             explain(lab, step, difference, got, expected, queue.raised, model, job)

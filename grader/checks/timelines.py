@@ -7,14 +7,20 @@ backwards and often lands exactly before, at or after a lease's end or a job's d
 
 `first_difference` plays a timeline on a fresh database and on `model.QueueModel` side by side
 and stops at the first step where a return value, a row, or the connection's transaction state
-differs. `shrink` makes a differing timeline minimal (fewer steps, then simpler values) while it
-still differs. Everything is determined by the seed: the same seed gives the same timelines,
-the same verdict and the same shrunk timeline.
+differs. The code under grade is driven by connection name: through the check's
+`TargetProcess` (the judge never imports the code under grade), or `Direct`, the same calls on
+an imported module (the project's own tests prove the model against the reference with it).
+Values compare as data (a `Foreign` is never a model value), exceptions by their type's name;
+rows are read on the judge's own connection. `shrink` makes a differing timeline minimal (fewer
+steps, then simpler values) while it still differs. Everything is determined by the seed: the
+same seed gives the same timelines, the same verdict and the same shrunk timeline.
 """
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
+import itertools
 import random
 import sqlite3
 from dataclasses import dataclass, field
@@ -24,23 +30,29 @@ from typing import Any, Callable
 from lab import store
 from lab.store import Claim
 
-from grader.harness import watched
+from grader.harness import target_client, watched
+from grader.harness.target_client import RaisedInTarget, TargetProcessError
 
 from .model import LEASED, PENDING, QUARANTINED, QueueModel
 
 #: Worker names from a wide alphabet: case, SQL wildcards, quotes, spaces, non-ASCII, SQL text.
 OWNERS = ("A", "B", "C", "a", "worker-1", "worker_1", "o'brien", 'say "hi"', "50%", "%", "_",
           "A ", " A", "Ａ", "名前", "Ünïcode", "NULL", "0", "1; DROP TABLE jobs; --", "x" * 64)
-SEND_ERRORS = {"SendFailed": None, "ConnectionError": ConnectionError,
-               "TimeoutError": TimeoutError}
 FORGEABLE = ("id", "owner", "token", "attempt", "lease_until")
 
 
-class SendFailed(Exception):
-    """The grader's send failing, as a lost connection to the receiver would."""
+class SendFailed(target_client.SendFailed):
+    """The grader's send failing, as a lost connection to the receiver would (in a target
+    process, send raises the target's own SendFailed)."""
 
 
-SEND_ERRORS["SendFailed"] = SendFailed
+#: How a timeline's send fails, by name (generate draws these names). Each is a target_client
+#: SendFailed: in a target process, send raises the target's own SendFailed, which for the last
+#: two is also that builtin and named as it (code that catches ConnectionError catches it).
+SEND_ERRORS = {"SendFailed": SendFailed,
+               **{name: type(name, (SendFailed, getattr(builtins, name)),
+                             {"__module__": __name__, "__doc__": f"send failing with a {name}."})
+                  for name in ("ConnectionError", "TimeoutError")}}
 
 
 @dataclass(frozen=True)
@@ -163,7 +175,15 @@ def _call(call: Callable[[], Any], passthrough: tuple) -> Outcome:
     except passthrough:
         raise
     except Exception as exc:  # noqa: BLE001 - the code under grade may raise anything
-        return Outcome(raised=type(exc).__name__)
+        return Outcome(raised=raised_name(exc))
+
+
+def raised_name(exc: BaseException) -> str:
+    """The name an outcome gives an exception: its type's (for one raised in a target process,
+    the name of the type it had there)."""
+    if isinstance(exc, RaisedInTarget):
+        return exc.type.rsplit(".", 1)[-1]
+    return type(exc).__name__
 
 
 def stamps_after(step: Step, outcome: Outcome, stamps: list[Claim]) -> None:
@@ -174,16 +194,61 @@ def stamps_after(step: Step, outcome: Outcome, stamps: list[Claim]) -> None:
 
 
 # -- the two sides ------------------------------------------------------------------------------
-class Database:
-    """The code under grade's side: a fresh database, the target's connection and an operator's."""
+class Direct:
+    """The calls of a `TargetProcess` (open, execute, claim, finish, work_once, in_transaction,
+    close_conn: by connection name) on an imported module, in this process. For the project's
+    own tests of the model (against the reference, the alternatives, the mutants); a check never
+    uses it: it drives the code under grade through its target process only."""
 
-    def __init__(self, path: Path, module):
+    def __init__(self, module):
         self.module = module
-        self.conn = watched.connect(path)  # as the other checks hand it to the target
-        store.init_db(self.conn)
+        self.conns: dict[str, sqlite3.Connection] = {}
+
+    def open(self, name: str, path, busy_timeout_ms: int = store.BUSY_TIMEOUT_MS) -> None:
+        old = self.conns.pop(name, None)
+        if old is not None:
+            old.close()
+        self.conns[name] = watched.connect(path, busy_timeout_ms)  # as the target server does
+
+    def execute(self, name: str, sql: str, params: tuple = ()) -> None:
+        self.conns[name].execute(sql, params)
+
+    def claim(self, name, owner, now, lease_ms):
+        return self.module.claim(self.conns[name], owner, now, lease_ms)
+
+    def finish(self, name, claim, now):
+        return self.module.finish(self.conns[name], claim, now)
+
+    def work_once(self, name, owner, send, clock, lease_ms):
+        return self.module.work_once(self.conns[name], owner, send, clock, lease_ms)
+
+    def in_transaction(self, name: str) -> bool:
+        return self.conns[name].in_transaction
+
+    def close_conn(self, name: str) -> None:
+        self.conns.pop(name).close()
+
+
+_names = itertools.count(1)
+
+
+class Database:
+    """The code under grade's side: a fresh database, a connection of its own on it in `queue`
+    (a TargetProcess or `Direct`), under a name no earlier timeline used, and an operator's
+    connection of the judge's own (the operator's actions, the rows)."""
+
+    def __init__(self, path: Path, queue):
+        self.queue = queue
         self.operator = store.connect(path, busy_timeout_ms=1000)
-        for conn in (self.conn, self.operator):  # no check here is about durability
-            conn.execute("PRAGMA synchronous = OFF")
+        self.operator.execute("PRAGMA synchronous = OFF")  # no check here is about durability
+        store.init_db(self.operator)
+        self.name = f"timeline-{next(_names)}"
+        try:
+            queue.open(self.name, path)
+            queue.execute(self.name, "PRAGMA synchronous = OFF")
+        except BaseException:
+            self.operator.close()
+            raise
 
     def enqueue(self, qty, deadline, max_attempts):
         return store.enqueue(self.operator, qty, deadline, max_attempts)
@@ -201,21 +266,27 @@ class Database:
     def count(self) -> int:
         return self.operator.execute("SELECT count(*) FROM jobs").fetchone()[0]
 
+    def in_transaction(self) -> bool:
+        return self.queue.in_transaction(self.name)
+
     def claim(self, owner, now, lease_ms):
-        return self.module.claim(self.conn, owner, now, lease_ms)
+        return self.queue.claim(self.name, owner, now, lease_ms)
 
     def finish(self, claim, now):
-        return self.module.finish(self.conn, claim, now)
+        return self.queue.finish(self.name, claim, now)
 
     def work_once(self, owner, send, clock, lease_ms):
-        return self.module.work_once(self.conn, owner, send, clock, lease_ms)
+        return self.queue.work_once(self.name, owner, send, clock, lease_ms)
 
     def close(self) -> None:
-        for conn in (self.conn, self.operator):
-            try:
-                conn.close()
-            except sqlite3.Error:
-                pass
+        try:
+            self.queue.close_conn(self.name)
+        except (sqlite3.Error, TargetProcessError):  # a target process that is gone already
+            pass
+        try:
+            self.operator.close()
+        except sqlite3.Error:
+            pass
 
 
 def same(got: Any, expected: Any) -> bool:
@@ -230,16 +301,19 @@ def same(got: Any, expected: Any) -> bool:
     return got == expected
 
 
-def compare(index: int, got: Outcome, expected: Outcome, db: Database,
+def compare(index: int, step: Step, got: Outcome, expected: Outcome, db,
             model: QueueModel) -> Difference | None:
-    """The first thing that differs after step `index`, or None."""
+    """The first thing that differs after step `index` (`db`: the rows, and the transaction
+    state of the code under grade's connection), or None."""
     if got.raised != expected.raised:
         return Difference(index, "raised", got.raised, expected.raised)
     if expected.raised is None and not same(got.returned, expected.returned):
         return Difference(index, "returned", got.returned, expected.returned)
     if not same(got.sent, expected.sent):
         return Difference(index, "sent", got.sent, expected.sent)
-    if db.conn.in_transaction:
+    # Only a call of the code under grade can leave its connection in a transaction (the
+    # operator's steps run on a connection of the judge's): asked after those alone.
+    if step.op in ("claim", "finish", "work_once") and not got.skipped and db.in_transaction():
         return Difference(index, "transaction", True, False)
     for job in sorted(model.rows):
         current, wanted = db.row(job), model.row(job)
@@ -250,15 +324,21 @@ def compare(index: int, got: Outcome, expected: Outcome, db: Database,
     return None
 
 
-def first_difference(steps: list[Step], module, path: Path) -> Difference | None:
-    """Play `steps` on a fresh database at `path` with `module` and on the model, side by side."""
-    db, model = Database(path, module), QueueModel()
+def first_difference(steps: list[Step], queue, path: Path) -> Difference | None:
+    """Play `steps` on a fresh database at `path` through `queue` (a TargetProcess, or `Direct`
+    over a module) and on the model, side by side. A TargetProcessError (the target process
+    ended, hung, broke the protocol) is no step's outcome: it propagates."""
+    db, model = Database(path, queue), QueueModel()
     stamps: list[Claim] = []
     try:
         for index, step in enumerate(steps):
             expected = play_step(step, model, model, stamps)
-            got = play_step(step, db, db, stamps)
-            difference = compare(index, got, expected, db, model)
+            try:
+                got = play_step(step, db, db, stamps, passthrough=(TargetProcessError,))
+                difference = compare(index, step, got, expected, db, model)
+            except TargetProcessError as exc:  # which step it was, for the report
+                exc.timeline_step = (index, step, list(stamps))
+                raise
             if difference is not None:
                 return difference
             stamps_after(step, expected, stamps)
