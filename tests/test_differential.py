@@ -153,7 +153,7 @@ def first_found(module, scratch: Path, seed, count: int):
 
 def test_the_reference_in_a_target_process_agrees_with_the_model(scratch):
     """What the check plays: the code under grade in a process of its own, by connection name."""
-    with TargetProcess("solutions.queue") as target:
+    with TargetProcess("solutions.queue", writable=[scratch]) as target:
         assert differences(target, scratch, 2, 100) == []
 
 
@@ -170,7 +170,7 @@ def test_a_target_process_differs_where_a_direct_call_does(name, scratch):
     path = MUTANTS / f"{name}.py"
     direct = first_found(load(path), scratch, 1, 100)
     assert direct is not None
-    with TargetProcess(str(path)) as target:
+    with TargetProcess(str(path), writable=[scratch]) as target:
         assert first_found(target, scratch, 1, direct[0] + 1) == direct
 
 

@@ -13,7 +13,6 @@ plays the same timelines.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -31,7 +30,7 @@ from .shrink import shrink
 from .timelines import (Difference, Outcome, Step, compare, first_difference, play_step,
                         stamp_for, stamps_after)
 
-TIMELINES = 100  # about 0.5 s for a correct claim on a RAM disk, 1.2 s on an ordinary one
+TIMELINES = 100  # about 1 s for a correct claim (about 2,400 round trips to its process)
 
 
 @check("random-timelines", points=10, timeout=20.0,
@@ -39,7 +38,8 @@ TIMELINES = 100  # about 0.5 s for a correct claim on a RAM disk, 1.2 s on an or
 def test_random_timelines(lab):
     """Random timelines of enqueues, claims, finishes, work_once and operator edits: every
     return value and every row as the contract's model says."""
-    scratch = Path(tempfile.mkdtemp(prefix="leaselab-timelines-", dir=_ram_disk()))
+    # In the check's own folder: the only one its target process may write (grader.harness.jail)
+    scratch = Path(tempfile.mkdtemp(prefix="timelines-", dir=lab.dir))
     index = 0
     try:
         for index in range(TIMELINES):
@@ -52,12 +52,6 @@ def test_random_timelines(lab):
         _target_failed(lab, exc, index)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _ram_disk() -> str | None:
-    """A RAM-backed folder where there is one: every timeline is a fresh database file."""
-    shm = "/dev/shm"
-    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
 
 
 def _differs(steps: list[Step], queue, scratch: Path) -> bool:
