@@ -40,11 +40,11 @@ class Fault:
 
     def __init__(self, lab: Lab) -> None:
         self.lab = lab
-        self.base = lab.target.count(_FIRED)
+        self.base = lab.ask(lambda target: target.count(_FIRED))
 
     @property
     def fired(self) -> int:
-        return self.lab.target.count(_FIRED) - self.base
+        return self.lab.ask(lambda target: target.count(_FIRED)) - self.base
 
 
 @contextlib.contextmanager

@@ -104,24 +104,26 @@ def stamp(claim: Claim | None) -> dict | None:
 
 class Conn:
     """The judge's handle on a connection opened in the target process (by name): what a check
-    hands to claim / finish / work_once, asks `in_transaction` of, or sets up (TEMP triggers)."""
+    hands to claim / finish / work_once, asks `in_transaction` of, or sets up (TEMP triggers).
+    A target process that ends, hangs or breaks the channel while asked is the check's verdict
+    (as during a call), never a grader error."""
 
-    def __init__(self, target: TargetProcess, name: str):
-        self.target, self.name = target, name
+    def __init__(self, lab: "Lab", name: str):
+        self.lab, self.name = lab, name
 
     @property
     def in_transaction(self) -> bool:
-        return self.target.in_transaction(self.name)
+        return self.lab.ask(lambda target: target.in_transaction(self.name))
 
     def execute(self, sql: str, params: tuple = ()) -> None:
         """Setup SQL on this connection (run by the target process, not by the code under grade)."""
-        self.target.execute(self.name, sql, params)
+        self.lab.ask(lambda target: target.execute(self.name, sql, params))
 
     def journal_mode(self) -> str:
-        return self.target.journal_mode(self.name)
+        return self.lab.ask(lambda target: target.journal_mode(self.name))
 
     def close(self) -> None:
-        self.target.close_conn(self.name)
+        self.lab.ask(lambda target: target.close_conn(self.name))
 
 
 class Lab:
@@ -129,7 +131,8 @@ class Lab:
 
     _in_setup = 0  # > 0 inside `with lab.setup():`
 
-    def __init__(self, target_spec: str | None, workdir: str, seed: int = 1, call_timeout: float = 10.0):
+    def __init__(self, target_spec: str | None, workdir: str, seed: int = 1,
+                 call_timeout: float = 10.0):
         self.target_spec = target_spec  # what --impl said: for checks that start processes
         self.seed = seed  # what the random timelines are drawn from (--replay SEED)
         self.dir = Path(workdir)
@@ -147,7 +150,7 @@ class Lab:
             return
         try:
             self.target = TargetProcess(target_spec, timeout=call_timeout, writable=[self.dir])
-            self.conn = Conn(self.target, MAIN)  # the one whose statements are recorded
+            self.conn = Conn(self, MAIN)  # the one whose statements are recorded
             self.target.open(MAIN, self.path)
         except BaseException:
             self.close()
@@ -158,7 +161,7 @@ class Lab:
         """A connection to the check's database, opened in the target process as
         lab.store.connect opens it, to hand to the target (traced by the grader)."""
         self._conns += 1
-        conn = Conn(self.target, f"c{self._conns}")
+        conn = Conn(self, f"c{self._conns}")
         self.target.open(conn.name, self.path, busy_timeout_ms)
         return conn
 
@@ -266,6 +269,20 @@ class Lab:
     def _protocol_error(self, broken: ProtocolError, event: dict | None) -> NoReturn:
         raise CheckFailed(Failure(Outcome.ERRORED, Kind.PROTOCOL, error=str(broken)[:300],
                                   step=event, timeline=self.timeline))
+
+    def ask(self, question: Callable[[TargetProcess], Any]) -> Any:
+        """`question(lab.target)`, a request that is not a call of the code under grade (setup
+        SQL, in_transaction, a count); the target ending, hanging or breaking the channel
+        meanwhile fails the check as it would during a call (RaisedInTarget passes through)."""
+        step = self.timeline[-1] if self.timeline else None
+        try:
+            return question(self.target)
+        except TargetEnded as ended:
+            self._ended(ended, step)
+        except TargetTimeout as timeout:
+            raise CheckFailed(Failure(Outcome.TIMED_OUT, step=step, timeout=timeout.timeout))
+        except ProtocolError as broken:
+            self._protocol_error(broken, step)
 
     def settle(self) -> None:
         """Before a check's pass is believed: one round trip with a fresh nonce, so a reply the
