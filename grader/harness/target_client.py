@@ -2,8 +2,9 @@
 
 `TargetProcess(spec)` starts `python -m grader.harness.target_server` (subprocess.Popen with
 `pass_fds`, a new session so the whole process group can be killed; no multiprocessing, no
-pickle), or has its `launcher` start one set up the same way, and waits for its "ready". Its
-methods mirror what a check does with the code under grade:
+pickle), or has the zygote fork one set up the same way (`grader.harness.zygote`: a fork instead
+of an interpreter's start-up; `LAUNCH_ENV` or the `launcher` argument choose), and waits for its
+"ready". Its methods mirror what a check does with the code under grade:
 
     open(name, path, busy_timeout_ms, gated=False)
                                           a traced lab.store connection in the target, by name
@@ -561,9 +562,22 @@ class TargetProcess:
 
 
 # -- starting the target process -------------------------------------------------------------------
+#: How target processes start when TargetProcess is given no launcher: "spawn" (a fresh
+#: interpreter each), "zygote" (forked by the zygote; an error if it cannot run) or "auto" (the
+#: zygote where it can run, else spawn). The default is auto.
+LAUNCH_ENV = "LEASELAB_TARGET_LAUNCH"
+
+
 def default_launcher() -> Callable:
-    """The launcher TargetProcess uses when given none."""
-    return spawn
+    """The launcher that LAUNCH_ENV names (read at each start)."""
+    how = os.environ.get(LAUNCH_ENV, "auto")
+    if how == "spawn":
+        return spawn
+    from . import zygote  # noqa: PLC0415  (only a judge that starts targets needs it)
+
+    if how == "zygote":
+        return zygote.launch_forked
+    return zygote.launch
 
 
 def spawn(spec: str, *, python: str = sys.executable, cwd: str | None = None,
