@@ -499,6 +499,35 @@ def test_a_dead_zygote_costs_a_restart_in_the_owner_and_a_spawn_in_its_forks():
                                "owner": "ForkedTarget", "restarted": True}
 
 
+FORK_WITHOUT_A_ZYGOTE = """
+import json, os
+from grader.harness import zygote
+from grader.harness.target_client import TargetProcess
+
+read_fd, write_fd = os.pipe()
+fork = os.fork()
+if fork == 0:  # a check's judge whose grading process started no zygote
+    kinds = []
+    for launcher in (None, zygote.launch_forked):
+        with TargetProcess("solutions.queue", launcher=launcher) as target:
+            target.sync()
+            kinds.append(type(target._process).__name__)
+    os.write(write_fd, json.dumps(kinds).encode())
+    os._exit(0)
+forked = json.loads(os.read(read_fd, 1000))
+os.waitpid(fork, 0)
+with TargetProcess("solutions.queue") as target:
+    print(json.dumps({"fork": forked, "owner": type(target._process).__name__}))
+"""
+
+
+def test_a_fork_given_no_zygote_spawns_unless_told_to_fork():
+    owner = run_owner(FORK_WITHOUT_A_ZYGOTE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = owner.communicate(timeout=60)
+    assert owner.returncode == 0, err
+    assert json.loads(out) == {"fork": ["Popen", "ForkedTarget"], "owner": "ForkedTarget"}
+
+
 OWNER_CLOSES_AFTER_ITS_ZYGOTE_DIED = """
 import json, os, signal, time
 from grader.harness import zygote

@@ -73,7 +73,7 @@ from typing import Any, Callable
 
 from lab.store import BUSY_TIMEOUT_MS, Claim
 
-from . import wire
+from . import wire, zygote
 from .interleave import is_statement
 
 #: Folders the target may write besides its databases' (os.pathsep-separated): for the
@@ -573,8 +573,6 @@ def default_launcher() -> Callable:
     how = os.environ.get(LAUNCH_ENV, "auto")
     if how == "spawn":
         return spawn
-    from . import zygote  # noqa: PLC0415  (only a judge that starts targets needs it)
-
     if how == "zygote":
         return zygote.launch_forked
     return zygote.launch

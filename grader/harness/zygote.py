@@ -2,10 +2,13 @@
 costs a fork, not an interpreter's start-up (~70 ms, ~40 times a grade).
 
 The zygote is a fresh interpreter (`python -m grader.harness.zygote`) that the judge side starts
-once, lazily, on the first `launch` in a process (the *owner*; `start()` starts it earlier). It
-imports what a target server needs (sqlite3, lab.store, grader.harness.target_server and what
-that imports) and nothing else: never the code under grade, never grader.checks or
-grader.report, and it knows nothing of the checks. It then waits for requests.
+once, lazily, on the first `launch` in a process (the *owner*), or earlier with `start()`. The
+grading process calls `start()` before it forks its checks' judges: they inherit the zygote. A
+judge forked from a process that had none spawns its targets rather than start a zygote of its
+own for one or two of them. The zygote imports what a target server needs (sqlite3, lab.store,
+grader.harness.target_server and what that imports) and nothing else: never the code under
+grade, never grader.checks or grader.report, and it knows nothing of the checks. It then waits
+for requests.
 
 The door. The owner and the zygote share an AF_UNIX SOCK_SEQPACKET socketpair: no name in the
 file system, reachable only through an inherited fd. Processes forked from the owner (the
@@ -175,11 +178,13 @@ class _Handle:
 _lock = threading.Lock()
 _handle: _Handle | None = None
 _atexit_registered = False
+_forked = False  # this process is a fork of one that had this module (a sandbox's judge)
 
 
 def _after_fork_in_child() -> None:
-    global _lock
+    global _lock, _forked
     _lock = threading.Lock()  # a thread of the parent may have held it at the fork
+    _forked = True
 
 
 if hasattr(os, "register_at_fork"):
@@ -188,11 +193,12 @@ if hasattr(os, "register_at_fork"):
 
 def start(python: str = sys.executable) -> bool:
     """Make sure a zygote runs for this process (idempotent; the owner restarts a dead one, a
-    fork of the owner never does). False if none can run here."""
-    return _usable(python) is not None
+    fork of the owner never does). False if none can run here. The grading process calls it
+    before it forks its checks' judges, so that they all share it."""
+    return _usable(python, may_start=True) is not None
 
 
-def _usable(python: str) -> _Handle | None:
+def _usable(python: str, may_start: bool) -> _Handle | None:
     global _handle, _atexit_registered
     if not supported():
         return None
@@ -204,6 +210,8 @@ def _usable(python: str) -> _Handle | None:
                 return None  # inherited, and broken: this process spawns
             _handle.stop()
             _handle = None
+        if not may_start:
+            return None
         try:
             _handle = _Handle(python)
         except OSError:
@@ -249,9 +257,12 @@ def settle(timeout: float = REAP_TIMEOUT + 1) -> None:
 def launch(spec: str, *, python: str = sys.executable, cwd: str | None = None,
            env: dict | None = None, log: str | None = None):
     """A launcher for TargetProcess: the zygote forks the target server; where it cannot, a
-    fresh interpreter starts it (`target_client.spawn`)."""
+    fresh interpreter starts it (`target_client.spawn`). A process starts its zygote on its
+    first launch, unless it is a fork of a process that had this module and gave it none: a
+    check's judge, forked for one check, would pay for a zygote to start one or two targets
+    (the grading process calls start() before forking them)."""
     try:
-        return launch_forked(spec, python=python, cwd=cwd, env=env, log=log)
+        return _launch(spec, python, cwd, env, log, may_start=not _forked)
     except ZygoteUnavailable:
         from .target_client import spawn
 
@@ -260,9 +271,14 @@ def launch(spec: str, *, python: str = sys.executable, cwd: str | None = None,
 
 def launch_forked(spec: str, *, python: str = sys.executable, cwd: str | None = None,
                   env: dict | None = None, log: str | None = None):
-    """A launcher for TargetProcess that only forks: ZygoteUnavailable where it cannot. Takes
-    and returns what `target_client.spawn` does."""
-    handle = _usable(python)
+    """A launcher for TargetProcess that only forks (starting a zygote if this process has
+    none): ZygoteUnavailable where it cannot. Takes and returns what `target_client.spawn`
+    does."""
+    return _launch(spec, python, cwd, env, log, may_start=True)
+
+
+def _launch(spec: str, python: str, cwd, env: dict | None, log: str | None, may_start: bool):
+    handle = _usable(python, may_start)
     if handle is None:
         raise ZygoteUnavailable("no zygote can run here")
     env = dict(os.environ if env is None else env)
