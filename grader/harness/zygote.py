@@ -78,6 +78,8 @@ except ImportError:  # not on this platform: no zygote either (see supported())
 #: How long a requester waits for the zygote's `pid` (its own start-up included, on the first
 #: request) before it takes the zygote as unusable and spawns instead.
 ANSWER_TIMEOUT = 10.0
+#: How long close() waits for the zygote to kill a target and say so before it kills it itself.
+KILL_ANSWER_TIMEOUT = 2.0
 #: How long the zygote waits for SIGKILLed children before it answers settle/exit anyway.
 REAP_TIMEOUT = 5.0
 _MAX_REQUEST = 1 << 18  # bytes in one request datagram (an environment of a few KB is typical)
@@ -358,15 +360,21 @@ class ForkedTarget:
         if self._lease is not None:
             try:
                 self._lease.sendall(b"k")
-                return
             except OSError:
                 self._read(0)
+            else:  # the status follows at once, unless the zygote is hung (stopped)
+                deadline = time.monotonic() + KILL_ANSWER_TIMEOUT
+                while self._lease is not None and time.monotonic() < deadline:
+                    self._read(max(0.0, deadline - time.monotonic()))
+                if self._lease is not None:
+                    self._lost = True
+                    self._release()
         if self.returncode is None and self._lost:
             self._kill_ourselves()
 
     def _kill_ourselves(self) -> None:
-        # The zygote is gone; the child (an orphan now) may run on. Kill it only while the
-        # pidfd shows it alive: then its pid, and the group it leads, are still its own.
+        # The zygote is gone or hung; the child may run on. Kill it only while the pidfd shows
+        # it alive: then its pid, and the group it leads, are still its own.
         if self._pidfd is None or _readable(self._pidfd, 0):
             return
         for kill in (lambda: os.killpg(self.pid, signal.SIGKILL),
