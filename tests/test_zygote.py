@@ -101,6 +101,9 @@ def test_many_targets_start_and_close_through_one_zygote(tmp_path):
     path = fresh_db(tmp_path, jobs=30)
     forked_by = zygote_pid()
     pids = set()
+    TargetProcess("solutions.queue", launcher=zygote.launch_forked).close()  # it is serving
+    fds = len(os.listdir("/proc/self/fd"))
+    zygote_fds = fd_count(forked_by)
     for n in range(30):
         with TargetProcess("solutions.queue", launcher=zygote.launch_forked) as target:
             assert isinstance(target._process, zygote.ForkedTarget)
@@ -117,6 +120,17 @@ def test_many_targets_start_and_close_through_one_zygote(tmp_path):
         assert target.returncode == -signal.SIGKILL  # close() kills, as it does a spawned one
         assert state(target.pid) is None  # reaped by the zygote before close() returned
     assert zygote_pid() == forked_by  # one zygote served them all
+    assert len(os.listdir("/proc/self/fd")) == fds  # no lease, pidfd or pipe left open here
+    assert fd_count(forked_by) == zygote_fds  # nor in the zygote
+
+
+def fd_count(pid: int) -> int | None:
+    """How many fds the process has open; None where /proc does not show them (the zygote is
+    not dumpable: only root sees its fds)."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/fd"))
+    except PermissionError:
+        return None
 
 
 def test_the_default_launcher_follows_the_environment(monkeypatch):

@@ -29,11 +29,13 @@ as a fresh interpreter has them; the requester's umask and resource limits (the 
 them in the judge's process: a Popen child inherits them, a forked one gets them from the
 request); cwd, `sys.path[0]` and the environment as given; then
 `grader.harness.target_server.serve` where a fresh interpreter would run `main`. The zygote
-answers `pid N` on the lease, and `status S` (the raw wait status) once it has reaped the child.
+answers `pid N` on the lease (`error E` if it could not fork), and `status S` (the raw wait
+status) once it has reaped the child.
 
 The lease is the child's lifetime: a byte "k" on it, or the lease closing (the requester ended
 or was killed), makes the zygote SIGKILL the child's process group and the child; the zygote
-alone reaps its children, so a pid is never signalled after it may have been reused. "settle"
+alone reaps its children, so a pid is never signalled after it may have been reused (a judge
+whose zygote died or hangs kills the child itself, through a pidfd taken at the start). "settle"
 answers `settled` once every child whose lease has closed is killed and reaped (a sweep that
 has just killed a judge calls it before looking for orphans); "exit" kills every child, reaps
 them, answers `bye` and ends the zygote. The zygote also ends, the same way, when every copy of
@@ -47,6 +49,8 @@ forks from a state no target has touched), each child is forked from that same s
 child never returns into the zygote's loop (it leaves by os._exit). What a fresh interpreter
 would draw anew and a fork does not: the str hash seed (shared by the zygote's children, where
 spawned targets each have their own); `random` is reseeded at fork by the standard library.
+Seen from outside, a forked target's parent is the zygote, not its judge, and its
+/proc/PID/cmdline is the zygote's, without the spec.
 
 The judge side falls back to `target_client.spawn` (a fresh interpreter, as before) where the
 zygote cannot serve a start: not Linux, no fd passing, a `python` other than the zygote's, an
@@ -284,34 +288,33 @@ def _launch(spec: str, python: str, cwd, env: dict | None, log: str | None, may_
     if handle is None:
         raise ZygoteUnavailable("no zygote can run here")
     env = dict(os.environ if env is None else env)
+    if any(type(k) is not str or type(v) is not str for k, v in env.items()):
+        raise ZygoteUnavailable("an environment that is not str to str")
     why = _mismatch(handle, python, env)
     if why:
         raise ZygoteUnavailable(why)
     cwd = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
     if not os.path.isdir(cwd):  # what Popen raises for a bad cwd, before anything starts
         raise FileNotFoundError(2, "No such file or directory", cwd)
-    if any(type(k) is not str or type(v) is not str for k, v in env.items()):
-        raise ZygoteUnavailable("an environment that is not str to str")
     message = {"op": "start", "spec": spec, "cwd": cwd, "env": env, "umask": _umask(),
                "limits": _limits()}
     to_target, out = os.pipe()
     in_, from_target = os.pipe()
     log_fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666) \
         if log else None
-    lease = None
+    lease, pidfds = None, []
     try:
         lease = handle.request(message, [to_target, from_target]
                                + ([log_fd] if log_fd is not None else []))
-        answer, rest = _read_line(lease, ANSWER_TIMEOUT)
+        answer, rest, pidfds = _read_line(lease, ANSWER_TIMEOUT, with_fds=True)
         if answer.startswith("error "):  # this start failed (fork: EAGAIN, ENOMEM), not the zygote
             raise ZygoteUnavailable(f"the zygote could not fork: {answer[6:60]}")
         if not answer.startswith("pid ") or not answer[4:].isdigit():
             handle.broken = f"the zygote answered {answer[:40]!r}"
             raise ZygoteUnavailable(handle.broken)
-        child = ForkedTarget(int(answer[4:]), lease, rest)
+        child = ForkedTarget(int(answer[4:]), lease, rest, pidfds[0] if pidfds else None)
     except BaseException as exc:
-        for fd in (in_, out):
-            os.close(fd)
+        _close([in_, out] + pidfds)
         if lease is not None:
             lease.close()  # if the zygote forks late, the closed lease gets the child killed
         if isinstance(exc, OSError) and not isinstance(exc, ZygoteUnavailable):
@@ -329,17 +332,15 @@ class ForkedTarget:
     `returncode`, `poll()`, `wait(timeout)`, and `kill_group()` (SIGKILL its process group: the
     zygote does it, as it alone knows whether the pid is still its unreaped child)."""
 
-    def __init__(self, pid: int, lease: socket.socket, buffered: bytes = b""):
+    def __init__(self, pid: int, lease: socket.socket, buffered: bytes = b"",
+                 pidfd: int | None = None):
         self.pid = pid
         self.returncode: int | None = None
         self.args = ["<forked by the zygote>"]
         self._lease: socket.socket | None = lease
         self._buffer = buffered
         self._lost = False  # the zygote ended without telling how the child did
-        try:
-            self._pidfd = os.pidfd_open(pid)  # the child is the zygote's, unreaped: this is it
-        except (AttributeError, OSError):
-            self._pidfd = None
+        self._pidfd = pidfd  # the zygote's, taken before it could reap the child: that child
 
     def poll(self) -> int | None:
         self._read(0)
@@ -423,22 +424,30 @@ class ForkedTarget:
                 pass
 
 
-def _read_line(sock: socket.socket, timeout: float) -> tuple[str, bytes]:
-    """One answer line from the zygote, and what came after it; OSError on its end or on the
-    timeout."""
+def _read_line(sock: socket.socket, timeout: float, with_fds: bool = False):
+    """One answer line from the zygote, and what came after it (and, `with_fds`, the fds that
+    came with it); OSError on its end or on the timeout."""
     deadline = time.monotonic() + timeout
-    data = b""
-    while b"\n" not in data:
-        left = deadline - time.monotonic()
-        if left <= 0 or not _readable(sock, left):
-            raise TimeoutError("the zygote did not answer in time")
-        chunk = sock.recv(256)
-        if not chunk:
-            raise ConnectionResetError("the zygote closed the lease without an answer")
-        data += chunk
-        if len(data) > 4096:
-            raise ConnectionResetError("an answer without an end")
+    data, fds = b"", []
+    try:
+        while b"\n" not in data:
+            left = deadline - time.monotonic()
+            if left <= 0 or not _readable(sock, left):
+                raise TimeoutError("the zygote did not answer in time")
+            chunk, more, _, _ = socket.recv_fds(sock, 256, 1)
+            fds += more
+            if not chunk:
+                raise ConnectionResetError("the zygote closed the lease without an answer")
+            data += chunk
+            if len(data) > 4096:
+                raise ConnectionResetError("an answer without an end")
+    except BaseException:
+        _close(fds)
+        raise
     line, rest = data.split(b"\n", 1)
+    if with_fds:
+        return line.decode("ascii", "replace"), rest, fds
+    _close(fds)
     return line.decode("ascii", "replace"), rest
 
 
@@ -622,7 +631,13 @@ class Zygote:
         _close([read_fd, write_fd] + ([log_fd] if log_fd is not None else []))
         child = _Child(pid, lease)
         self.children[pid] = child
-        if _answer(lease, f"pid {pid}"):
+        try:
+            pidfds = [os.pidfd_open(pid)]  # unreaped, so surely this child
+        except (AttributeError, OSError):
+            pidfds = []
+        answered = _answer(lease, f"pid {pid}", pidfds)
+        _close(pidfds)
+        if answered:
             self.leases[lease.fileno()] = child
             self.poll.register(lease, select.POLLIN)
         else:  # the requester is gone already
@@ -763,10 +778,14 @@ def _set_limits(limits: list) -> None:
             pass  # as a Popen child can't go above the zygote's hard limit, neither can we
 
 
-def _answer(sock: socket.socket, line: str) -> bool:
+def _answer(sock: socket.socket, line: str, fds: list[int] = ()) -> bool:
     try:
         sock.setblocking(False)
-        sock.send(line.encode("ascii") + b"\n")  # a few bytes into an empty buffer
+        data = line.encode("ascii") + b"\n"  # a few bytes into an empty buffer
+        if fds:
+            socket.send_fds(sock, [data], fds)
+        else:
+            sock.send(data)
         return True
     except OSError:
         return False
