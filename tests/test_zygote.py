@@ -222,7 +222,7 @@ def test_start_up_endings_are_those_of_a_spawned_target(tmp_path, source, expect
 
 # -- set up as a spawned target is -----------------------------------------------------------------
 REPORTER = """
-import ctypes, json, os, resource, signal, sys
+import ctypes, json, os, resource, signal, sys, tempfile
 
 def _handler(signum):
     handler = signal.getsignal(signum)
@@ -245,6 +245,7 @@ def claim(conn, owner, now, lease_ms):
         "cwd": os.getcwd(),
         "sys.path": sys.path,
         "late": os.environ.get("LEASELAB_LATE"),
+        "tempdir": tempfile.gettempdir(),
         "given": os.environ.get("LEASELAB_GIVEN"),
         "env_keys": sorted(os.environ),
         "signals": {name: _handler(getattr(signal, name))
@@ -271,13 +272,16 @@ reports = {}
 for name, launcher in (("spawn", spawn), ("zygote", zygote.launch_forked)):
     for how, kwargs in (("plain", {}),
                         ("cwd+env+log", {"cwd": workdir, "log": log + "-" + name,
-                                         "env": dict(os.environ, LEASELAB_GIVEN="given")})):
+                                         "env": dict(os.environ, LEASELAB_GIVEN="given"),
+                                         "writable": [workdir, os.path.dirname(path)]})):
         with TargetProcess(spec, launcher=launcher, **kwargs) as target:
             kind = type(target._process).__name__
+            contained = target.contained
             target.open("A", path)
             report = json.loads(target.claim("A", "A", 0, 1000))
             report["stdout"] = report["stdout"].replace("-" + name, "-LAUNCHER")
             report["stderr"] = report["stderr"].replace("-" + name, "-LAUNCHER")
+            report["contained"] = contained
             reports[name + " " + how] = (kind, report)
 print(json.dumps(reports))
 """
@@ -308,6 +312,49 @@ def test_a_forked_target_is_set_up_as_a_spawned_one(tmp_path):
     assert given["cwd"] == str(workdir) and given["sys.path"][0] == str(tmp_path)
     assert str(workdir) in given["sys.path"] and given["given"] == "given"
     assert given["stdout"] == given["stderr"] == str(tmp_path / "log-LAUNCHER")
+    assert given["tempdir"] == str(workdir) != plain["tempdir"]  # TMPDIR, each its own
+
+
+OWNER_IN_A_CHANGED_CHECKOUT = """
+import json, os, sys
+from grader.harness import zygote
+from grader.harness.target_client import TargetLoadError, TargetProcess, spawn
+
+assert zygote.start()
+TargetProcess("solutions.queue", launcher=zygote.launch_forked).close()  # it has listed '.'
+with open("results.json", "w"):  # the checkout's folder changes after the zygote started
+    pass
+got = {}
+for name, launcher in (("spawn", spawn), ("zygote", zygote.launch_forked)):
+    try:
+        with TargetProcess(sys.argv[1], launcher=launcher,
+                           writable=[os.path.dirname(sys.argv[1])]) as target:
+            got[name] = ["ready", target.contained > 0]
+    except TargetLoadError as error:
+        got[name] = [error.kind, str(error.params)]
+print(json.dumps(got))
+"""
+
+
+def test_a_checkout_changed_since_the_zygote_started_is_listed_before_the_jail(tmp_path):
+    """The jail lets a target read grader/, lab/ and solutions/ but not list the checkout they
+    are in: the import system must list it before the jail, in a forked target as in a fresh
+    interpreter, even when it changed since the zygote listed it."""
+    import shutil
+
+    checkout = tmp_path / "checkout"
+    for package in ("grader", "lab", "solutions"):
+        shutil.copytree(ROOT / package, checkout / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    elsewhere = tmp_path / "submission"
+    elsewhere.mkdir()
+    spec = write_target(elsewhere, "")  # imports solutions.queue from the checkout
+    owner = subprocess.run([sys.executable, "-c", textwrap.dedent(OWNER_IN_A_CHANGED_CHECKOUT),
+                            spec], cwd=checkout, capture_output=True, text=True, timeout=120,
+                           env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert owner.returncode == 0, owner.stderr
+    got = json.loads(owner.stdout)
+    assert got["zygote"] == got["spawn"] and got["zygote"][0] == "ready", got
 
 
 # -- nothing outlives the owner --------------------------------------------------------------------

@@ -54,8 +54,9 @@ Seen from outside, a forked target's parent is the zygote, not its judge, and it
 
 The judge side falls back to `target_client.spawn` (a fresh interpreter, as before) where the
 zygote cannot serve a start: not Linux, no fd passing, a `python` other than the zygote's, an
-environment that differs in what an interpreter reads at start-up (PYTHON*, LC_*, LANG), another
-uid, or a zygote that died or does not answer. `launch_forked` never falls back (for tests).
+environment that differs in what an interpreter reads at start-up (PYTHON*, LC_*, LANG, HOME),
+another uid, or a zygote that died or does not answer. `launch_forked` never falls back (for
+tests).
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ from __future__ import annotations
 import atexit
 import errno
 import gc
+import importlib
+import importlib.machinery
 import json
 import os
 import select
@@ -91,7 +94,7 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 #: Environment variables an interpreter reads at start-up: a fork cannot apply other values.
 _STARTUP_PREFIXES = ("PYTHON", "LC_")
-_STARTUP_NAMES = ("LANG",)
+_STARTUP_NAMES = ("LANG", "HOME")  # HOME: the user site-packages on sys.path
 _LIMITS = tuple(name for name in dir(resource) if name.startswith("RLIMIT_")) if resource else ()
 
 
@@ -743,12 +746,15 @@ class Zygote:
             sys.path[0] = os.getcwd()
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in env.items()})
+        if "tempfile" in sys.modules:  # its cache of TMPDIR, as an interpreter starts with it
+            sys.modules["tempfile"].tempdir = None
         from . import target_server
 
         sys.argv = [target_server.__file__, "--in", str(read_fd), "--out", str(write_fd), spec]
-        import importlib
-
-        importlib.invalidate_caches()  # files written since the zygote started are found
+        # The import system's listings of sys.path's folders, as a fresh interpreter makes them
+        # at its start: now, before serve() may enter a jail that can no longer list them.
+        importlib.invalidate_caches()
+        importlib.machinery.PathFinder.find_spec("_zygote_lists_sys_path_")
         return target_server.serve(read_fd, write_fd, spec)
 
 
