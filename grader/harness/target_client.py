@@ -562,10 +562,7 @@ class TargetProcess:
 
 
 # -- starting the target process -------------------------------------------------------------------
-#: How target processes start when TargetProcess is given no launcher: "spawn" (a fresh
-#: interpreter each), "zygote" (forked by the zygote; an error if it cannot run) or "auto" (the
-#: zygote where it can run, else spawn). The default is auto.
-LAUNCH_ENV = "LEASELAB_TARGET_LAUNCH"
+LAUNCH_ENV = zygote.LAUNCH_ENV  # "spawn", "zygote" or "auto" (the default): see there
 
 
 def default_launcher() -> Callable:

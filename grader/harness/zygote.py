@@ -82,6 +82,10 @@ try:
 except ImportError:  # not on this platform: no zygote either (see supported())
     resource = None
 
+#: How target processes start when TargetProcess is given no launcher: "spawn" (a fresh
+#: interpreter each), "zygote" (forked by the zygote; an error if it cannot run) or "auto" (the
+#: zygote where it can run, else spawn). The default is auto.
+LAUNCH_ENV = "LEASELAB_TARGET_LAUNCH"
 #: How long a requester waits for the zygote's `pid` (its own start-up included, on the first
 #: request) before it takes the zygote as unusable and spawns instead.
 ANSWER_TIMEOUT = 10.0
@@ -202,8 +206,10 @@ if hasattr(os, "register_at_fork"):
 
 def start(python: str = sys.executable) -> bool:
     """Make sure a zygote runs for this process (idempotent; the owner restarts a dead one, a
-    fork of the owner never does). False if none can run here. The grading process calls it
-    before it forks its checks' judges, so that they all share it."""
+    fork of the owner never does). False if none can run here, or LAUNCH_ENV says "spawn". The
+    grading process calls it before it forks its checks' judges, so that they all share it."""
+    if os.environ.get(LAUNCH_ENV) == "spawn":
+        return False
     return _usable(python, may_start=True) is not None
 
 
