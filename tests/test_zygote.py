@@ -502,6 +502,41 @@ def test_threads_start_targets_concurrently(tmp_path):
     assert zygote_pid() == forked_by
 
 
+JUDGES_AT_ONCE = """
+import json, os
+from grader.harness import zygote
+from grader.harness.target_client import TargetProcess
+
+assert zygote.start()
+read_fd, write_fd = os.pipe()
+judges = []
+for n in range(4):  # checks' judges forked from the owner, starting targets at the same time
+    judge = os.fork()
+    if judge == 0:
+        os.close(read_fd)
+        kinds = []
+        for _ in range(5):
+            with TargetProcess("solutions.queue") as target:
+                target.sync()
+                kinds.append(type(target._process).__name__)
+        os.write(write_fd, (json.dumps(kinds) + "\\n").encode())
+        os._exit(0)
+    judges.append(judge)
+os.close(write_fd)
+codes = [os.waitpid(judge, 0)[1] for judge in judges]
+with os.fdopen(read_fd) as results:
+    kinds = [kind for line in results for kind in json.loads(line)]
+print(json.dumps({"codes": codes, "kinds": kinds}))
+"""
+
+
+def test_judges_forked_from_the_owner_start_targets_at_once():
+    owner = run_owner(JUDGES_AT_ONCE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = owner.communicate(timeout=120)
+    assert owner.returncode == 0, err
+    assert json.loads(out) == {"codes": [0] * 4, "kinds": ["ForkedTarget"] * 20}
+
+
 # -- falling back ----------------------------------------------------------------------------------
 def test_falls_back_to_spawn_where_the_zygote_cannot_serve(monkeypatch):
     # an interpreter start-up setting the zygote did not start with
