@@ -120,6 +120,7 @@ def test_many_targets_start_and_close_through_one_zygote(tmp_path):
         assert target.returncode == -signal.SIGKILL  # close() kills, as it does a spawned one
         assert state(target.pid) is None  # reaped by the zygote before close() returned
     assert zygote_pid() == forked_by  # one zygote served them all
+    del target  # its pidfd lives as long as it does
     assert len(os.listdir("/proc/self/fd")) == fds  # no lease, pidfd or pipe left open here
     assert fd_count(forked_by) == zygote_fds  # nor in the zygote
 
@@ -198,6 +199,32 @@ def test_endings_and_returncodes_are_those_of_a_spawned_target(tmp_path, owner, 
         assert seen in (("ended", 5, None, "claim"), ("raised", "SystemExit"))
     if seen[0] == "ended":
         assert returncode == (seen[1] if seen[1] is not None else -getattr(signal, seen[2]))
+
+
+HANGS = """
+import threading
+
+def claim(conn, owner, now, lease_ms):
+    threading.Event().wait()
+"""
+
+
+def test_kill_from_another_thread_ends_a_target_the_owning_thread_waits_on(tmp_path):
+    path = fresh_db(tmp_path)
+    spec = write_target(tmp_path, HANGS)
+    got = {}
+    for name, launcher in LAUNCHERS.items():
+        target = TargetProcess(spec, launcher=launcher, timeout=30)
+        target.open("A", path)
+        killer = threading.Timer(0.2, target.kill)  # a judge thread stops it, as a crash would
+        killer.start()
+        try:
+            target.claim("A", "A", 0, LEASE_MS)
+        except TargetEnded as ended:
+            got[name] = (ended.signal, ended.during, target.returncode)
+        killer.join()
+        target.close()
+    assert got["zygote"] == got["spawn"] == ("SIGKILL", "claim", -signal.SIGKILL)
 
 
 @pytest.mark.parametrize("source, expected", [

@@ -303,6 +303,10 @@ class TargetProcess:
         thread sees the end (TargetEnded) at its next read or write, and closes the proxy."""
         if self._process.returncode is not None:  # reaped: its pid may be another's by now
             return
+        kill_now = getattr(self._process, "kill_now", None)
+        if kill_now is not None:  # forked by the zygote, which reaps it: it knows how
+            kill_now()
+            return
         for kill in (lambda: os.killpg(self._process.pid, signal.SIGKILL),
                      lambda: os.kill(self._process.pid, signal.SIGKILL)):
             try:
@@ -579,8 +583,9 @@ def spawn(spec: str, *, python: str = sys.executable, cwd: str | None = None,
           env: dict | None = None, log: str | None = None):
     """A launcher: start the target server in a fresh interpreter. Returns (process, the fd the
     judge writes requests to, the fd it reads messages from). Every launcher returns that; its
-    process has `pid`, `poll()` and `wait(timeout)` as a Popen, and a process that is not a
-    Popen has `kill_group()` (kill its process group, for sure) as well."""
+    process has `pid`, `returncode`, `poll()` and `wait(timeout)` as a Popen; a process that is
+    not a Popen has `kill_group()` (kill its process group and know it dead: close) and
+    `kill_now()` (SIGKILL its process group from any thread, signal only: kill) as well."""
     to_target, out = os.pipe()
     in_, from_target = os.pipe()
     log_file = open(log, "ab") if log else subprocess.DEVNULL

@@ -338,8 +338,10 @@ def _launch(spec: str, python: str, cwd, env: dict | None, log: str | None, may_
 
 class ForkedTarget:
     """A target process the zygote forked, as much of a Popen as TargetProcess uses: `pid`,
-    `returncode`, `poll()`, `wait(timeout)`, and `kill_group()` (SIGKILL its process group: the
-    zygote does it, as it alone knows whether the pid is still its unreaped child)."""
+    `returncode`, `poll()`, `wait(timeout)`; `kill_group()` (SIGKILL its process group and wait
+    for its status: the zygote does it, as it alone knows whether the pid is still its unreaped
+    child) and `kill_now()` (SIGKILL it and its group from any thread, signal only, through the
+    pidfd the zygote gave with the pid). Only `kill_now` may be called from another thread."""
 
     def __init__(self, pid: int, lease: socket.socket, buffered: bytes = b"",
                  pidfd: int | None = None):
@@ -349,7 +351,9 @@ class ForkedTarget:
         self._lease: socket.socket | None = lease
         self._buffer = buffered
         self._lost = False  # the zygote ended without telling how the child did
-        self._pidfd = pidfd  # the zygote's, taken before it could reap the child: that child
+        # The zygote's, taken before it could reap the child: that child, alive or dead. Kept
+        # open as long as this object lives (kill_now may use it from any thread).
+        self._pidfd = pidfd
 
     def poll(self) -> int | None:
         self._read(0)
@@ -380,15 +384,24 @@ class ForkedTarget:
                     self._lost = True
                     self._release()
         if self.returncode is None and self._lost:
-            self._kill_ourselves()
+            self.kill_now()  # the zygote is gone or hung; the child may run on
 
-    def _kill_ourselves(self) -> None:
-        # The zygote is gone or hung; the child may run on. Kill it only while the pidfd shows
-        # it alive: then its pid, and the group it leads, are still its own.
-        if self._pidfd is None or _readable(self._pidfd, 0):
+    def kill_now(self) -> None:
+        """SIGKILL the child's process group and the child, only while the pidfd shows it
+        alive (then its pid, and the group it leads, are still its own). Signal only: from any
+        thread; the status comes, as ever, from the zygote."""
+        if self.returncode is not None:
             return
-        for kill in (lambda: os.killpg(self.pid, signal.SIGKILL),
-                     lambda: signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)):
+        pidfd = self._pidfd
+        if pidfd is None:  # no pidfd (a kernel before 5.3): as the Popen path does
+            kills = (lambda: os.killpg(self.pid, signal.SIGKILL),
+                     lambda: os.kill(self.pid, signal.SIGKILL))
+        elif _readable(pidfd, 0):  # it has ended: its pid may be reaped, reused
+            return
+        else:
+            kills = (lambda: os.killpg(self.pid, signal.SIGKILL),
+                     lambda: signal.pidfd_send_signal(pidfd, signal.SIGKILL))
+        for kill in kills:
             try:
                 kill()
             except (OSError, AttributeError):
@@ -421,9 +434,6 @@ class ForkedTarget:
         if self._lease is not None:
             self._lease.close()
             self._lease = None
-        if self._pidfd is not None and self.returncode is not None:
-            os.close(self._pidfd)
-            self._pidfd = None
 
     def __del__(self):
         if getattr(self, "_pidfd", None) is not None:
