@@ -7,7 +7,8 @@ the connection handed to the target, whose own trace callback never replaces the
 checks, each in a target process of its own driven from a judge thread (`children`), the integration workers (`workers`), the HTTP receiver (`receiver`),
 spotting a journal-mode switch in traced SQL (`journal`), and the target process (not used yet):
 the code under grade in a process of its own (`target_server`) that the judge drives through a
-proxy (`target_client`) over a data-only, strictly validated line protocol (`wire`).
+proxy (`target_client`) over a data-only, strictly validated line protocol (`wire`), forked
+from a prepared process rather than started afresh (`zygote`).
 
 May import: `lab`, the standard library and the grader's top-level basics (`grader.results`,
 `grader.checkdef`, `grader.config`). Never `grader.report` (words are not decided here),

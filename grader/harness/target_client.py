@@ -2,7 +2,9 @@
 
 `TargetProcess(spec)` starts `python -m grader.harness.target_server` (subprocess.Popen with
 `pass_fds`, a new session so the whole process group can be killed; no multiprocessing, no
-pickle) and waits for its "ready". Its methods mirror what a check does with the code under grade:
+pickle), or has the zygote fork one set up the same way (`grader.harness.zygote`: a fork instead
+of an interpreter's start-up; `LAUNCH_ENV` or the `launcher` argument choose), and waits for its
+"ready". Its methods mirror what a check does with the code under grade:
 
     open(name, path, busy_timeout_ms, gated=False)
                                           a traced lab.store connection in the target, by name
@@ -73,7 +75,7 @@ from typing import Any, Callable
 
 from lab.store import BUSY_TIMEOUT_MS, Claim
 
-from . import wire
+from . import wire, zygote
 from .interleave import is_statement
 
 #: Folders the target may write besides its databases' (os.pathsep-separated): for the
@@ -188,7 +190,7 @@ class TargetProcess:
     def __init__(self, spec: str, *, cwd: str | None = None, env: dict | None = None,
                  log: str | None = None, timeout: float = CALL_TIMEOUT,
                  start_timeout: float = START_TIMEOUT, python: str = sys.executable,
-                 writable: tuple | list = ()):
+                 writable: tuple | list = (), launcher: Callable | None = None):
         self.spec = spec
         self.contained = 0  # the Landlock ABI the target process is jailed with (0: none)
         # The target may write only its databases' folders (and the temporary folder, where
@@ -207,25 +209,9 @@ class TargetProcess:
         self._closed: str | None = None
         self._thread = threading.get_ident()
         self._last_cb = 0
-        to_target, self._out = os.pipe()
-        self._in, from_target = os.pipe()
-        log_file = open(log, "ab") if log else subprocess.DEVNULL
-        try:
-            self._process = subprocess.Popen(
-                [python, "-m", "grader.harness.target_server",
-                 "--in", str(to_target), "--out", str(from_target), spec],
-                pass_fds=(to_target, from_target), stdin=subprocess.DEVNULL,
-                stdout=log_file, stderr=log_file, cwd=cwd, env=env, start_new_session=True,
-                close_fds=True)
-        except BaseException:
-            os.close(self._in)
-            os.close(self._out)
-            raise
-        finally:
-            os.close(to_target)
-            os.close(from_target)
-            if log:
-                log_file.close()
+        launch = launcher or default_launcher()
+        self._process, self._out, self._in = launch(spec, python=python, cwd=cwd, env=env,
+                                                    log=log)
         os.set_blocking(self._out, False)
         self.pid = self._process.pid
         self._finalizer = weakref.finalize(self, _kill, self._process, self._in, self._out)
@@ -320,6 +306,10 @@ class TargetProcess:
         is closed or reaped here (the thread that uses the proxy may be reading its pipe): that
         thread sees the end (TargetEnded) at its next read or write, and closes the proxy."""
         if self._process.returncode is not None:  # reaped: its pid may be another's by now
+            return
+        kill_now = getattr(self._process, "kill_now", None)
+        if kill_now is not None:  # forked by the zygote, which reaps it: it knows how
+            kill_now()
             return
         for kill in (lambda: os.killpg(self._process.pid, signal.SIGKILL),
                      lambda: os.kill(self._process.pid, signal.SIGKILL)):
@@ -583,9 +573,54 @@ class TargetProcess:
             self._fail(f"{op} answered {value!r}")
 
 
-def _kill(process: subprocess.Popen, *fds: int) -> None:
-    for kill in (lambda: os.killpg(process.pid, signal.SIGKILL),
-                 lambda: process.kill()):
+# -- starting the target process -------------------------------------------------------------------
+LAUNCH_ENV = zygote.LAUNCH_ENV  # "spawn", "zygote" or "auto" (the default): see there
+
+
+def default_launcher() -> Callable:
+    """The launcher that LAUNCH_ENV names (read at each start)."""
+    how = os.environ.get(LAUNCH_ENV, "auto")
+    if how == "spawn":
+        return spawn
+    if how == "zygote":
+        return zygote.launch_forked
+    return zygote.launch
+
+
+def spawn(spec: str, *, python: str = sys.executable, cwd: str | None = None,
+          env: dict | None = None, log: str | None = None):
+    """A launcher: start the target server in a fresh interpreter. Returns (process, the fd the
+    judge writes requests to, the fd it reads messages from). Every launcher returns that; its
+    process has `pid`, `returncode`, `poll()` and `wait(timeout)` as a Popen; a process that is
+    not a Popen has `kill_group()` (kill its process group and know it dead: close) and
+    `kill_now()` (SIGKILL its process group from any thread, signal only: kill) as well."""
+    to_target, out = os.pipe()
+    in_, from_target = os.pipe()
+    log_file = open(log, "ab") if log else subprocess.DEVNULL
+    try:
+        process = subprocess.Popen(
+            [python, "-m", "grader.harness.target_server",
+             "--in", str(to_target), "--out", str(from_target), spec],
+            pass_fds=(to_target, from_target), stdin=subprocess.DEVNULL,
+            stdout=log_file, stderr=log_file, cwd=cwd, env=env, start_new_session=True,
+            close_fds=True)
+    except BaseException:
+        os.close(in_)
+        os.close(out)
+        raise
+    finally:
+        os.close(to_target)
+        os.close(from_target)
+        if log:
+            log_file.close()
+    return process, out, in_
+
+
+def _kill(process, *fds: int) -> None:
+    kill_group = getattr(process, "kill_group", None)
+    kills = ((kill_group,) if kill_group is not None else  # it alone knows whether pid is reaped
+             (lambda: os.killpg(process.pid, signal.SIGKILL), lambda: process.kill()))
+    for kill in kills:
         try:
             kill()
         except (ProcessLookupError, PermissionError):

@@ -2,9 +2,10 @@
 calls over two pipes, one JSON line per message (`wire`), and sends nothing but plain data.
 
 Started by `target_client` as `python -m grader.harness.target_server --in R --out W SPEC`, with
-stdin on /dev/null and stdout/stderr on a log (or /dev/null). Before the target is imported the
-two channel fds are moved to random high numbers and the originals closed, so a target that
-prints, or writes to fds 0-20, does not write on the channel.
+stdin on /dev/null and stdout/stderr on a log (or /dev/null); or forked, set up the same way, by
+the zygote (`grader.harness.zygote`), which calls `serve` where `main` would. Before the target
+is imported the two channel fds are moved to random high numbers and the originals closed, so a
+target that prints, or writes to fds 0-20, does not write on the channel.
 
 Judge -> target (requests; `id` is the judge's call number, echoed in the reply):
 
@@ -563,17 +564,25 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m grader.harness.target_server --in FD --out FD SPEC",
               file=sys.stderr)
         return 2
-    channel = Channel(hide(int(args[1])), hide(int(args[3])))
+    return serve(int(args[1]), int(args[3]), args[4])
+
+
+def serve(read_fd: int, write_fd: int, spec: str) -> int:
+    """The life of a target server once its process exists: hide the channel fds, seal and jail
+    as the environment says, load the target, say ready (or why not), serve until the judge
+    closes; the exit code. `main` runs it in a fresh interpreter; `grader.harness.zygote` runs it
+    in a child forked for the judge."""
+    channel = Channel(hide(read_fd), hide(write_fd))
     writable = os.environ.pop(wire.JAIL_ENV, None)
     sealed = os.environ.get(SEALED_ENV) == "1"
     if sealed:
         seal()
     contained = 0
     if writable is not None:
-        contained = jail.enter(read=readable(args[4], sealed),
+        contained = jail.enter(read=readable(spec, sealed),
                                write=[p for p in writable.split(os.pathsep) if p])
     try:
-        module = targets.load(args[4])
+        module = targets.load(spec)
     except targets.TargetError as exc:
         params = {_clean(str(k), wire.MAX_NAME): v if type(v) is int else
                   _clean(str(v), wire.MAX_MESSAGE) for k, v in list(exc.params.items())[:10]}

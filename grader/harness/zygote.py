@@ -1,0 +1,886 @@
+"""The zygote: a prepared process that forks target servers, so that starting a target process
+costs a fork, not an interpreter's start-up (~70 ms, ~40 times a grade).
+
+The zygote is a fresh interpreter (`python -m grader.harness.zygote`) that the judge side starts
+once, lazily, on the first `launch` in a process (the *owner*), or earlier with `start()`. The
+grading process calls `start()` before it forks its checks' judges: they inherit the zygote. A
+judge forked from a process that had none spawns its targets rather than start a zygote of its
+own for one or two of them. The zygote imports what a target server needs (sqlite3, lab.store,
+grader.harness.target_server and what that imports) and nothing else: never the code under
+grade, never grader.checks or grader.report, and it knows nothing of the checks. It then waits
+for requests.
+
+The door. The owner and the zygote share an AF_UNIX SOCK_SEQPACKET socketpair: no name in the
+file system, reachable only through an inherited fd. Processes forked from the owner (the
+sandbox's checks) inherit the owner's end and use the same zygote; a freshly spawned interpreter
+starts its own. A request is one datagram (so threads and processes can send at once, unlocked):
+a JSON object and, by SCM_RIGHTS, the zygote's end of a fresh per-request stream socket (the
+*lease*), then the target's two channel fds and its log's fd, if any.
+
+    {"op": "start", "spec", "cwd", "env": {str: str}, "umask": int | null,
+     "limits": [[RLIMIT_name, soft, hard], ...]}      fds: lease, read end, write end[, log]
+    {"op": "settle"}                                  fds: lease
+    {"op": "exit"}                                    fds: lease
+
+A start forks. The child does what the Popen path does before exec (`target_client.spawn`),
+then becomes the target server: setsid(); stdin on /dev/null, stdout and stderr on the log or
+/dev/null; every other fd closed (the door, other leases, other targets' fds); signal handlers
+as a fresh interpreter has them; the requester's umask and resource limits (the sandbox sets
+them in the judge's process: a Popen child inherits them, a forked one gets them from the
+request); cwd, `sys.path[0]` and the environment as given; then
+`grader.harness.target_server.serve` where a fresh interpreter would run `main`. The zygote
+answers `pid N` on the lease (`error E` if it could not fork), and `status S` (the raw wait
+status) once it has reaped the child.
+
+The lease is the child's lifetime: a byte "k" on it, or the lease closing (the requester ended
+or was killed), makes the zygote SIGKILL the child's process group and the child; the zygote
+alone reaps its children, so a pid is never signalled after it may have been reused (a judge
+whose zygote died or hangs kills the child itself, through a pidfd taken at the start). "settle"
+answers `settled` once every child whose lease has closed is killed and reaped (a sweep that
+has just killed a judge calls it before looking for orphans); "exit" kills every child, reaps
+them, answers `bye` and ends the zygote. The zygote also ends, the same way, when every copy of
+the door's other end is closed (the owner and its forks have ended) and, when the owner's main
+thread started it, on PR_SET_PDEATHSIG. Its children's children that detach (a double fork,
+setsid) are orphans of the nearest subreaper, the grader: its sweep ends them; the zygote never
+waits for them.
+
+Nothing leaks from one child to the next: the zygote never runs target code or imports it (it
+forks from a state no target has touched), each child is forked from that same state, and a
+child never returns into the zygote's loop (it leaves by os._exit). What a fresh interpreter
+would draw anew and a fork does not: the str hash seed (shared by the zygote's children, where
+spawned targets each have their own); `random` is reseeded at fork by the standard library.
+Seen from outside, a forked target's parent is the zygote, not its judge, and its
+/proc/PID/cmdline is the zygote's, without the spec.
+
+The judge side falls back to `target_client.spawn` (a fresh interpreter, as before) where the
+zygote cannot serve a start: not Linux, no fd passing, a `python` other than the zygote's, an
+environment that differs in what an interpreter reads at start-up (PYTHON*, LC_*, LANG, HOME),
+another uid, or a zygote that died or does not answer. `launch_forked` never falls back (for
+tests).
+"""
+
+from __future__ import annotations
+
+import atexit
+import errno
+import gc
+import importlib
+import importlib.machinery
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+try:
+    import resource
+except ImportError:  # not on this platform: no zygote either (see supported())
+    resource = None
+
+#: How target processes start when TargetProcess is given no launcher: "spawn" (a fresh
+#: interpreter each), "zygote" (forked by the zygote; an error if it cannot run) or "auto" (the
+#: zygote where it can run, else spawn). The default is auto.
+LAUNCH_ENV = "LEASELAB_TARGET_LAUNCH"
+#: How long a requester waits for the zygote's `pid` (its own start-up included, on the first
+#: request) before it takes the zygote as unusable and spawns instead.
+ANSWER_TIMEOUT = 10.0
+#: How long close() waits for the zygote to kill a target and say so before it kills it itself.
+KILL_ANSWER_TIMEOUT = 2.0
+#: How long the zygote waits for SIGKILLed children before it answers settle/exit anyway.
+REAP_TIMEOUT = 5.0
+_MAX_REQUEST = 1 << 18  # bytes in one request datagram (an environment of a few KB is typical)
+_PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+#: Environment variables an interpreter reads at start-up: a fork cannot apply other values.
+_STARTUP_PREFIXES = ("PYTHON", "LC_")
+_STARTUP_NAMES = ("LANG", "HOME")  # HOME: the user site-packages on sys.path
+_LIMITS = tuple(name for name in dir(resource) if name.startswith("RLIMIT_")) if resource else ()
+
+
+class ZygoteUnavailable(OSError):
+    """The zygote cannot serve this start (the reason says why); spawn instead."""
+
+
+# == the judge's side =============================================================================
+def supported() -> bool:
+    """Whether this platform can run a zygote at all (Linux, AF_UNIX fd passing)."""
+    return (sys.platform.startswith("linux") and hasattr(socket, "send_fds")
+            and hasattr(socket, "SOCK_SEQPACKET") and hasattr(os, "fork") and resource is not None)
+
+
+class _Handle:
+    """A zygote as the owner started it, and as the owner's forks inherit it."""
+
+    def __init__(self, python: str):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            command = [python, "-m", "grader.harness.zygote", "--door", str(theirs.fileno()),
+                       "--parent", str(os.getpid())]
+            if threading.current_thread() is threading.main_thread():
+                command.append("--pdeathsig")  # not from a thread: it fires when *that* ends
+            self.process = subprocess.Popen(
+                command, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.door = ours
+        self.owner = os.getpid()
+        self.python = python
+        self.startup_env = _startup_env(os.environ)
+        self.ids = (os.geteuid(), os.getegid())
+        self.broken: str | None = None
+
+    def alive(self) -> bool:
+        if self.broken is not None:
+            return False
+        if self.owner == os.getpid() and self.process.poll() is not None:
+            self.broken = f"the zygote ended (status {self.process.returncode})"
+            return False
+        return True
+
+    def request(self, message: dict, fds: list[int]) -> socket.socket:
+        """Send one request with a fresh lease; return our end of the lease."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            data = json.dumps(message, separators=(",", ":")).encode("utf-8")
+            if len(data) > _MAX_REQUEST:
+                raise ZygoteUnavailable("the request is too large for the zygote")
+            try:
+                socket.send_fds(self.door, [data], [theirs.fileno(), *fds])
+            except OSError as exc:
+                if exc.errno != errno.EMSGSIZE:
+                    self.broken = f"the zygote's door: {exc}"
+                raise ZygoteUnavailable(f"cannot reach the zygote: {exc}") from None
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return ours
+
+    def stop(self) -> None:
+        """Owner only: ask the zygote to end its children and itself; wait for it (bounded)."""
+        if self.owner != os.getpid():
+            return
+        if self.process.poll() is None:
+            try:
+                lease = self.request({"op": "exit"}, [])
+                try:
+                    _read_line(lease, REAP_TIMEOUT + 1 if self.broken is None else 1.0)
+                finally:
+                    lease.close()
+            except OSError:
+                pass
+        self.door.close()
+        try:
+            self.process.wait(timeout=REAP_TIMEOUT + 1 if self.broken is None else 1.0)
+        except subprocess.TimeoutExpired:  # hung or stopped: its children become orphans
+            self.process.kill()
+            self.process.wait()
+        self.broken = self.broken or "stopped"
+
+
+_lock = threading.Lock()
+_handle: _Handle | None = None
+_atexit_registered = False
+_forked = False  # this process is a fork of one that had this module (a sandbox's judge)
+
+
+def _after_fork_in_child() -> None:
+    global _lock, _forked
+    _lock = threading.Lock()  # a thread of the parent may have held it at the fork
+    _forked = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def start(python: str = sys.executable) -> bool:
+    """Make sure a zygote runs for this process (idempotent; the owner restarts a dead one, a
+    fork of the owner never does). False if none can run here, or LAUNCH_ENV says "spawn". The
+    grading process calls it before it forks its checks' judges, so that they all share it."""
+    if os.environ.get(LAUNCH_ENV) == "spawn":
+        return False
+    return _usable(python, may_start=True) is not None
+
+
+def _usable(python: str, may_start: bool) -> _Handle | None:
+    global _handle, _atexit_registered
+    if not supported():
+        return None
+    with _lock:
+        if _handle is not None:
+            if _handle.alive():
+                return _handle
+            if _handle.owner != os.getpid():
+                return None  # inherited, and broken: this process spawns
+            _handle.stop()
+            _handle = None
+        if not may_start:
+            return None
+        try:
+            _handle = _Handle(python)
+        except OSError:
+            return None
+        if not _atexit_registered:
+            atexit.register(stop)
+            _atexit_registered = True
+        return _handle
+
+
+def stop() -> None:
+    """End this process's zygote and its children, if this process started it (a fork of the
+    owner leaves it alone)."""
+    global _handle
+    with _lock:
+        handle = _handle
+        if handle is None or handle.owner != os.getpid():
+            return
+        _handle = None
+    handle.stop()
+
+
+def settle(timeout: float = REAP_TIMEOUT + 1) -> None:
+    """Return once the zygote has killed and reaped every target whose requester has gone (a
+    judge killed on a timeout): after it, a sweep finds their detached children among its
+    orphans. A no-op without a zygote; a zygote that does not answer is taken as broken (the
+    owner's next start() replaces it)."""
+    handle = _handle
+    if handle is None or not handle.alive():
+        return
+    try:
+        lease = handle.request({"op": "settle"}, [])
+    except OSError:
+        return
+    try:
+        _read_line(lease, timeout)
+    except OSError as exc:
+        handle.broken = f"no answer to settle: {exc}"
+    finally:
+        lease.close()
+
+
+def launch(spec: str, *, python: str = sys.executable, cwd: str | None = None,
+           env: dict | None = None, log: str | None = None):
+    """A launcher for TargetProcess: the zygote forks the target server; where it cannot, a
+    fresh interpreter starts it (`target_client.spawn`). A process starts its zygote on its
+    first launch, unless it is a fork of a process that had this module and gave it none: a
+    check's judge, forked for one check, would pay for a zygote to start one or two targets
+    (the grading process calls start() before forking them)."""
+    try:
+        return _launch(spec, python, cwd, env, log, may_start=not _forked)
+    except ZygoteUnavailable:
+        from .target_client import spawn
+
+        return spawn(spec, python=python, cwd=cwd, env=env, log=log)
+
+
+def launch_forked(spec: str, *, python: str = sys.executable, cwd: str | None = None,
+                  env: dict | None = None, log: str | None = None):
+    """A launcher for TargetProcess that only forks (starting a zygote if this process has
+    none): ZygoteUnavailable where it cannot. Takes and returns what `target_client.spawn`
+    does."""
+    return _launch(spec, python, cwd, env, log, may_start=True)
+
+
+def _launch(spec: str, python: str, cwd, env: dict | None, log: str | None, may_start: bool):
+    handle = _usable(python, may_start)
+    if handle is None:
+        raise ZygoteUnavailable("no zygote can run here")
+    env = dict(os.environ if env is None else env)
+    if any(type(k) is not str or type(v) is not str for k, v in env.items()):
+        raise ZygoteUnavailable("an environment that is not str to str")
+    why = _mismatch(handle, python, env)
+    if why:
+        raise ZygoteUnavailable(why)
+    cwd = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
+    if not os.path.isdir(cwd):  # what Popen raises for a bad cwd, before anything starts
+        raise FileNotFoundError(2, "No such file or directory", cwd)
+    message = {"op": "start", "spec": spec, "cwd": cwd, "env": env, "umask": _umask(),
+               "limits": _limits()}
+    to_target, out = os.pipe()
+    in_, from_target = os.pipe()
+    log_fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666) \
+        if log else None
+    lease, pidfds = None, []
+    try:
+        lease = handle.request(message, [to_target, from_target]
+                               + ([log_fd] if log_fd is not None else []))
+        answer, rest, pidfds = _read_line(lease, ANSWER_TIMEOUT, with_fds=True)
+        if answer.startswith("error "):  # this start failed (fork: EAGAIN, ENOMEM), not the zygote
+            raise ZygoteUnavailable(f"the zygote could not fork: {answer[6:60]}")
+        if not answer.startswith("pid ") or not answer[4:].isdigit():
+            handle.broken = f"the zygote answered {answer[:40]!r}"
+            raise ZygoteUnavailable(handle.broken)
+        child = ForkedTarget(int(answer[4:]), lease, rest, pidfds[0] if pidfds else None)
+    except BaseException as exc:
+        _close([in_, out] + pidfds)
+        if lease is not None:
+            lease.close()  # if the zygote forks late, the closed lease gets the child killed
+        if isinstance(exc, OSError) and not isinstance(exc, ZygoteUnavailable):
+            handle.broken = f"no answer from the zygote: {exc}"
+            raise ZygoteUnavailable(handle.broken) from None
+        raise
+    finally:
+        for fd in (to_target, from_target) + ((log_fd,) if log_fd is not None else ()):
+            os.close(fd)
+    return child, out, in_
+
+
+class ForkedTarget:
+    """A target process the zygote forked, as much of a Popen as TargetProcess uses: `pid`,
+    `returncode`, `poll()`, `wait(timeout)`; `kill_group()` (SIGKILL its process group and wait
+    for its status: the zygote does it, as it alone knows whether the pid is still its unreaped
+    child) and `kill_now()` (SIGKILL it and its group from any thread, signal only, through the
+    pidfd the zygote gave with the pid). Only `kill_now` may be called from another thread."""
+
+    def __init__(self, pid: int, lease: socket.socket, buffered: bytes = b"",
+                 pidfd: int | None = None):
+        self.pid = pid
+        self.returncode: int | None = None
+        self.args = ["<forked by the zygote>"]
+        self._lease: socket.socket | None = lease
+        self._buffer = buffered
+        self._lost = False  # the zygote ended without telling how the child did
+        # The zygote's, taken before it could reap the child: that child, alive or dead. Kept
+        # open as long as this object lives (kill_now may use it from any thread).
+        self._pidfd = pidfd
+
+    def poll(self) -> int | None:
+        self._read(0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.returncode is None and self._lease is not None:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+            self._read(left)
+        return self.returncode
+
+    def kill_group(self) -> None:
+        if self.returncode is not None:
+            return
+        if self._lease is not None:
+            try:
+                self._lease.sendall(b"k")
+            except OSError:
+                self._read(0)
+            else:  # the status follows at once, unless the zygote is hung (stopped)
+                deadline = time.monotonic() + KILL_ANSWER_TIMEOUT
+                while self._lease is not None and time.monotonic() < deadline:
+                    self._read(max(0.0, deadline - time.monotonic()))
+                if self._lease is not None:
+                    self._lost = True
+                    self._release()
+        if self.returncode is None and self._lost:
+            self.kill_now()  # the zygote is gone or hung; the child may run on
+
+    def kill_now(self) -> None:
+        """SIGKILL the child's process group and the child, only while the pidfd shows it
+        alive (then its pid, and the group it leads, are still its own). Signal only: from any
+        thread; the status comes, as ever, from the zygote."""
+        if self.returncode is not None:
+            return
+        pidfd = self._pidfd
+        if pidfd is None:  # no pidfd (a kernel before 5.3): as the Popen path does
+            kills = (lambda: os.killpg(self.pid, signal.SIGKILL),
+                     lambda: os.kill(self.pid, signal.SIGKILL))
+        elif _readable(pidfd, 0):  # it has ended: its pid may be reaped, reused
+            return
+        else:
+            kills = (lambda: os.killpg(self.pid, signal.SIGKILL),
+                     lambda: signal.pidfd_send_signal(pidfd, signal.SIGKILL))
+        for kill in kills:
+            try:
+                kill()
+            except (OSError, AttributeError):
+                pass
+
+    def _read(self, timeout: float | None) -> None:
+        if self._lease is None:
+            return
+        chunk = None
+        if b"\n" not in self._buffer:
+            if not _readable(self._lease, timeout):
+                return
+            try:
+                chunk = self._lease.recv(256)
+            except OSError:
+                chunk = b""
+            self._buffer += chunk
+        if b"\n" in self._buffer:
+            line = self._buffer.split(b"\n", 1)[0].decode("ascii", "replace")
+            if line.startswith("status ") and line[7:].lstrip("-").isdigit():
+                self.returncode = os.waitstatus_to_exitcode(int(line[7:]))
+            else:
+                self._lost = True
+            self._release()
+        elif not chunk:  # the zygote ended first
+            self._lost = True
+            self._release()
+
+    def _release(self) -> None:
+        if self._lease is not None:
+            self._lease.close()
+            self._lease = None
+
+    def __del__(self):
+        if getattr(self, "_pidfd", None) is not None:
+            try:
+                os.close(self._pidfd)
+            except OSError:
+                pass
+
+
+def _read_line(sock: socket.socket, timeout: float, with_fds: bool = False):
+    """One answer line from the zygote, and what came after it (and, `with_fds`, the fds that
+    came with it); OSError on its end or on the timeout."""
+    deadline = time.monotonic() + timeout
+    data, fds = b"", []
+    try:
+        while b"\n" not in data:
+            left = deadline - time.monotonic()
+            if left <= 0 or not _readable(sock, left):
+                raise TimeoutError("the zygote did not answer in time")
+            chunk, more, _, _ = socket.recv_fds(sock, 256, 1)
+            fds += more
+            if not chunk:
+                raise ConnectionResetError("the zygote closed the lease without an answer")
+            data += chunk
+            if len(data) > 4096:
+                raise ConnectionResetError("an answer without an end")
+    except BaseException:
+        _close(fds)
+        raise
+    line, rest = data.split(b"\n", 1)
+    if with_fds:
+        return line.decode("ascii", "replace"), rest, fds
+    _close(fds)
+    return line.decode("ascii", "replace"), rest
+
+
+def _readable(fd, timeout: float | None) -> bool:
+    """Whether `fd` (an int or a socket) is readable within `timeout` seconds (None: wait);
+    poll, not select: judge processes may hold fds above FD_SETSIZE."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(None if timeout is None else max(0, int(timeout * 1000 + 0.999))))
+
+
+def _startup_env(env) -> dict:
+    return {k: v for k, v in env.items()
+            if k.startswith(_STARTUP_PREFIXES) or k in _STARTUP_NAMES}
+
+
+def _mismatch(handle: _Handle, python: str, env: dict) -> str | None:
+    if python != handle.python:
+        return f"another python ({python})"
+    if _startup_env(env) != handle.startup_env:
+        return "an environment that differs in what an interpreter reads at start-up"
+    if (os.geteuid(), os.getegid()) != handle.ids:
+        return "another user or group"
+    return None
+
+
+def _umask() -> int | None:
+    """This process's umask without setting it (os.umask would, for a moment, for all threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _limits() -> list:
+    limits = []
+    for name in _LIMITS:
+        try:
+            soft, hard = resource.getrlimit(getattr(resource, name))
+        except (ValueError, OSError):
+            continue
+        limits.append([name, soft, hard])
+    return limits
+
+
+# == the zygote's side ============================================================================
+class _Child:
+    def __init__(self, pid: int, lease: socket.socket):
+        self.pid = pid
+        self.lease: socket.socket | None = lease
+        self.killed = False
+
+
+class Zygote:
+    """The fork server's loop: one thread, poll() over the door, the signal wake-up pipe and the
+    leases; it never blocks on anything but them (and bounded waits for SIGKILLed children)."""
+
+    def __init__(self, door: socket.socket):
+        self.door = door
+        self.children: dict[int, _Child] = {}  # pid -> child, until reaped
+        self.leases: dict[int, _Child] = {}  # lease fd -> child, until the lease closes
+        self.ending = False
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+        os.set_blocking(self.wake_r, False)
+        signal.set_wakeup_fd(self.wake_w)
+        signal.signal(signal.SIGCHLD, _nothing)
+        signal.signal(signal.SIGTERM, self._terminate)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the grader; it ends us
+        self.poll = select.poll()
+        self.poll.register(self.door, select.POLLIN)
+        self.poll.register(self.wake_r, select.POLLIN)
+
+    def _terminate(self, signum, frame) -> None:
+        self.ending = True
+
+    def run(self) -> int:
+        while not self.ending:
+            for fd, events in self.poll.poll():
+                if fd == self.wake_r:
+                    _drain(self.wake_r)
+                elif fd == self.door.fileno():
+                    try:
+                        self.serve_door()
+                    except Exception:  # a bug here must not end every later start: say it
+                        traceback.print_exc()
+                elif fd in self.leases:
+                    self.serve_lease(fd)
+                if self.ending:
+                    break
+            self.reap()
+        self.end_all()
+        return 0
+
+    # -- requests ----------------------------------------------------------------------------------
+    def serve_door(self) -> None:
+        try:
+            data, fds, flags, _ = socket.recv_fds(self.door, _MAX_REQUEST, 8)
+        except InterruptedError:
+            return
+        except OSError:
+            self.ending = True
+            return
+        if not data and not fds:  # every copy of the owner's end is closed
+            self.ending = True
+            return
+        if not fds or flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+            _close(fds)
+            return
+        lease = socket.socket(fileno=fds[0])
+        try:
+            request = json.loads(data.decode("utf-8"))
+            op = request["op"]
+        except (ValueError, KeyError, TypeError):
+            lease.close()
+            _close(fds[1:])
+            return
+        if op == "start" and len(fds) in (3, 4):
+            self.start(request, lease, fds[1], fds[2], fds[3] if len(fds) == 4 else None)
+        elif op == "settle" and len(fds) == 1:
+            self.settle()
+            _answer(lease, "settled")
+            lease.close()
+        elif op == "exit" and len(fds) == 1:
+            self.end_all()
+            _answer(lease, "bye")
+            lease.close()
+            self.ending = True
+        else:
+            lease.close()
+            _close(fds[1:])
+
+    def start(self, request: dict, lease: socket.socket, read_fd: int, write_fd: int,
+              log_fd: int | None) -> None:
+        try:
+            spec, cwd, env = request["spec"], request["cwd"], request["env"]
+            limits, umask = request["limits"], request["umask"]
+            if type(spec) is not str or type(cwd) is not str or type(env) is not dict or \
+                    type(limits) is not list or (umask is not None and type(umask) is not int):
+                raise TypeError("a malformed start")
+        except (KeyError, TypeError):
+            lease.close()
+            _close([read_fd, write_fd] + ([log_fd] if log_fd is not None else []))
+            return
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            _answer(lease, f"error {errno.errorcode.get(exc.errno, exc.errno)}")
+            lease.close()
+            _close([read_fd, write_fd] + ([log_fd] if log_fd is not None else []))
+            return
+        if pid == 0:  # the child: never returns from here
+            code = 70
+            try:
+                code = self.become_target(lease, spec, cwd, env, limits, umask, read_fd,
+                                          write_fd, log_fd)
+            except SystemExit as exc:  # as an interpreter ends on an uncaught SystemExit
+                code = _exit_code(exc.code)
+            except BaseException:  # as an interpreter ends on an uncaught exception
+                code = 1
+                try:
+                    traceback.print_exc()
+                except BaseException:
+                    pass
+            finally:
+                for stream in (sys.stdout, sys.stderr):
+                    try:
+                        stream.flush()
+                    except BaseException:
+                        pass
+                os._exit(code)
+        _close([read_fd, write_fd] + ([log_fd] if log_fd is not None else []))
+        child = _Child(pid, lease)
+        self.children[pid] = child
+        try:
+            pidfds = [os.pidfd_open(pid)]  # unreaped, so surely this child
+        except (AttributeError, OSError):
+            pidfds = []
+        answered = _answer(lease, f"pid {pid}", pidfds)
+        _close(pidfds)
+        if answered:
+            self.leases[lease.fileno()] = child
+            self.poll.register(lease, select.POLLIN)
+        else:  # the requester is gone already
+            child.lease = None
+            lease.close()
+            self.kill(child)
+
+    def serve_lease(self, fd: int) -> None:
+        child = self.leases[fd]
+        try:
+            data = child.lease.recv(64)
+        except OSError:
+            data = b""
+        if data:  # "k": kill it (the status follows when it is reaped)
+            self.kill(child)
+            return
+        # The requester closed its end: it is done with the child, or it ended.
+        self.drop_lease(child)
+        self.kill(child)
+
+    def drop_lease(self, child: _Child) -> None:
+        if child.lease is not None:
+            self.leases.pop(child.lease.fileno(), None)
+            try:
+                self.poll.unregister(child.lease)
+            except (KeyError, ValueError):
+                pass
+            child.lease.close()
+            child.lease = None
+
+    def kill(self, child: _Child) -> None:
+        if child.pid not in self.children:
+            return  # reaped: its pid may belong to someone else now
+        child.killed = True
+        for kill in (lambda: os.killpg(child.pid, signal.SIGKILL),
+                     lambda: os.kill(child.pid, signal.SIGKILL)):
+            try:
+                kill()
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    # -- children ----------------------------------------------------------------------------------
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            child = self.children.pop(pid, None)
+            if child is not None and child.lease is not None:
+                _answer(child.lease, f"status {status}")
+                self.drop_lease(child)
+
+    def settle(self) -> None:
+        """Kill the children whose lease has closed (events not yet served), wait for every
+        killed child that nobody waits for any more."""
+        for fd, _ in self.poll.poll(0):
+            if fd in self.leases:
+                self.serve_lease(fd)
+        self.wait_for(lambda: [c for c in self.children.values()
+                               if c.killed and c.lease is None])
+
+    def end_all(self) -> None:
+        for child in list(self.children.values()):
+            self.kill(child)
+        self.wait_for(lambda: list(self.children.values()))
+
+    def wait_for(self, pending) -> None:
+        deadline = time.monotonic() + REAP_TIMEOUT
+        while True:
+            self.reap()
+            if not pending() or time.monotonic() > deadline:
+                return
+            time.sleep(0.001)
+
+    # -- the child ---------------------------------------------------------------------------------
+    def become_target(self, lease: socket.socket, spec: str, cwd: str, env: dict, limits: list,
+                      umask: int | None, read_fd: int, write_fd: int, log_fd: int | None) -> int:
+        """In the forked child: the Popen path's set-up, then the target server's life."""
+        os.setsid()
+        signal.set_wakeup_fd(-1)
+        for signum in (signal.SIGCHLD, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        _prctl(_PR_SET_DUMPABLE, 1)  # as an exec'd process is; the zygote itself is not
+        for sock in [self.door, lease] + [c.lease for c in self.children.values() if c.lease]:
+            sock.detach()  # their fds are closed below; no socket object may close a reused fd
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(log_fd if log_fd is not None else null, 1)
+        os.dup2(log_fd if log_fd is not None else null, 2)
+        low, high = sorted((read_fd, write_fd))
+        os.closerange(3, low)
+        os.closerange(low + 1, high)
+        os.closerange(high + 1, 1 << 30)
+        if umask is not None:
+            os.umask(umask)
+        _set_limits(limits)
+        os.chdir(cwd)
+        if sys.path and sys.path[0] == _STARTED_IN:  # `-m` put its cwd first: the child's cwd
+            sys.path[0] = os.getcwd()
+        os.environ.clear()
+        os.environ.update({str(k): str(v) for k, v in env.items()})
+        if "tempfile" in sys.modules:  # its cache of TMPDIR, as an interpreter starts with it
+            sys.modules["tempfile"].tempdir = None
+        from . import target_server
+
+        sys.argv = [target_server.__file__, "--in", str(read_fd), "--out", str(write_fd), spec]
+        # The import system's listings of sys.path's folders, as a fresh interpreter makes them
+        # at its start: now, before serve() may enter a jail that can no longer list them.
+        importlib.invalidate_caches()
+        importlib.machinery.PathFinder.find_spec("_zygote_lists_sys_path_")
+        return target_server.serve(read_fd, write_fd, spec)
+
+
+_STARTED_IN = os.getcwd()
+
+
+def _exit_code(code) -> int:
+    if code is None:
+        return 0
+    if type(code) is int:
+        return code & 0xFF
+    try:
+        print(code, file=sys.stderr)
+    except BaseException:
+        pass
+    return 1
+
+
+def _set_limits(limits: list) -> None:
+    for item in limits:
+        try:
+            name, soft, hard = item
+            if name not in _LIMITS or type(soft) is not int or type(hard) is not int:
+                continue
+            resource.setrlimit(getattr(resource, name), (soft, hard))
+        except (ValueError, OSError, TypeError):
+            pass  # as a Popen child can't go above the zygote's hard limit, neither can we
+
+
+def _answer(sock: socket.socket, line: str, fds: list[int] = ()) -> bool:
+    try:
+        sock.setblocking(False)
+        data = line.encode("ascii") + b"\n"  # a few bytes into an empty buffer
+        if fds:
+            socket.send_fds(sock, [data], fds)
+        else:
+            sock.send(data)
+        return True
+    except OSError:
+        return False
+    finally:
+        try:
+            sock.setblocking(True)
+        except OSError:
+            pass
+
+
+def _close(fds) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 512):
+            pass
+    except OSError:
+        pass
+
+
+def _nothing(signum, frame) -> None:
+    pass
+
+
+def _prctl(option: int, value: int) -> bool:
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    door_fd = parent = None
+    pdeathsig = False
+    while args:
+        arg = args.pop(0)
+        if arg == "--door" and args:
+            door_fd = int(args.pop(0))
+        elif arg == "--parent" and args:
+            parent = int(args.pop(0))
+        elif arg == "--pdeathsig":
+            pdeathsig = True
+        else:
+            break
+    if door_fd is None or parent is None:
+        print("usage: python -m grader.harness.zygote --door FD --parent PID [--pdeathsig]",
+              file=sys.stderr)
+        return 2
+    if pdeathsig:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # the owner ended before we could watch it
+        return 0
+    _prctl(_PR_SET_DUMPABLE, 0)  # a target of the same user cannot read or write our memory
+    door = socket.socket(fileno=door_fd)
+    from . import target_server  # noqa: F401  (what every child needs, imported once here)
+
+    gc.collect()
+    gc.freeze()  # the children share these pages rather than copy them at their first GC
+    return Zygote(door).run()
+
+
+if __name__ == "__main__":
+    # As target_server does: run from the module imported under its real name, so that the
+    # children share one copy of it (and of target_server) with anything they import.
+    from grader.harness import zygote
+
+    sys.exit(zygote.main())
