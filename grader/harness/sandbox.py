@@ -24,6 +24,8 @@ from typing import Callable
 
 from grader.results import Failure, Kind, Outcome, result_from_json, result_to_json
 
+from . import zygote
+
 _progress_fd: int | None = None
 _token: str | None = None  # this run's secret: the parent believes only lines that carry it
 
@@ -48,6 +50,7 @@ def run(body: Callable[[], Failure | None], timeout: float) -> Failure | None:
     """
     global _progress_fd, _token
     become_subreaper()
+    zygote.start()  # before the fork: the check's judge inherits it and forks its targets there
     before = _children()
     token = secrets.token_hex(16)
     read_fd, write_fd = os.pipe()
@@ -79,6 +82,7 @@ def run(body: Callable[[], Failure | None], timeout: float) -> Failure | None:
         return _collect(pid, read_fd, timeout, token)
     finally:
         os.close(read_fd)
+        zygote.settle()  # targets whose judge was just killed are gone: their orphans are ours
         sweep(pid, before)
 
 
