@@ -7,8 +7,9 @@ logical clock past S's lease and lets F (fast) start: F re-claims that job (the 
 then does S come back from send; its finish carries the old stamp and must be rejected. Afterwards
 every job is done exactly once, and the receiver holds every id once with its qty.
 
-The grader never sleeps to order anything: S waits for a message inside send, F for one before it
-starts; the clock moves only when the grader moves it. Wall-clock limits are safety nets.
+The grader never sleeps to order anything: both workers open their connections, then wait for a
+message before they start (S first); S waits for one inside send; the clock moves only when the
+grader moves it. Wall-clock limits are safety nets.
 
 Each worker is a thread of the judge driving a target process of its own (grader.harness.workers):
 the events read here are the judge's, made from validated data, never written by the code under
@@ -54,8 +55,11 @@ def _run(lab, crew: Crew, url: str) -> dict:
     deadline = time.monotonic() + RUN_S
     plan = dict(target_spec=lab.target_spec, db_path=str(lab.path), url=url, lease_ms=LEASE_MS,
                 max_rounds=4 * len(QTYS))
-    crew.start(Plan(SLOW, hold_first_send=True, take_turns=True, **plan))
+    crew.start(Plan(SLOW, wait_for_go=True, hold_first_send=True, take_turns=True, **plan))
     crew.start(Plan(FAST, wait_for_go=True, take_turns=True, **plan))
+    for worker in (SLOW, FAST):  # both connections open before any code under grade runs
+        _wait(lab, crew, deadline, worker, lambda e: e["op"] == "ready")
+    crew.tell(SLOW, "go")
 
     held = _wait(lab, crew, deadline, SLOW, lambda e: e["op"] == "holding")
     if held["op"] != "holding":
@@ -121,6 +125,9 @@ def _judge_workers(lab, crew: Crew) -> None:
     for event in crew.events:
         if event["op"] == "raised" and event["not_implemented"]:
             lab.fail_not_implemented(event["not_implemented"])
+        if event["op"] == "open-failed":
+            _fail(lab, crew, "integration-worker-open-failed", worker=event["worker"],
+                  error=event["error"])
         if event["op"] in ("raised", "load-error", "crashed"):
             _fail(lab, crew, "integration-worker-raised", worker=event["worker"],
                   error=event["error"], where=event.get("where") or "?")
@@ -210,7 +217,7 @@ def _judge_stale(lab, crew: Crew, stale: dict) -> None:
 # -- the timeline ----------------------------------------------------------------------------------
 _QUIET = {("stopped", reason) for reason in ("empty", "raised", "crashed", "load-error",
                                               "bad-claim", "exited", "timed-out", "protocol",
-                                              "closed")}
+                                              "open-failed", "closed")}
 
 
 def _narrate(lab, event: dict) -> None:
@@ -249,13 +256,11 @@ def _end(lab, crew: Crew, failure: Failure) -> None:
 def _summary(lab, crew: Crew) -> None:
     for worker in (SLOW, FAST):
         mine = [e for e in crew.events if e["worker"] == worker]
-        # a work_once may return without having sent anything: "?" for its job
+        done = [e for e in mine if e["op"] == "returned" and "job" in e]  # it sent a job
         lab.note("timeline.integration.summary", worker=worker,
                  sent=_ids(e["job"] for e in mine if e["op"] == "sent"),
-                 accepted=_ids(e.get("job", "?") for e in mine if e["op"] == "returned"
-                               and e["result"] is True),
-                 rejected=_ids(e.get("job", "?") for e in mine if e["op"] == "returned"
-                               and e["result"] is False))
+                 accepted=_ids(e["job"] for e in done if e["result"] is True),
+                 rejected=_ids(e["job"] for e in done if e["result"] is False))
 
 
 def _ids(items) -> str:

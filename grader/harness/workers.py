@@ -23,11 +23,12 @@ arrival order: {"worker", "op", "t", ...}, where op is one of
     statement of the target's that changed the journal mode, seen in the SQL traced during a
     call), raised (error, where, not_implemented), bad-claim (send was given something other
     than a Claim of exact field types: came_back, type, field [, value, wanted]), load-error,
+    open-failed (the worker's connection could not be opened: error),
     exited (exitcode, or signal), timed-out (a call into the target that did not answer within
     `Plan.call_timeout`: timeout), protocol (the target process broke the channel's rules:
     error; nothing it said can be believed), crashed (the worker machinery itself failed),
-    stopped (reason: empty, rounds, raised, bad-claim, no-go, no-turn, load-error, exited,
-    timed-out, protocol, crashed, closed)
+    stopped (reason: empty, rounds, raised, bad-claim, no-go, no-turn, load-error, open-failed,
+    exited, timed-out, protocol, crashed, closed)
 
 (exited, timed-out and protocol also say `during`: start-up, open, work_once or sync). A worker's
 last event is "stopped". After every work_once, before its outcome becomes an event, and before a
@@ -159,7 +160,11 @@ class _Worker:
         """The worker's loop; returns why it stopped."""
         plan = self.plan
         self.doing = "open"
-        target.open(CONN, plan.db_path)
+        try:
+            target.open(CONN, plan.db_path)  # lab.store.connect, run by the target server
+        except RaisedInTarget as exc:  # what the other worker's code did keeps it out (a lock)
+            self.report("open-failed", error=exc.message)
+            return "open-failed", {}
         self.report("ready", pid=target.pid)
         if plan.wait_for_go and not self.wait("go"):
             return "no-go", {}
