@@ -7,19 +7,28 @@ logical clock past S's lease and lets F (fast) start: F re-claims that job (the 
 then does S come back from send; its finish carries the old stamp and must be rejected. Afterwards
 every job is done exactly once, and the receiver holds every id once with its qty.
 
-The grader never sleeps to order anything: S waits for a message inside send, F for one before it
-starts; the clock moves only when the grader moves it. Wall-clock limits are safety nets.
+The grader never sleeps to order anything: both workers open their connections, then wait for a
+message before they start (S first); S waits for one inside send; the clock moves only when the
+grader moves it. Wall-clock limits are safety nets.
+
+Each worker is a thread of the judge driving a target process of its own (grader.harness.workers):
+the events read here are the judge's, made from validated data, never written by the code under
+grade. A worker whose target process broke the channel makes the check errored; one whose call
+never returned makes it timed out.
 """
 
 from __future__ import annotations
 
+import signal
 import time
 from collections import Counter
 
 from grader.harness import sandbox
 from grader.checkdef import check
 from grader.harness.receiver import Receiver
+from grader.harness.scenario import CheckFailed
 from grader.harness.workers import ENDED, Crew, Plan
+from grader.results import Failure, Kind, Outcome
 
 QTYS = (2, 3, 5, 7, 11, 13, 17, 19)  # distinct, so a qty at the receiver tells which job it is
 LEASE_MS = 1000
@@ -46,8 +55,11 @@ def _run(lab, crew: Crew, url: str) -> dict:
     deadline = time.monotonic() + RUN_S
     plan = dict(target_spec=lab.target_spec, db_path=str(lab.path), url=url, lease_ms=LEASE_MS,
                 max_rounds=4 * len(QTYS))
-    crew.start(Plan(SLOW, hold_first_send=True, take_turns=True, **plan))
+    crew.start(Plan(SLOW, wait_for_go=True, hold_first_send=True, take_turns=True, **plan))
     crew.start(Plan(FAST, wait_for_go=True, take_turns=True, **plan))
+    for worker in (SLOW, FAST):  # both connections open before any code under grade runs
+        _wait(lab, crew, deadline, worker, lambda e: e["op"] == "ready")
+    crew.tell(SLOW, "go")
 
     held = _wait(lab, crew, deadline, SLOW, lambda e: e["op"] == "holding")
     if held["op"] != "holding":
@@ -96,7 +108,10 @@ def _wait(lab, crew: Crew, deadline: float, worker: str, wanted) -> dict:
 
 
 def _judge_workers(lab, crew: Crew) -> None:
-    """Fail if a worker switched the journal mode, raised, died or never stopped asking for work."""
+    """Fail if a worker's target process broke the channel (errored: nothing it said can be
+    believed), switched the journal mode, raised, died, hung (timed out) or never stopped asking
+    for work."""
+    _judge_channel(lab, crew)
     for event in crew.events:
         if event["op"] == "journal-mode":
             _fail(lab, crew, "integration-journal-mode", worker=event["worker"],
@@ -110,9 +125,23 @@ def _judge_workers(lab, crew: Crew) -> None:
     for event in crew.events:
         if event["op"] == "raised" and event["not_implemented"]:
             lab.fail_not_implemented(event["not_implemented"])
+        if event["op"] == "open-failed":
+            _fail(lab, crew, "integration-worker-open-failed", worker=event["worker"],
+                  error=event["error"])
         if event["op"] in ("raised", "load-error", "crashed"):
             _fail(lab, crew, "integration-worker-raised", worker=event["worker"],
                   error=event["error"], where=event.get("where") or "?")
+        if event["op"] == "timed-out":
+            _end(lab, crew, Failure(Outcome.TIMED_OUT, step=_step(lab, event),
+                                    timeout=event["timeout"], timeline=lab.timeline))
+        if event["op"] == "exited" and event.get("signal"):
+            limit = sandbox.LIMIT_SIGNALS.get(getattr(signal, event["signal"], None))
+            if limit is not None:
+                _end(lab, crew, Failure(Outcome.RESOURCE_LIMIT, Kind.RESOURCE_LIMIT,
+                                        error=limit, step=_step(lab, event),
+                                        timeline=lab.timeline))
+            _fail(lab, crew, "integration-worker-signalled", worker=event["worker"],
+                  signal=event["signal"])
         if event["op"] == "exited":
             _fail(lab, crew, "integration-worker-exited", worker=event["worker"],
                   exitcode=event["exitcode"])
@@ -121,11 +150,32 @@ def _judge_workers(lab, crew: Crew) -> None:
                   rounds=event["rounds"], jobs=len(QTYS))
 
 
+def _judge_channel(lab, crew: Crew) -> None:
+    """Errored if a worker's target process broke the channel: whatever else went wrong, nothing
+    that process said can be believed."""
+    for event in crew.events:
+        if event["op"] == "protocol":
+            _end(lab, crew, Failure(Outcome.ERRORED, Kind.PROTOCOL, error=event["error"],
+                                    step=_step(lab, event), timeline=lab.timeline))
+
+
+def _step(lab, event: dict) -> dict | None:
+    """The call a worker's target process was in when it broke, hung or ended, as a step of the
+    timeline: starting (importing the code under grade), or work_once (the sync after the last
+    work_once too: a forged reply shows up there); None for anything else."""
+    if event.get("during") == "start-up":
+        return {"op": "import", "target": lab.target_spec}
+    if event.get("during") in ("work_once", "sync"):
+        return {"op": "work_once", "actor": event["worker"], "t": event.get("t"),
+                "lease_ms": LEASE_MS}
+    return None
+
+
 def _judge(lab, crew: Crew, jobs: dict[int, int], stale: dict, receiver: Receiver) -> None:
     """The verdict, the most telling problem first."""
     _judge_workers(lab, crew)
     _judge_stale(lab, crew, stale)
-    accepted = Counter(e["job"] for e in crew.events
+    accepted = Counter(e.get("job") for e in crew.events
                        if e["op"] == "returned" and e["result"] is True)
     twice = [job for job in jobs if accepted[job] > 1]
     if twice:
@@ -165,8 +215,9 @@ def _judge_stale(lab, crew: Crew, stale: dict) -> None:
 
 
 # -- the timeline ----------------------------------------------------------------------------------
-_QUIET = {("stopped", "empty"), ("stopped", "raised"), ("stopped", "crashed"),
-          ("stopped", "load-error"), ("stopped", "bad-claim")}
+_QUIET = {("stopped", reason) for reason in ("empty", "raised", "crashed", "load-error",
+                                              "bad-claim", "exited", "timed-out", "protocol",
+                                              "open-failed", "closed")}
 
 
 def _narrate(lab, event: dict) -> None:
@@ -178,6 +229,8 @@ def _narrate(lab, event: dict) -> None:
         op = f"stopped-{event['reason']}"
     if op == "returned" and event.get("job") is None:
         op = "returned-nothing"
+    if op == "exited" and event.get("signal"):
+        op = "exited-signal"
     lab.timeline.append({"op": "note", "key": f"timeline.integration.{op}", "params": event,
                          "t": event.get("t")})
 
@@ -189,15 +242,25 @@ def _say(lab, what: str, **params) -> None:
 
 
 def _fail(lab, crew: Crew, detail: str, **params) -> None:
+    _judge_channel(lab, crew)  # a run that got stuck, say, after a forged reply: errored
+    _summary(lab, crew)
+    lab.fail(detail, **params)
+
+
+def _end(lab, crew: Crew, failure: Failure) -> None:
+    """A verdict other than 'failed' (errored, timed out, a resource limit)."""
+    _summary(lab, crew)
+    raise CheckFailed(failure)
+
+
+def _summary(lab, crew: Crew) -> None:
     for worker in (SLOW, FAST):
         mine = [e for e in crew.events if e["worker"] == worker]
+        done = [e for e in mine if e["op"] == "returned" and "job" in e]  # it sent a job
         lab.note("timeline.integration.summary", worker=worker,
                  sent=_ids(e["job"] for e in mine if e["op"] == "sent"),
-                 accepted=_ids(e["job"] for e in mine if e["op"] == "returned"
-                               and e["result"] is True),
-                 rejected=_ids(e["job"] for e in mine if e["op"] == "returned"
-                               and e["result"] is False))
-    lab.fail(detail, **params)
+                 accepted=_ids(e["job"] for e in done if e["result"] is True),
+                 rejected=_ids(e["job"] for e in done if e["result"] is False))
 
 
 def _ids(items) -> str:

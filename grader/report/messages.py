@@ -145,9 +145,10 @@ STAMP_FORGED = Family("detail.stamps.forged-{}-accepted",
 CRASH_STATE = Family("crash.{}", ("untouched", "claimed"))
 #: test_integration: a worker's event or the grader's own step on the timeline.
 INTEGRATION_EVENT = Family("timeline.integration.{}", (
-    "bad-claim", "clock", "crashed", "exited", "holding", "journal-mode", "load-error", "raised", "receiver",
-    "release", "release-after-stop", "released", "returned", "returned-nothing", "sent",
-    "stopped-no-go", "stopped-no-turn", "stopped-rounds", "turns"))
+    "bad-claim", "clock", "crashed", "exited", "exited-signal", "holding", "journal-mode",
+    "load-error", "open-failed", "protocol", "raised", "receiver", "release", "release-after-stop",
+    "released", "returned", "returned-nothing", "sent", "stopped-no-go", "stopped-no-turn",
+    "stopped-rounds", "timed-out", "turns"))
 #: grader.instructor.isolated: a submission's status in a batch.
 INSTRUCTOR_STATUS = Family("instructor.status.{}",
                            ("graded", "timed_out", "crashed", "missing", "ambiguous",
