@@ -135,7 +135,8 @@ class _Worker:
         plan = self.plan
         try:
             target = TargetProcess(plan.target_spec, timeout=plan.call_timeout,
-                                   start_timeout=plan.start_timeout)
+                                   start_timeout=plan.start_timeout,
+                                   writable=[os.path.dirname(os.path.abspath(plan.db_path))])
         except TargetLoadError as exc:
             self.report("load-error", error=f"{exc.kind}: {exc.params}")
             return self.report("stopped", reason="load-error")
