@@ -46,10 +46,15 @@ def make_class(root: Path) -> Path:
     subs = root / "submissions"
     subs.mkdir()
     shutil.copy(ROOT / "solutions" / "queue.py", subs / "correct.py")
-    (subs / "mutant").mkdir()
-    shutil.copy(MUTANTS / f"{MUTANT}.py", subs / "mutant" / "queue.py")
-    for helper in MUTANTS.glob("_*.py"):  # the mutant's shared parts, beside it
-        shutil.copy(helper, subs / "mutant" / helper.name)
+    (subs / "mutant").mkdir()  # the reference with one bug, self-contained as a student's
+    solution = (ROOT / "solutions" / "queue.py").read_text(encoding="utf-8")
+    assert solution.count(":now < lease_until") == 1
+    (subs / "mutant" / "queue.py").write_text(
+        solution.replace(":now < lease_until", ":now <= lease_until"), encoding="utf-8")
+    (subs / "borrower").mkdir()  # a catalogue mutant: its helper imports the reference
+    shutil.copy(MUTANTS / f"{MUTANT}.py", subs / "borrower" / "queue.py")
+    for helper in MUTANTS.glob("_*.py"):
+        shutil.copy(helper, subs / "borrower" / helper.name)
     (subs / "repo" / "lab").mkdir(parents=True)
     shutil.copy(ROOT / "solutions" / "queue.py", subs / "repo" / "lab" / "queue.py")
     (subs / "repo" / "README.md").write_text("a student's clone\n")
@@ -80,8 +85,8 @@ def test_gradebook_has_one_row_per_submission_and_a_column_per_check(batch):
     assert batch["table"][0] == ["submission", "status", "score", "max_score", *BOUNDARY_IDS,
                                  "message"]
     assert [r[0] for r in batch["table"][1:]] == [
-        "correct", "crash_at_import", "crash_in_claim", "empty", "hang", "mutant", "repo",
-        "syntax"]
+        "borrower", "correct", "crash_at_import", "crash_in_claim", "empty", "hang", "mutant",
+        "repo", "syntax"]
     assert {r["max_score"] for r in batch["rows"].values()} == {BOUNDARY_POINTS}
 
 
@@ -93,9 +98,11 @@ def test_correct_and_mutant_rows_carry_points_per_check(batch):
     assert rows["mutant"]["finish-at-expiry"] == "0"
     assert rows["mutant"]["finish-before-expiry"] == str(POINTS["finish-before-expiry"])
     assert rows["mutant"]["score"] == str(int(BOUNDARY_POINTS) - POINTS["finish-at-expiry"])
-    # Its helper _kit.py imports the reference (as the catalogue's mutants do): flagged.
-    assert "_kit.py: solutions.queue" in rows["mutant"]["message"]
-    assert rows["correct"]["message"] == ""
+    assert rows["correct"]["message"] == rows["mutant"]["message"] == ""
+    # The borrower's helper _kit.py imports the reference: the import is refused in the target
+    # process (sealed: graded, 0 points) and the gradebook says why.
+    assert (rows["borrower"]["status"], rows["borrower"]["score"]) == ("graded", "0")
+    assert "_kit.py: solutions.queue" in rows["borrower"]["message"]
 
 
 def test_crashes_and_syntax_errors_are_graded_zero(batch):
@@ -137,7 +144,7 @@ def test_class_report_puts_the_most_failed_check_first(batch):
     ranked = re.findall(r'data-check="([a-z0-9-]+)"', html)
     assert ranked[0] == "finish-at-expiry" and sorted(ranked) == sorted(BOUNDARY_IDS)
     assert "Finishing exactly at lease_until is rejected" in html
-    assert "4 / 6 (67%)" in html  # 3 broken submissions and the mutant, of 6 graded
+    assert "5 / 7 (71%)" in html  # 3 broken, the borrower and the mutant, of 7 graded
     assert 'data-submission="hang" data-status="timed_out"' in html
     assert 'data-submission="empty" data-status="missing"' in html
     assert "<script" not in html and "http" not in html.split("</style>")[0]
@@ -145,7 +152,7 @@ def test_class_report_puts_the_most_failed_check_first(batch):
 
 def test_finished_lines_go_to_stderr_when_not_a_tty(batch):
     lines = [line for line in batch["proc"].stderr.splitlines() if line.startswith("[")]
-    assert len(lines) == 8 and "[8/8]" in lines[-1]
+    assert len(lines) == 9 and "[9/9]" in lines[-1]
 
 
 # --- fast unit tests: no grading ---------------------------------------------------------------

@@ -10,6 +10,13 @@ from lab.store import Claim
 
 from grader.harness import children
 from grader.harness.claimtypes import shown, wrong_field
+from grader.harness.target_client import decode_value
+from grader.harness.target_server import encode_value
+
+def over_the_wire(value):
+    """What the judge gets for `value` returned in the target process."""
+    return decode_value(encode_value(value))
+
 
 RIGHT = Claim(id=1, qty=5, owner="A", token=1, attempt=1, lease_until=1000)
 
@@ -22,13 +29,13 @@ def test_each_wrong_field_is_named(field, value, type_name, wanted):
     claim = dataclasses.replace(RIGHT, **{field: value})
     assert wrong_field(claim) == {"field": field, "value": repr(value), "type": type_name,
                                   "wanted": wanted}
-    outcome = children.claim_outcome(claim)
+    outcome = children.claim_outcome(over_the_wire(claim))  # as a claimer's claim comes back
     assert outcome["kind"] == "wrong-field-type" and outcome["field"] == field
 
 
 def test_right_claim_passes():
     assert wrong_field(RIGHT) is None
-    assert children.claim_outcome(RIGHT)["kind"] == "claim"
+    assert children.claim_outcome(over_the_wire(RIGHT))["kind"] == "claim"
 
 
 def test_shown_is_bounded_and_never_raises():

@@ -128,3 +128,21 @@ def test_results_json_even_when_python_cannot_start(autograder, tmp_path):
     proc, results = autograder({"queue.py": SOLUTION}, path_first=broken)
     assert proc.returncode == 0
     assert results["score"] == 0 and "autograder itself failed" in results["output"]
+
+
+def test_no_attack_scores_more_than_doing_nothing(autograder):
+    """The attack catalogue's forgeries and the borrowed reference, uploaded to Gradescope:
+    none scores more than a queue that does nothing, check by check."""
+    attacks = ROOT / "tests" / "attacks"
+
+    def graded(name: str) -> dict:
+        proc, results = autograder({"queue.py": (attacks / f"{name}.py").read_text()})
+        assert proc.returncode == 0, proc.stderr
+        return {cid: t["score"] for cid, t in by_check(results).items()}
+
+    baseline = graded("do_nothing")
+    assert 0 < sum(baseline.values())
+    for name in ("forge_verdicts", "forge_replies", "borrow_reference"):
+        scores = graded(name)
+        assert set(scores) == set(baseline), name
+        assert all(scores[cid] <= baseline[cid] for cid in scores), (name, scores)

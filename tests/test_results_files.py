@@ -24,7 +24,7 @@ from grader.report import files, results_json
 HANGS_IN_CLAIM = """import os, time
 
 def claim(conn, owner, now, lease_ms):
-    open(os.environ["LEASELAB_CLAIM_STARTED"], "w").close()
+    open(os.environ["LEASELAB_ATTACK_CLAIM_STARTED"], "w").close()
     time.sleep(600)
 
 def finish(conn, claim, now):
@@ -49,7 +49,8 @@ def test_a_killed_grade_leaves_no_stale_results_json(tmp_path):
     impl.write_text(HANGS_IN_CLAIM, encoding="utf-8")
     out, started = tmp_path / "out.json", tmp_path / "claim-started"
     out.write_text(json.dumps(STALE), encoding="utf-8")
-    env = {**os.environ, "NO_COLOR": "1", "LEASELAB_CLAIM_STARTED": str(started)}
+    env = {**os.environ, "NO_COLOR": "1", "LEASELAB_ATTACK_CLAIM_STARTED": str(started),
+           "LEASELAB_EXTRA_WRITABLE": str(tmp_path)}
     proc = subprocess.Popen([sys.executable, "-m", "grader", "--impl", str(impl), "--json",
                              str(out), "-k", "finish-before-expiry"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -796,3 +796,34 @@ def test_journal_mode_and_close_conn(tmp_path):
         target.close_conn("A")
         with pytest.raises(RequestRefused):
             target.in_transaction("A")
+
+
+ENVIRONMENT = """
+import os
+
+
+def claim(conn, owner, now, lease_ms):
+    return " ".join(sorted(os.environ))
+
+
+def finish(conn, claim, now):
+    return False
+
+
+def work_once(conn, owner, send, clock, lease_ms):
+    return None
+"""
+
+
+def test_the_target_sees_a_scrubbed_environment(tmp_path, monkeypatch):
+    """Nothing in the target's environment names the check (PYTEST_CURRENT_TEST) or anything
+    else of the judge's; what an interpreter needs stays."""
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/x.py::test_finish_at_expiry (call)")
+    monkeypatch.setenv("SOME_JUDGE_SECRET", "1")
+    path, judge = fresh_db(tmp_path)
+    target = start(write_target(tmp_path, ENVIRONMENT), path)
+    names = set(target.claim("A", "A", 0, LEASE_MS).split())
+    target.close()
+    judge.close()
+    assert "PYTEST_CURRENT_TEST" not in names and "SOME_JUDGE_SECRET" not in names
+    assert "PATH" in names and "TMPDIR" in names

@@ -17,7 +17,7 @@ FLAKY = textwrap.dedent('''
     from solutions.queue import finish as _finish
 
     def finish(conn, claim, now):
-        counter = Path(os.environ["FLAKY_COUNTER"])
+        counter = Path(os.environ["LEASELAB_ATTACK_COUNTER"])
         calls = int(counter.read_text()) + 1 if counter.exists() else 1
         counter.write_text(str(calls))
         ok = _finish(conn, claim, now)
@@ -40,7 +40,10 @@ def test_unstable_check_is_flagged_with_its_runs_and_fails(tmp_path):
     target.write_text(FLAKY)
     out = tmp_path / "r.json"
     proc = run_grader("--impl", str(target), "--json", str(out), "-k", "finish_before_expiry",
-                      "--repeat", "4", env={"FLAKY_COUNTER": str(tmp_path / "counter")})
+                      "--repeat", "4",
+                      # the jailed target keeps its count where the test allows it to write
+                      env={"LEASELAB_ATTACK_COUNTER": str(tmp_path / "counter"),
+                           "LEASELAB_EXTRA_WRITABLE": str(tmp_path)})
     import json
 
     results = json.loads(out.read_text())

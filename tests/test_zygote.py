@@ -271,9 +271,9 @@ def claim(conn, owner, now, lease_ms):
         "umask": umask,
         "cwd": os.getcwd(),
         "sys.path": sys.path,
-        "late": os.environ.get("LEASELAB_LATE"),
+        "late": os.environ.get("LEASELAB_ATTACK_LATE"),
         "tempdir": tempfile.gettempdir(),
-        "given": os.environ.get("LEASELAB_GIVEN"),
+        "given": os.environ.get("LEASELAB_ATTACK_GIVEN"),
         "env_keys": sorted(os.environ),
         "signals": {name: _handler(getattr(signal, name))
                     for name in ("SIGINT", "SIGTERM", "SIGCHLD", "SIGPIPE", "SIGXFSZ")},
@@ -294,12 +294,12 @@ resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 resource.setrlimit(resource.RLIMIT_FSIZE, (100 << 20, 100 << 20))
 resource.setrlimit(resource.RLIMIT_CPU, (300, 305))
 os.umask(0o027)
-os.environ["LEASELAB_LATE"] = "late"
+os.environ["LEASELAB_ATTACK_LATE"] = "late"
 reports = {}
 for name, launcher in (("spawn", spawn), ("zygote", zygote.launch_forked)):
     for how, kwargs in (("plain", {}),
                         ("cwd+env+log", {"cwd": workdir, "log": log + "-" + name,
-                                         "env": dict(os.environ, LEASELAB_GIVEN="given"),
+                                         "env": dict(os.environ, LEASELAB_ATTACK_GIVEN="given"),
                                          "writable": [workdir, os.path.dirname(path)]})):
         with TargetProcess(spec, launcher=launcher, **kwargs) as target:
             kind = type(target._process).__name__

@@ -1,14 +1,16 @@
 """The harness: everything that loads or runs the code under grade, or its processes.
 
-Lives here: loading the target (`target`), the forked sandbox a check runs in (`sandbox`), what a
-check body sees (`scenario.Lab`: a fresh database, the target's functions wrapped and recorded),
-the connection handed to the target, whose own trace callback never replaces the grader's
-(`watched`), the cross-process statement barrier (`interleave`), claimers for the race and crash
-checks, each in a target process of its own driven from a judge thread (`children`), the integration workers (`workers`), the HTTP receiver (`receiver`),
-spotting a journal-mode switch in traced SQL (`journal`), and the target process (not used yet):
-the code under grade in a process of its own (`target_server`) that the judge drives through a
-proxy (`target_client`) over a data-only, strictly validated line protocol (`wire`), forked
-from a prepared process rather than started afresh (`zygote`).
+The judge (a check's body, in the forked sandbox child, `sandbox`) never imports the code under
+grade. That code runs in a target process of its own (`target_server`), forked for each check
+from one prepared interpreter (`zygote`) or spawned, jailed with Landlock (`jail`), and driven
+by the judge through a proxy (`target_client`) over a data-only, strictly validated line
+protocol (`wire`). Lives here too: loading the target inside that process (`target`), what a
+check body sees (`scenario.Lab`: a fresh database, the target's functions wrapped and recorded,
+rows read on the judge's own connection), the connection handed to the target, whose own trace
+callback never replaces the grader's (`watched`), the statement barrier for concurrent claims
+(`interleave`), the race and crash claimers, each a target process on a gated connection
+(`children`), the integration workers, judge threads each driving a target process (`workers`),
+the HTTP receiver (`receiver`), and spotting a journal-mode switch in traced SQL (`journal`).
 
 May import: `lab`, the standard library and the grader's top-level basics (`grader.results`,
 `grader.checkdef`, `grader.config`). Never `grader.report` (words are not decided here),

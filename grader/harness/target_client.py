@@ -87,6 +87,19 @@ START_TIMEOUT = 20.0  # a fresh interpreter that imports the target, on a loaded
 _SCALARS = (type(None), bool, int, str)
 
 
+#: What of the judge's environment a target process gets: what an interpreter reads at start-up
+#: (PYTHON*, LC_*, LANG, HOME), PATH and TZ, the sealing flag, and the attack tests' knobs. No
+#: PYTEST_CURRENT_TEST (the check's name), nothing else that could tell one check from another.
+_KEPT_PREFIXES = ("PYTHON", "LC_", "LEASELAB_ATTACK")
+_KEPT_NAMES = ("LANG", "HOME", "PATH", "TZ", "LEASELAB_SEALED")
+
+
+def scrubbed(env) -> dict:
+    """The environment a target process starts with (see _KEPT_*)."""
+    return {k: v for k, v in env.items()
+            if k in _KEPT_NAMES or k.startswith(_KEPT_PREFIXES)}
+
+
 class TargetProcessError(Exception):
     """The target process cannot be believed or used any more (the proxy is closed)."""
 
@@ -198,8 +211,9 @@ class TargetProcess:
         places = [str(p) for p in writable] or [tempfile.gettempdir()]
         # The project's own attack tests let an attack leave marks where the test looks.
         places += [p for p in os.environ.get(EXTRA_WRITABLE, "").split(os.pathsep) if p]
-        env = {**(os.environ if env is None else env), wire.JAIL_ENV: os.pathsep.join(places),
-               "TMPDIR": places[0], "SQLITE_TMPDIR": places[0]}
+        env = {**scrubbed(os.environ if env is None else env),
+               wire.JAIL_ENV: os.pathsep.join(places), "TMPDIR": places[0],
+               "SQLITE_TMPDIR": places[0]}
         self.timeout = timeout
         self.statements: list[tuple[str, str]] = []  # traced during the last call
         self.dropped = 0  # statements of the last call not kept (over the limit)
