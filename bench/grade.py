@@ -9,7 +9,12 @@
    read-before-BEGIN mutant, once released at the same instant with no forced interleaving
    (naive) and once in lockstep (the race check's way): how often each catches the bug.
 
-    python -m bench.grade [--runs 50] [--load] [--trials 20] [--json PATH] [--only NAME ...]
+3. With --launchers N: N full grades of the solution with target processes forked from one
+   prepared interpreter (the zygote) against N with a fresh interpreter each, alternating:
+   medians of wall and CPU time and the pairwise ratio.
+
+    python -m bench.grade [--runs 50] [--load] [--trials 20] [--launchers N] [--json PATH]
+                          [--only NAME ...]
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from pathlib import Path
 from lab import store
 
 from grader.harness import children
+from grader.harness.zygote import LAUNCH_ENV
 from grader.harness.interleave import Lockstep
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,22 +57,46 @@ def name(target: str) -> str:
 
 
 # -- full grades ---------------------------------------------------------------------------------
-def grade_once(target: str, workdir: str) -> dict:
-    """One full grade in a child process: wall time, exit status, the checks that failed."""
+def grade_once(target: str, workdir: str, launch: str | None = None) -> dict:
+    """One full grade in a child process: wall time, CPU time (it and its children), exit
+    status, the checks that failed. `launch`: how target processes start (LEASELAB_TARGET_LAUNCH:
+    "zygote", forked from one prepared interpreter, or "spawn", a fresh interpreter each)."""
     out = Path(workdir) / "results.json"
     out.unlink(missing_ok=True)
-    env = {**os.environ, "NO_COLOR": "1"}
+    env = {**os.environ, "NO_COLOR": "1", **({LAUNCH_ENV: launch} if launch else {})}
+    before = os.times()
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "grader", "--impl", target, "--json", str(out)],
                           cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=GRADE_TIMEOUT)
     wall = time.monotonic() - start
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + \
+        (after.children_system - before.children_system)
     failed = []
     if out.exists():
         results = json.loads(out.read_text(encoding="utf-8"))
         failed = [t["extra_data"]["check_id"] for t in results["tests"]
                   if t["status"] != "passed"]
-    return {"wall": wall, "code": proc.returncode, "failed": failed}
+    return {"wall": wall, "cpu": cpu, "code": proc.returncode, "failed": failed}
+
+
+def launcher_comparison(runs: int, target: str = SOLUTION) -> dict:
+    """Full grades of `target` with target processes forked from the zygote and spawned fresh
+    (the design before it), alternating A B A B so the machine's drift hits both: medians of
+    wall and CPU time, and the median of the pairwise ratios spawn / zygote."""
+    pairs = []
+    with tempfile.TemporaryDirectory(prefix="leaselab-bench-") as workdir:
+        for _ in range(runs):
+            pairs.append((grade_once(target, workdir, "zygote"),
+                          grade_once(target, workdir, "spawn")))
+    figures = {}
+    for i, how in enumerate(("zygote", "spawn")):
+        figures[how] = {key: statistics.median(p[i][key] for p in pairs) for key in ("wall", "cpu")}
+        figures[how]["same_verdicts"] = all(p[i]["failed"] == pairs[0][0]["failed"] for p in pairs)
+    figures["ratio_wall"] = statistics.median(s["wall"] / z["wall"] for z, s in pairs)
+    figures["ratio_cpu"] = statistics.median(s["cpu"] / z["cpu"] for z, s in pairs if z["cpu"])
+    return {"target": name(target), "runs": runs, **figures}
 
 
 def grade_runs(target: str, runs: int) -> dict:
@@ -164,6 +194,16 @@ def table(report: dict) -> str:
         if target != SOLUTION:
             line += f"  fails: {', '.join(u['failed_checks']) or '-'}"
         lines.append(line)
+    launchers = report.get("launchers")
+    if launchers:
+        z, sp = launchers["zygote"], launchers["spawn"]
+        lines += ["", f"Target processes, {launchers['runs']} full grades of "
+                      f"{launchers['target']} each way (medians):",
+                  f"  forked from the zygote: wall {z['wall']:.2f} s, CPU {z['cpu']:.2f} s",
+                  f"  spawned fresh (before): wall {sp['wall']:.2f} s, CPU {sp['cpu']:.2f} s",
+                  f"  spawn / zygote: wall {launchers['ratio_wall']:.2f}x, "
+                  f"CPU {launchers['ratio_cpu']:.2f}x; same verdicts: "
+                  f"{'yes' if z['same_verdicts'] and sp['same_verdicts'] else 'NO'}"]
     race = report.get("race")
     if race:
         lines += ["", f"Race test on {race['target']}, {race['trials']} trials each:",
@@ -182,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="naive and forced race trials each (default 20; 0 to skip)")
     p.add_argument("--only", nargs="+", metavar="NAME", help="only these targets (by name)")
     p.add_argument("--json", metavar="PATH", help="save the figures as JSON")
+    p.add_argument("--launchers", type=int, default=0, metavar="N",
+                   help="also N full grades of the solution with target processes forked from "
+                        "the zygote and N spawned fresh, alternating (default 0: skip)")
     args = p.parse_args(argv)
     report: dict = {"cpus": os.cpu_count(), "runs": args.runs}
     chosen = targets(args.only)
@@ -189,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.load:
         with Load():
             report["loaded"] = {t: grade_runs(t, args.runs) for t in chosen}
+    if args.launchers > 0:
+        report["launchers"] = launcher_comparison(args.launchers)
     if args.trials > 0 and RACE_MUTANT.exists():
         report["race"] = race_comparison(args.trials)
     print(table(report))

@@ -54,3 +54,34 @@ def solution_results(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dic
 @pytest.fixture(scope="session")
 def stub_results(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict]:
     return grade("lab.queue", tmp_path_factory.mktemp("stubs"))
+
+
+#: Source for a hostile target: `channel_fds()` lists the write ends of pipes it holds (the
+#: channel to the judge among them), as code that wants to forge messages would find them.
+CHANNEL_FDS = """
+import os
+
+
+def channel_fds():
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if not os.readlink(f"/proc/self/fd/{name}").startswith("pipe:"):
+                continue
+            with open(f"/proc/self/fdinfo/{name}") as info:
+                flags = int(info.read().split("flags:")[1].split()[0], 8)
+        except (OSError, IndexError, ValueError):
+            continue
+        if flags & 3 == os.O_WRONLY:
+            found.append(int(name))
+    return found
+"""
+
+
+def gone(pid: int) -> bool:
+    """No process has this pid any more."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False

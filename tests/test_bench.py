@@ -17,13 +17,17 @@ def test_targets_are_the_solution_and_the_race_crash_lock_mutants():
 def test_one_run_of_the_solution(tmp_path, capsys):
     out = tmp_path / "bench.json"
     code = bench.main(["--runs", "1", "--only", "solutions.queue", "--trials", "1",
-                       "--json", str(out)])
+                       "--launchers", "1", "--json", str(out)])
     assert code == 0
     report = json.loads(out.read_text())
     solution = report["unloaded"]["solutions.queue"]
     assert (solution["runs"], solution["passed"], solution["failed"]) == (1, 1, 0)
     assert report["race"]["trials"] == 1 and report["race"]["forced_caught"] == 1
-    assert "solutions.queue" in capsys.readouterr().out
+    launchers = report["launchers"]  # the same verdicts forked from the zygote or spawned
+    assert launchers["zygote"]["same_verdicts"] and launchers["spawn"]["same_verdicts"]
+    assert launchers["ratio_wall"] > 0 and launchers["zygote"]["cpu"] > 0
+    printed = capsys.readouterr().out
+    assert "solutions.queue" in printed and "spawn / zygote" in printed
 
 
 def test_percentile_and_verdict():

@@ -19,6 +19,8 @@ from lab import store
 from grader.harness import children
 from grader.harness.interleave import Lockstep
 
+from conftest import CHANNEL_FDS
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -204,19 +206,7 @@ def test_a_claim_that_hangs_is_no_answer_and_its_process_is_killed(tmp_path):
 GARBAGE = """
 import os
 
-def channel_fds():
-    found = []
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            if not os.readlink(f"/proc/self/fd/{name}").startswith("pipe:"):
-                continue
-            with open(f"/proc/self/fdinfo/{name}") as info:
-                flags = int(info.read().split("flags:")[1].split()[0], 8)
-        except (OSError, IndexError, ValueError):
-            continue
-        if flags & 3 == os.O_WRONLY:
-            found.append(int(name))
-    return found
+""" + CHANNEL_FDS + """
 
 _claim = claim
 

@@ -49,8 +49,10 @@ def test_a_killed_grade_leaves_no_stale_results_json(tmp_path):
     impl.write_text(HANGS_IN_CLAIM, encoding="utf-8")
     out, started = tmp_path / "out.json", tmp_path / "claim-started"
     out.write_text(json.dumps(STALE), encoding="utf-8")
+    work = tmp_path / "tmp"  # the checks' databases: a target still running holds one open
+    work.mkdir()
     env = {**os.environ, "NO_COLOR": "1", "LEASELAB_ATTACK_CLAIM_STARTED": str(started),
-           "LEASELAB_EXTRA_WRITABLE": str(tmp_path)}
+           "LEASELAB_EXTRA_WRITABLE": str(tmp_path), "TMPDIR": str(work)}
     proc = subprocess.Popen([sys.executable, "-m", "grader", "--impl", str(impl), "--json",
                              str(out), "-k", "finish-before-expiry"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -63,6 +65,27 @@ def test_a_killed_grade_leaves_no_stale_results_json(tmp_path):
         isolated.kill_session(proc.pid)  # the check's own process group too
         proc.wait()
     assert not out.exists()
+    # Nothing of the grade goes on: the target hanging in claim died with its parent.
+    deadline = time.monotonic() + 10
+    while holding(work) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert holding(work) == []
+
+
+def holding(folder: Path) -> list[int]:
+    """Processes with a file below `folder` open."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fds = os.listdir(f"/proc/{entry}/fd")
+            links = [os.readlink(f"/proc/{entry}/fd/{fd}") for fd in fds]
+        except OSError:
+            continue
+        if any(link.startswith(str(folder)) for link in links):
+            found.append(int(entry))
+    return found
 
 
 def test_the_autograder_removes_an_earlier_results_json_before_grading(tmp_path, monkeypatch):

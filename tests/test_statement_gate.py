@@ -14,6 +14,8 @@ from lab import store
 from lab.store import Claim
 from grader.harness.target_client import ProtocolError, TargetClosed, TargetProcess
 
+from conftest import CHANNEL_FDS, gone
+
 LEASE_MS = 1000
 REFERENCE = ["BEGIN IMMEDIATE", "UPDATE jobs SET status = 'quarantined'", "SELECT id FROM jobs",
              "UPDATE jobs SET status = 'leased'", "COMMIT"]
@@ -46,14 +48,6 @@ class Asked:
     def __call__(self, step, sql, holds_write):
         self.asked.append((step, sql, holds_write))
         return self.answers.pop(0) if self.answers else "go"
-
-
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 def test_a_gated_claim_asks_before_each_statement_with_its_step_and_write_lock(tmp_path):
@@ -162,19 +156,7 @@ def test_a_statement_callable_that_raises_or_answers_wrong_kills_the_target(tmp_
 FORGER = """
 import json, os
 
-def channel_fds():
-    found = []
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            if not os.readlink(f"/proc/self/fd/{name}").startswith("pipe:"):
-                continue
-            with open(f"/proc/self/fdinfo/{name}") as info:
-                flags = int(info.read().split("flags:")[1].split()[0], 8)
-        except (OSError, IndexError, ValueError):
-            continue
-        if flags & 3 == os.O_WRONLY:
-            found.append(int(name))
-    return found
+""" + CHANNEL_FDS + """
 
 _claim = claim
 

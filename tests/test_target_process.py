@@ -30,6 +30,8 @@ from grader.harness.target_client import (
 )
 from grader.harness.target_server import encode_value
 
+from conftest import CHANNEL_FDS, gone
+
 ROOT = Path(__file__).resolve().parent.parent
 LEASE_MS = 1000
 DEADLINE = 1_000_000
@@ -81,14 +83,6 @@ def start(spec: str, path: Path, timeout: float = 10) -> TargetProcess:
     target = TargetProcess(spec, timeout=timeout)
     target.open("A", path)
     return target
-
-
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 # -- against the reference -------------------------------------------------------------------------
@@ -396,19 +390,7 @@ def test_output_on_fds_0_to_20_is_not_taken_for_an_answer(tmp_path):
 FINDER = """
 import os
 
-def channel_fds():
-    found = []
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            if not os.readlink(f"/proc/self/fd/{name}").startswith("pipe:"):
-                continue
-            with open(f"/proc/self/fdinfo/{name}") as info:
-                flags = int(info.read().split("flags:")[1].split()[0], 8)
-        except (OSError, IndexError, ValueError):
-            continue
-        if flags & 3 == os.O_WRONLY:
-            found.append(int(name))
-    return found
+""" + CHANNEL_FDS + """
 
 _claim = claim
 

@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, by_check, grade
+from conftest import ROOT, by_check, gone, grade
 from lab import store
 from grader.harness.receiver import Receiver
 from grader.harness.workers import Crew, Plan
+
 
 LEASE_MS = 1000
 DEADLINE = 1_000_000
@@ -47,14 +48,6 @@ def write_target(tmp_path: Path, body: str, name: str = "target.py") -> str:
     path.write_text("from solutions.queue import claim, finish, work_once\n"
                     + textwrap.dedent(body), encoding="utf-8")
     return str(path)
-
-
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 def worker_threads() -> list[threading.Thread]:

@@ -8,8 +8,9 @@ target's own statement whatever its SQL looks like (a separate quarantine UPDATE
 one, an UPDATE ... RETURNING). RAISE(ABORT) undoes that one statement and leaves the
 transaction open: what happens next is up to the target (roll back and re-raise, the contract
 says). The trigger is TEMP, so it lives on `lab.conn` only and other connections never see it.
-It counts its firings (`fault.fired`, through harness_count in the target process), so a check can tell "the target never ran such an
-UPDATE" (nothing to inject into) from "the target swallowed the error".
+It counts its firings (`fault.fired`, through harness_count in the target process), so a check can
+tell "the target never ran such an UPDATE" (nothing to inject into) from "the target swallowed the
+error".
 
 `write_lock_held(lab)` takes the write lock on a connection of the grader's own (`BEGIN
 IMMEDIATE`) and holds it until the block ends: a call made inside on a connection with a short

@@ -246,17 +246,11 @@ class Lab:
         outer, self._call = self._call, self._calls
         sandbox.report_step(event)
         try:
-            return getattr(self.target, function)(conn.name, *args)
+            return self.ask(lambda target: getattr(target, function)(conn.name, *args), event)
         except RaisedInTarget as raised:
             if raised.not_implemented:
                 self.fail_not_implemented(function)
             raise TargetRaised(function, raised, raised.where, event) from None
-        except TargetEnded as ended:
-            self._ended(ended, event)
-        except TargetTimeout as timeout:
-            raise CheckFailed(Failure(Outcome.TIMED_OUT, step=event, timeout=timeout.timeout))
-        except ProtocolError as broken:
-            self._protocol_error(broken, event)
         finally:
             self.statements.extend((self._call, sql) for name, sql in self.target.statements
                                    if name == MAIN)
@@ -270,11 +264,13 @@ class Lab:
         raise CheckFailed(Failure(Outcome.ERRORED, Kind.PROTOCOL, error=str(broken)[:300],
                                   step=event, timeline=self.timeline))
 
-    def ask(self, question: Callable[[TargetProcess], Any]) -> Any:
-        """`question(lab.target)`, a request that is not a call of the code under grade (setup
-        SQL, in_transaction, a count); the target ending, hanging or breaking the channel
-        meanwhile fails the check as it would during a call (RaisedInTarget passes through)."""
-        step = self.timeline[-1] if self.timeline else None
+    def ask(self, question: Callable[[TargetProcess], Any], step: dict | None = None) -> Any:
+        """`question(lab.target)`: a call of the code under grade (`step` is its event), or a
+        request that is not one (setup SQL, in_transaction, a count: the step is the last
+        event). The target ending, hanging or breaking the channel meanwhile fails the check
+        (exited, resource limit, timed out, protocol error); RaisedInTarget passes through."""
+        if step is None:
+            step = self.timeline[-1] if self.timeline else None
         try:
             return question(self.target)
         except TargetEnded as ended:

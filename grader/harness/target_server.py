@@ -70,6 +70,7 @@ import os
 import random
 import reprlib
 import resource
+import signal
 import sqlite3
 import sys
 import threading
@@ -567,12 +568,30 @@ def main(argv: list[str] | None = None) -> int:
     return serve(int(args[1]), int(args[3]), args[4])
 
 
+def die_with_parent() -> None:
+    """Linux: SIGKILL this process when the one that started it (the judge, or the zygote that
+    forked it for the judge) ends, however that ends: a grader killed with SIGKILL leaves no
+    target running, even where no subreaper is left to sweep it. Elsewhere a no-op."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # it ended before the line above: nobody is left to serve
+        os._exit(0)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
 def serve(read_fd: int, write_fd: int, spec: str) -> int:
     """The life of a target server once its process exists: hide the channel fds, seal and jail
     as the environment says, load the target, say ready (or why not), serve until the judge
     closes; the exit code. `main` runs it in a fresh interpreter; `grader.harness.zygote` runs it
     in a child forked for the judge."""
     channel = Channel(hide(read_fd), hide(write_fd))
+    die_with_parent()
     writable = os.environ.pop(wire.JAIL_ENV, None)
     sealed = os.environ.get(SEALED_ENV) == "1"
     if sealed:

@@ -33,9 +33,9 @@ arrival order: {"worker", "op", "t", ...}, where op is one of
 (exited, timed-out and protocol also say `during`: start-up, open, work_once or sync). A worker's
 last event is "stopped". After every work_once, before its outcome becomes an event, and before a
 worker says it stopped, it makes a round trip with its target (`sync`): a reply the code under
-grade forged on the channel shows up there as a protocol error, never as a result. Every wait is bounded (`Plan.wait_s`, `Plan.call_timeout`): safety nets against hangs, not
-an order. `Crew.close` ends every worker and every target process.
-"""
+grade forged on the channel shows up there as a protocol error, never as a result. Every wait is
+bounded (`Plan.wait_s`, `Plan.call_timeout`): safety nets against hangs, not an order.
+`Crew.close` ends every worker and every target process. """
 
 from __future__ import annotations
 
