@@ -122,7 +122,9 @@ def test_many_targets_start_and_close_through_one_zygote(tmp_path):
     assert zygote_pid() == forked_by  # one zygote served them all
     del target  # its pidfd lives as long as it does
     assert len(os.listdir("/proc/self/fd")) == fds  # no lease, pidfd or pipe left open here
-    assert fd_count(forked_by) == zygote_fds  # nor in the zygote
+    # nor in the zygote (the first count may still hold the lease of the target closed just
+    # before it, which the zygote drops when it reaps that target: fewer is fine, more a leak)
+    assert fd_count(forked_by) <= zygote_fds
 
 
 def fd_count(pid: int) -> int | None:
