@@ -809,3 +809,26 @@ def test_the_target_sees_a_scrubbed_environment(tmp_path, monkeypatch):
     judge.close()
     assert "PYTEST_CURRENT_TEST" not in names and "SOME_JUDGE_SECRET" not in names
     assert "PATH" in names and "TMPDIR" in names
+
+
+LEAVES_OPEN = """
+def claim(conn, owner, now, lease_ms):
+    conn.execute("BEGIN IMMEDIATE")
+    return None
+"""
+
+
+def test_each_call_reports_whether_it_left_a_transaction_open(tmp_path):
+    """The reply to claim / finish / work_once carries the connection's in_transaction after
+    the call (what the random timelines compare after every step, without a round trip)."""
+    path, judge = fresh_db(tmp_path)
+    with start("solutions.queue", path) as target:
+        assert target.in_transaction_after is None
+        target.claim("A", "A", 0, LEASE_MS)
+        assert target.in_transaction_after is False
+        target.sync()  # not a call: leaves the last call's report as it was
+        assert target.in_transaction_after is False
+    with start(write_target(tmp_path, LEAVES_OPEN), path) as target:
+        target.claim("A", "A", 0, LEASE_MS)
+        assert target.in_transaction_after is True is target.in_transaction("A")
+    judge.close()

@@ -267,7 +267,10 @@ class Database:
         return self.operator.execute("SELECT count(*) FROM jobs").fetchone()[0]
 
     def in_transaction(self) -> bool:
-        return self.queue.in_transaction(self.name)
+        """After a call: as the target process reported it with its reply (no round trip of its
+        own), or asked."""
+        after = getattr(self.queue, "in_transaction_after", None)
+        return self.queue.in_transaction(self.name) if after is None else after
 
     def claim(self, owner, now, lease_ms):
         return self.queue.claim(self.name, owner, now, lease_ms)

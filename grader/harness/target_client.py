@@ -216,6 +216,9 @@ class TargetProcess:
                "SQLITE_TMPDIR": places[0]}
         self.timeout = timeout
         self.statements: list[tuple[str, str]] = []  # traced during the last call
+        #: conn.in_transaction after the last claim / finish / work_once returned or raised, as
+        #: the target process reported it with its reply (None: it could not tell)
+        self.in_transaction_after: bool | None = None
         self.dropped = 0  # statements of the last call not kept (over the limit)
         self.calls = 0
         self._stack: list[_Frame] = []
@@ -415,7 +418,10 @@ class TargetProcess:
             if len(outcome) != 1:
                 raise wire.WireError("reply needs exactly one of value, raised, refused")
             wire.keys(message, ("msg", "id", "statements", "dropped") + tuple(outcome),
-                      what="reply")
+                      ("in_transaction",), what="reply")
+            after = message.get("in_transaction")
+            if after is not None:
+                wire.boolean(after, "in_transaction")
             if wire.integer(message["id"], "reply id") != frame.call_id:
                 raise wire.WireError(f"reply to call {message['id']} during call "
                                      f"{frame.call_id} ({frame.op}): out of turn")
@@ -434,6 +440,8 @@ class TargetProcess:
             self._fail(str(exc))
         self._check_quiet()
         self.statements, self.dropped = statements, dropped
+        if frame.op in ("claim", "finish", "work_once"):
+            self.in_transaction_after = after
         if isinstance(value, RaisedInTarget):
             raise value
         if isinstance(value, RequestRefused):

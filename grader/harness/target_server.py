@@ -32,7 +32,8 @@ Target -> judge:
     {"msg": "callback", "id", "cb", "name": "statement",
      "arg": {"step": int, "sql": str, "holds_write": bool}}   answered "go" or "free" (below)
     {"msg": "reply", "id", "value": VALUE | "raised": ERROR | "refused": str,
-     "statements": [[conn, sql], ...], "dropped": int}
+     "statements": [[conn, sql], ...], "dropped": int[, "in_transaction": bool]}
+     (in_transaction: of the connection a claim / finish / work_once was called on, after it)
 
     VALUE: {"kind": "none"} | {"kind": "bool" | "int" | "str", "value"}
            | {"kind": "claim", "value": {six fields}} | {"kind": "other", "type", "repr"}
@@ -84,6 +85,9 @@ from .interleave import WriteLockWatch, is_statement
 
 PROTOCOL_BUG = 3  # exit code: the judge sent something this server does not understand
 _HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+CALLS = ("claim", "finish", "work_once")  # the calls of the code under grade
 
 
 class SendFailed(Exception):
@@ -187,6 +191,12 @@ class Server:
         finally:
             self.stack.pop()
         reply.update(msg="reply", id=call_id, statements=call.statements, dropped=call.dropped)
+        after = self.conns.get(request.get("conn")) if request.get("op") in CALLS else None
+        if after is not None:  # saves the judge a round trip after every call
+            try:
+                reply["in_transaction"] = bool(after.in_transaction)
+            except sqlite3.ProgrammingError:  # the code under grade closed it
+                pass
         try:
             self.channel.send(reply)
         except wire.WireError:  # too many statements to fit one line: drop them, say how many
