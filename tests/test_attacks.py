@@ -113,18 +113,29 @@ def test_a_forged_verdict_scores_no_more_than_doing_nothing(attack, do_nothing, 
         assert test["score"] <= do_nothing[check_id]["score"], check_id
 
 
+def checkout_state() -> dict[str, bytes]:
+    """Every file of the grader, lab/ and the reference, by path."""
+    return {str(p): p.read_bytes() for folder in ("grader", "lab", "solutions")
+            for p in sorted((ROOT / folder).rglob("*")) if p.is_file() and "__pycache__" not in
+            p.parts}
+
+
 def test_in_batch_no_attack_scores_more_than_doing_nothing(tmp_path):
-    """The forgeries above, and a submission that imports the reference under a spelling no
-    scan finds, graded side by side in `batch` on an instructor's checkout (where solutions/
-    exists): each row scores no more than the do-nothing row."""
+    """The forgeries above, a submission that imports the reference under a spelling no scan
+    finds and one that writes to the grader, the reference and results files, graded side by
+    side in `batch` on an instructor's checkout (where solutions/ exists): each row scores no
+    more than the do-nothing row, and the checkout is unchanged."""
     subs = tmp_path / "class"
     subs.mkdir()
-    names = ("do_nothing", "forge_verdicts", "forge_replies", "borrow_reference")
+    names = ("do_nothing", "forge_verdicts", "forge_replies", "borrow_reference",
+             "tamper_with_the_grader")
     for name in names:
         (subs / f"{name}.py").write_text((ATTACKS / f"{name}.py").read_text())
+    before = checkout_state()
     proc = run_grader("batch", str(subs), "--out", str(tmp_path / "grades"), "-k",
                       FORGERY_CHECKS, "--quiet", timeout=240)
     assert proc.returncode == 0, proc.stderr
+    assert checkout_state() == before  # the grader, lab/ and the reference are untouched
     with open(tmp_path / "grades" / "gradebook.csv", newline="", encoding="utf-8") as f:
         rows = {row["submission"]: row for row in csv.DictReader(f)}
     assert set(rows) == set(names)

@@ -43,7 +43,11 @@ def bundle(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def autograder(bundle, tmp_path_factory):
     """An /autograder layout with the bundle unzipped into source/; run(files) grades them."""
-    root = tmp_path_factory.mktemp("autograder")
+    return unpacked(bundle, tmp_path_factory.mktemp("autograder"))
+
+
+def unpacked(bundle: Path, root: Path):
+    """The bundle unzipped into root/source as on Gradescope; run(files) grades them."""
     with zipfile.ZipFile(bundle) as zf:
         zf.extractall(root / "source")
     bin_dir = root / "bin"
@@ -142,7 +146,29 @@ def test_no_attack_scores_more_than_doing_nothing(autograder):
 
     baseline = graded("do_nothing")
     assert 0 < sum(baseline.values())
-    for name in ("forge_verdicts", "forge_replies", "borrow_reference"):
+    for name in ("forge_verdicts", "forge_replies", "borrow_reference", "tamper_with_the_grader"):
         scores = graded(name)
         assert set(scores) == set(baseline), name
         assert all(scores[cid] <= baseline[cid] for cid in scores), (name, scores)
+
+
+def test_the_bundle_grades_with_the_instructors_config(tmp_path):
+    """gradescope-bundle --config: the bundle carries the config file and grades with it
+    (detail level, visibilities), as python -m grader --config does; a bad one is refused
+    when the bundle is made (exit 2, one line)."""
+    config = tmp_path / "grader.toml"
+    config.write_text('detail = "none"\n[checks.finish-at-expiry]\nvisibility = "hidden"\n')
+    out = tmp_path / "autograder.zip"
+    proc = run_grader("gradescope-bundle", str(out), "--lang", "en", "--config", str(config))
+    assert proc.returncode == 0, proc.stderr
+    with zipfile.ZipFile(out) as zf:
+        assert zf.read("grader.toml").decode() == config.read_text()
+    run = unpacked(out, tmp_path / "root")
+    proc, results = run({"queue.py": a_student_mutant()})
+    assert proc.returncode == 0, proc.stderr
+    failed = by_check(results)["finish-at-expiry"]
+    assert failed["visibility"] == "hidden" and failed["status"] == "failed"
+    assert failed["output"].startswith("Why it matters:") and "Came back" not in failed["output"]
+    config.write_text('detail = "everything"\n')
+    proc = run_grader("gradescope-bundle", str(tmp_path / "bad.zip"), "--config", str(config))
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -27,13 +27,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--root", default=os.environ.get("AUTOGRADER_ROOT", "/autograder"))
     p.add_argument("--timeout", type=float, default=isolated.DEFAULT_LIMIT)
     p.add_argument("--lang", choices=("en", "ja"), default="en")
+    p.add_argument("--config", help="the instructor's config file (detail, visibility)")
     args = p.parse_args(argv)
     root = Path(args.root)
     results_path = root / "results" / "results.json"
     results_path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale(results_path)  # killed from here on: no results.json, not an earlier one
     try:
-        results = grade(root / "submission", args.timeout, args.lang)
+        results = grade(root / "submission", args.timeout, args.lang, config=args.config)
     except Exception:  # a bug here must still leave a results.json that says so
         traceback.print_exc()
         results = results_json.fallback(args.lang)
@@ -41,9 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def grade(submission: Path, timeout: float, lang: str, select: str | None = None) -> dict:
+def grade(submission: Path, timeout: float, lang: str, select: str | None = None,
+          config: str | None = None) -> dict:
     """The results.json of the queue.py in `submission` (found, copied and graded in isolation;
-    `select`: only the checks matching this -k expression), or a not-graded one."""
+    `select`: only the checks matching this -k expression; `config`: the instructor's config
+    file), or a not-graded one."""
     from grader.report.messages import text
 
     try:
@@ -54,7 +57,7 @@ def grade(submission: Path, timeout: float, lang: str, select: str | None = None
         return results_json.not_graded(missing.kind, message, lang)
     with tempfile.TemporaryDirectory(prefix="leaselab-autograder-") as work:
         outcome = isolated.grade(queue_py, Path(work), limit=timeout, lang=lang,
-                                 select=select)
+                                 select=select, config=config)
     print(outcome.log, end="")  # shown to the instructor in Gradescope's debugging output
     return outcome.results
 

@@ -51,7 +51,7 @@ class Outcome:
 
 def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: str = "en",
           timeout_scale: float = 1.0, with_folder: bool = True,
-          select: str | None = None) -> Outcome:
+          select: str | None = None, config: str | Path | None = None) -> Outcome:
     """Grade `queue_py` in `workdir` (an empty folder) within `limit` seconds. `with_folder`:
     the submission is the folder holding queue.py (helper modules come along), else the file.
     `select`: only the checks matching this pytest -k expression."""
@@ -76,6 +76,8 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
            "--lang", lang, "--timeout-scale", f"{timeout_scale:g}"]
     if select:
         cmd += ["-k", select]
+    if config:  # the instructor's config file: its detail level and visibilities
+        cmd += ["--config", str(Path(config).resolve())]
     sandbox.become_subreaper()  # what a killed grader left detached comes back to us
     with open(log_path, "wb") as log:
         with _live_lock:  # a sweep never sees a grader started but not yet listed
