@@ -87,6 +87,27 @@ def section(html: str, check_id: str) -> str:
     return found.group(0)
 
 
+def alone(graded, name: str, check_id: str, **options) -> str:
+    """The page for one check's result only: no other check shares its cause, so it shows in
+    full (a cause shared by several checks is shown once, above them: tests/test_root_causes)."""
+    results = [r for r in graded[name] if r.id == check_id]
+    return report_html.render(results, options.pop("lang", "en"), target=target(name), **options)
+
+
+def cause_section(html: str, number: int = 1) -> str:
+    found = re.search(rf'<section class="cause" id="cause-{number}">.*?</section>', html, re.S)
+    assert found, f"no cause {number}"
+    return found.group(0)
+
+
+def caused_line(html: str, check_id: str) -> str:
+    """The one line of a check that a shared cause explains."""
+    found = re.search(rf'<div class="check caused[^"]*" id="check-{re.escape(check_id)}".*?</div>',
+                      html, re.S)
+    assert found, f"no one-line entry for {check_id}"
+    return found.group(0)
+
+
 def opening_tag(html: str, check_id: str) -> str:
     return re.match(r"<details[^>]*>", section(html, check_id)).group(0)
 
@@ -155,7 +176,10 @@ def test_mutant_report_opens_the_failing_check_with_everything_a_student_needs(g
 
 
 def test_a_raise_shows_what_raised_where(graded):
-    html = report(graded, "raises")
+    cause = cause_section(report(graded, "raises"))
+    assert "finish raised RuntimeError: lease lost for job 1" in cause
+    assert "outcome_finish_raises_when_rejected.py:" in cause and "finish-at-expiry" in cause
+    html = alone(graded, "raises", "finish-at-expiry")
     part = section(html, "finish-at-expiry")
     assert 'data-outcome="errored"' in part and " open" in opening_tag(html, "finish-at-expiry")
     assert "finish raised RuntimeError: lease lost for job 1" in part
@@ -165,16 +189,22 @@ def test_a_raise_shows_what_raised_where(graded):
 
 def test_a_wrong_return_type_is_named(graded):
     html = report(graded, "rowcount")
-    part = section(html, "finish-before-expiry")
+    assert "finish returns a value of type int; it must return bool." in cause_section(html)
+    assert 'href="#cause-1"' in caused_line(html, "finish-before-expiry")
+    part = section(alone(graded, "rowcount", "finish-before-expiry"), "finish-before-expiry")
     assert "finish returned 1 (type int); it must return bool." in part
     assert "<svg" in part
 
 
 def test_stubs_say_not_implemented_without_a_timeline(graded):
     html = report(graded, "stubs")
+    assert "<svg" not in html
     for r in graded["stubs"]:
-        part = section(html, r.id)
-        assert " open" in opening_tag(html, r.id)
+        number = re.search(r'href="#cause-(\d)"', caused_line(html, r.id)).group(1)
+        cause = cause_section(html, int(number))
+        assert "is not implemented yet" in cause and f'href="#check-{r.id}"' in cause
+        part = section(alone(graded, "stubs", r.id), r.id)
+        assert " open" in opening_tag(part, r.id)
         assert "is not implemented yet" in part
         assert "<svg" not in part
 
@@ -216,7 +246,8 @@ def test_detail_none_shows_only_title_outcome_and_why(graded):
 
 
 def test_detail_none_still_says_what_raised(graded):
-    part = section(report(graded, "raises", detail="none"), "finish-at-expiry")
+    assert "finish raised RuntimeError" in cause_section(report(graded, "raises", detail="none"))
+    part = section(alone(graded, "raises", "finish-at-expiry", detail="none"), "finish-at-expiry")
     assert "finish raised RuntimeError" in part
     assert "<svg" not in part
 

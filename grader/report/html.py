@@ -1,6 +1,9 @@
 """The HTML report (`python -m grader --html PATH`): one self-contained file a student opens.
 
-Score at the top, then one `<details>` per check: failures open, passes collapsed. A failure
+Score at the top, then the shared causes ("fix this first": the mistake and the checks it makes
+fail, grader.report.view.root_causes) and the failures no cause explains, first in lesson order;
+then one `<details>` per check: failures open, passes collapsed; a check a shared cause explains
+is one line (title, points, a link to its cause). A failure
 shows, as far as `detail` allows, what went wrong, the timeline (an SVG sequence diagram from
 `grader.report.timeline_svg` and the same steps as text), what came back vs what was expected, the row
 current vs expected with differing columns marked (≠ and colour), why it matters and a hint.
@@ -49,6 +52,7 @@ def from_view(report: ReportView) -> str:
     return _environment().get_template("report.html.j2").render(
         lang=lang, target=report.target, checks=report.checks, score=report.score,
         max_score=report.max_score, passed=report.passed, failed=report.failed,
+        causes=report.causes, lead=report.lead, uncaused=report.uncaused,
         percent=round(100 * report.score / report.max_score) if report.max_score else 0,
         css=(TEMPLATES / "report.css").read_text(encoding="utf-8"),
         script=script, script_hash=_csp_hash(script),

@@ -125,6 +125,8 @@ OUTCOME = Family("outcome.{}", ("passed", "failed", "errored", "timed_out", "not
 #: A result kind that is worded from its own fields (grader.report.render.problem_line).
 KIND = Family("kind.{}", ("not-implemented", "wrong-type", "wrong-value", "wrong-field-type", "syntax-error", "import-error",
                           "missing-function", "no-such-file"))
+#: A shared cause of failures worded without what differs per check (grader.report.view).
+CAUSE = Family("cause.{}", ("wrong-type", "wrong-field-type", "timed-out"))
 #: Which resource limit of the sandbox ran out (grader.harness.sandbox.LIMITS).
 LIMIT = Family("limit.{}", ("memory", "file-size", "cpu-time"))
 #: A call into the target or a step of the Lab on the timeline (the event's "op").
@@ -168,10 +170,10 @@ QUIZ_ERROR = Family("quiz.error.{}", ("duplicate", "malformed", "unknown-choice"
 CLI_COMMAND = Family("cli.command.{}", ("checks", "quiz", "batch", "gradescope-bundle",
                                         "classroom50", "export-student"))
 
-FAMILIES = (CHECK_TITLE, CHECK_WHY, CHECK_HINT, OUTCOME, LIMIT, KIND, TIMELINE, DETAIL, RACE_CHILD,
-            LOCK_BLOCKED, STAMP_FORGED, CRASH_STATE, INTEGRATION_EVENT, INSTRUCTOR_STATUS,
-            INSTRUCTOR_NOT_GRADED, INSTRUCTOR_TOO_LARGE, ROSTER_PROBLEM, QUIZ_ERROR,
-            CLI_COMMAND)
+FAMILIES = (CHECK_TITLE, CHECK_WHY, CHECK_HINT, OUTCOME, LIMIT, KIND, CAUSE, TIMELINE, DETAIL,
+            RACE_CHILD, LOCK_BLOCKED, STAMP_FORGED, CRASH_STATE, INTEGRATION_EVENT,
+            INSTRUCTOR_STATUS, INSTRUCTOR_NOT_GRADED, INSTRUCTOR_TOO_LARGE, ROSTER_PROBLEM,
+            QUIZ_ERROR, CLI_COMMAND)
 
 
 def default_lang(environ=os.environ) -> str:

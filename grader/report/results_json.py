@@ -1,6 +1,11 @@
 """The Gradescope `results.json` shape: top-level score, max_score, tests[] with name, score,
 max_score, status (passed/failed), output and extra_data.check_id.
 
+Every test keeps its full output (Gradescope shows the tests one by one), also a test that a
+shared cause explains (grader.report.view.root_causes): its extra_data gets that `cause`
+({kind, function, checks: how many, and type / error / where when known}), and the top-level
+extra_data lists the `causes` (the same, with their check ids), most checks first.
+
 The one place that knows it: `build` (a graded run), `not_graded` (a submission without a
 verdict), `fallback` (the grader itself failed), `read` (one read back from the grader's
 process), `serialise` and `write` (atomic), and the statuses a batch row can have."""
@@ -41,7 +46,9 @@ def from_view(report: ReportView, config: Config | None = None) -> dict:
         "tests": [_test(c, report.lang, config) for c in report.checks],
         "extra_data": {"target": report.target, "lang": report.lang, "detail": report.detail,
                        "repeat": report.repeat, "unstable": report.unstable,
-                       "seed": report.seed, "withheld": report.withheld},
+                       "seed": report.seed, "withheld": report.withheld,
+                       "causes": [{**cause.to_json(), "sentence": cause.sentence,
+                                   "ids": cause.ids} for cause in report.causes]},
     }
 
 
@@ -49,6 +56,8 @@ def _test(c: CheckView, lang: str, config: Config) -> dict:
     extra = {"check_id": c.id, "outcome": c.outcome}
     if c.oracle:
         extra["oracle"] = c.oracle
+    if c.cause is not None:
+        extra["cause"] = c.cause.to_json()
     if c.runs:
         extra.update(runs=len(c.runs), passed_runs=c.passed_runs, unstable=c.unstable,
                      failed_runs=c.failed_runs, run_outcomes=c.runs)

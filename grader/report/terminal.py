@@ -1,10 +1,13 @@
-"""The terminal report: one line per check, the teaching text under each failure, the score."""
+"""The terminal report: the shared causes first ("fix this first", grader.report.view), then one
+line per check, the teaching text under each failure that no shared cause explains (a check
+a cause explains is one line pointing above), the score."""
 
 from __future__ import annotations
 
 from .messages import text
 from .render import PLAIN, Style, failure_lines
 from .view import ReportView
+from .wrapping import wrap
 
 COLOURS = {"ok": "green", "warn": "yellow", "bad": "red"}
 
@@ -12,7 +15,18 @@ COLOURS = {"ok": "green", "warn": "yellow", "bad": "red"}
 def from_view(report: ReportView, style: Style = PLAIN) -> str:
     lang = report.lang
     lines = [style("bold", text("ui.header", lang, target=report.target)), ""]
+    for cause in report.causes:
+        lines.append(style("bold", style("red", "▶ " + cause.heading)))
+        lines += ["    " + line for line in cause.sentence.splitlines()]
+        lines += wrap(cause.affects, lang, "    ", "      ")
+        lines.append("")
+    if report.lead:
+        lines += [style("bold", report.lead), ""]
     for c in report.checks:
+        if c.cause is not None:
+            lines.append(f"{style(COLOURS[c.tone], c.mark)} {c.title}  "
+                         f"{style('dim', f'{c.id} · {c.points}')}  → {c.cause.see_above}")
+            continue
         status = "" if c.passed else f"  [{c.outcome_label}]"
         if c.stability is not None:
             status += "  " + (style("yellow", c.stability) if c.unstable else c.stability)

@@ -9,6 +9,29 @@ the parts out.
 
 Also here: the sentences the views are made of (a timeline event, the one-line problem, the
 check's own sentence), shared with the SVG timeline and the quiz.
+
+Root causes (`root_causes`): when one mistake makes several checks fail, the reports lead with
+that mistake once ("fix this first") and show each check it affects as one line. A failure
+has a cause when it is one of:
+
+- not implemented: the same function raises NotImplementedError;
+- a load error (syntax error, import error, missing function, no such file): the same
+  kind and the same facts, i.e. every check of the run;
+- a wrong return type (Kind.WRONG_TYPE, or WRONG_FIELD_TYPE and the same field): the same
+  function returning the same type (whatever the value);
+- the same exception (`Type: message`) raised at the same `where` (file:line);
+- a timeout during a call of the same function (the op of the step that was running).
+
+A cause is *shared* when at least `SHARED` (2) checks have it; a single check keeps its full
+block. A cause's block names its count and its first `SHOWN_IDS` (8) check ids; every check it
+affects still has its own one line (title, points, "see above"). Only failures whose one-line
+problem the detail level shows are grouped (with "none" a wrong type, an outcome 'failed', is
+not shown, so it is not grouped either). A wrong type and a timeout are worded by `CAUSE`
+(without the value or the step, which differ from check to check); the others by the
+problem of their first check, which every check of the cause words the same way. Causes are ordered
+by how many checks they affect (most first), ties by the lesson order of their first check.
+Other failures (a logic error) keep their full block. Without any shared cause the report
+opens with the first failing check in lesson order and how many more fail.
 """
 
 from __future__ import annotations
@@ -21,8 +44,8 @@ from lab.store import COLUMNS
 from grader.checkdef import REGISTRY
 from grader.config import DETAILS
 from grader.results import CheckResult, Failure, Kind, Outcome, RowDiff
-from .messages import (CHECK_HINT, CHECK_TITLE, CHECK_WHY, DETAIL, KIND, LIMIT, OUTCOME, TIMELINE,
-                       text)
+from .messages import (CAUSE, CHECK_HINT, CHECK_TITLE, CHECK_WHY, DETAIL, KIND, LIMIT, OUTCOME,
+                       TIMELINE, text)
 
 MARKS = {Outcome.PASSED: "✓", Outcome.FAILED: "✗", Outcome.ERRORED: "!",
          Outcome.TIMED_OUT: "⏱", Outcome.NOT_IMPLEMENTED: "·", Outcome.RESOURCE_LIMIT: "!"}
@@ -94,6 +117,35 @@ class CheckView:
     steps: list[Step] = field(default_factory=list)
     returned: Returned | None = None
     row: RowView | None = None
+    cause: Cause | None = None    # the shared cause it failed for (shown once, above)
+
+
+@dataclass
+class Cause:
+    """One mistake that makes several checks fail: what it is, in words, and the checks."""
+    number: int                   # 1-based, in the order the reports show causes
+    kind: str                     # not-implemented, load-error, wrong-type, wrong-field-type,
+    #                               raised, timed-out
+    function: str | None
+    sentence: str                 # the mistake, in words
+    checks: list[CheckView]       # the checks it makes fail, in lesson order
+    type: str | None = None       # the wrong type returned (wrong-type, wrong-field-type)
+    error: str | None = None      # the exception (raised)
+    where: str | None = None      # file:line of the raise (raised)
+    heading: str = ""             # "Fix this first (1/2): one cause makes 22 checks fail"
+    affects: str = ""             # "Checks it affects: id, id, ..."
+    see_above: str = ""           # what an affected check's one line says instead of its block
+
+    @property
+    def ids(self) -> list[str]:
+        return [c.id for c in self.checks]
+
+    def to_json(self) -> dict:
+        """Plain data for results.json's extra_data."""
+        data = {"kind": self.kind, "function": self.function, "checks": len(self.checks)}
+        data.update({k: v for k, v in (("type", self.type), ("error", self.error),
+                                       ("where", self.where)) if v is not None})
+        return data
 
 
 @dataclass
@@ -108,6 +160,29 @@ class ReportView:
     #: checks this copy of the grader does not hold ({"id", "points"}): they run only where
     #: grades are recorded (grader.checkdef.withheld)
     withheld: list[dict] = field(default_factory=list)
+    #: the shared causes of failures, most checks first (see the module docstring)
+    causes: list[Cause] = field(default_factory=list)
+
+    @property
+    def uncaused(self) -> list[CheckView]:
+        """The failed checks that no shared cause explains, in lesson order."""
+        return [c for c in self.checks if not c.passed and c.cause is None]
+
+    @property
+    def lead(self) -> str | None:
+        """The sentence that opens the failures no shared cause explains: the first one in
+        lesson order and how many more (None when there is none)."""
+        rest = self.uncaused
+        if not rest:
+            return None
+        first = rest[0]
+        if self.causes:
+            return text("ui.other-failures", self.lang, count=len(rest), title=first.title,
+                        id=first.id)
+        if len(rest) == 1:
+            return text("ui.only-failure", self.lang, title=first.title, id=first.id)
+        return text("ui.first-failure", self.lang, title=first.title, id=first.id,
+                    more=len(rest) - 1)
 
     @property
     def score(self) -> int:
@@ -147,8 +222,83 @@ def report_view(results: list[CheckResult], lang: str, *, target: str, detail: s
     random timelines were drawn from, `withheld` the checks this copy does not hold."""
     if detail not in DETAILS:
         raise ValueError(f"detail must be one of {DETAILS}, not {detail!r}")
-    return ReportView(target, lang, detail, [check_view(r, lang, detail) for r in results],
-                      duration, seed, list(withheld or ()))
+    views = [check_view(r, lang, detail) for r in results]
+    return ReportView(target, lang, detail, views, duration, seed, list(withheld or ()),
+                      root_causes(results, views, lang))
+
+
+#: How many checks a cause must make fail to be shown once for all of them.
+SHARED = 2
+#: How many of a cause's check ids its block names (every check still has its own line).
+SHOWN_IDS = 8
+
+
+def cause_key(failure: Failure) -> tuple | None:
+    """What makes two failures the same mistake (see the module docstring); None: its own."""
+    kind = failure.kind
+    if failure.outcome == Outcome.NOT_IMPLEMENTED or kind == Kind.NOT_IMPLEMENTED:
+        return ("not-implemented", failure.function)
+    if kind in Kind.LOAD_ERRORS:
+        return ("load-error", kind, repr(sorted((failure.params or {}).items())))
+    if kind == Kind.WRONG_TYPE and failure.type:
+        return ("wrong-type", failure.function, failure.type)
+    if kind == Kind.WRONG_FIELD_TYPE and failure.type:
+        return ("wrong-field-type", failure.function, failure.type,
+                (failure.params or {}).get("field"))
+    if kind == Kind.RAISED and failure.error:
+        return ("raised", failure.function, failure.error, failure.where)
+    if failure.outcome == Outcome.TIMED_OUT and isinstance(failure.step, dict):
+        op = failure.step.get("op")
+        if op in ("claim", "finish", "work_once"):
+            return ("timed-out", op)
+    return None
+
+
+def cause_sentence(key: tuple, failure: Failure, lang: str) -> str:
+    """The mistake in words: the failure's own problem when every check says it the same way,
+    else a sentence without what differs from check to check (the value, the step)."""
+    kind = key[0]
+    if kind in ("not-implemented", "load-error", "raised"):
+        return problem_line(failure, lang) or ""
+    params = {**(failure.params or {}), "function": key[1], "type": failure.type,
+              "wanted": failure.wanted}
+    return text(CAUSE(kind), lang, **params)
+
+
+def root_causes(results: list[CheckResult], views: list[CheckView], lang: str) -> list[Cause]:
+    """The shared causes of the failures in `results` (their views get `cause` set)."""
+    groups: dict[tuple, list[tuple[CheckView, Failure]]] = {}
+    for r, view in zip(results, views):
+        if r.passed or r.result is None or view.problem is None:
+            continue
+        failure = Failure.from_json(_plain_data(r.result.to_json()))
+        key = cause_key(failure)
+        if key is not None:
+            groups.setdefault(key, []).append((view, failure))
+    shared = [(key, members) for key, members in groups.items() if len(members) >= SHARED]
+    shared.sort(key=lambda item: -len(item[1]))  # stable: ties keep lesson order
+    causes = []
+    for number, (key, members) in enumerate(shared, 1):
+        failure, load = members[0][1], key[0] == "load-error"
+        cause = Cause(number, key[1] if load else key[0], None if load else key[1],
+                      cause_sentence(key, failure, lang), [view for view, _ in members],
+                      type=failure.type if key[0].startswith("wrong") else None,
+                      error=failure.error if key[0] == "raised" else None,
+                      where=failure.where if key[0] == "raised" else None)
+        for view, _ in members:
+            view.cause = cause
+        causes.append(cause)
+    for cause in causes:
+        cause.heading = (text("ui.cause-heading", lang, number=cause.number,
+                              total=len(causes), count=len(cause.checks)) if len(causes) > 1
+                         else text("ui.cause-heading-one", lang, count=len(cause.checks)))
+        shown = cause.ids[:SHOWN_IDS]
+        cause.affects = (text("ui.cause-checks", lang, ids=", ".join(shown))
+                         if len(shown) == len(cause.ids) else
+                         text("ui.cause-checks-more", lang, ids=", ".join(shown),
+                              more=len(cause.ids) - len(shown)))
+        cause.see_above = text("ui.see-above", lang, number=cause.number)
+    return causes
 
 
 def check_view(r: CheckResult, lang: str, detail: str = "full") -> CheckView:

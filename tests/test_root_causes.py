@@ -1,0 +1,217 @@
+"""Root causes first (grader.report.view.root_causes): one mistake that makes several checks fail
+is shown once, ahead of the checks, and each check it explains is one line; results.json keeps
+every test's output and names the cause in extra_data; without a shared cause the report opens
+with the first failing check and how many more fail.
+
+The results are built by hand from typed Failures (no grading), except the one end-to-end run
+on the stubs."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import run_grader
+
+from grader.checkdef import all_checks
+from grader.report import html as report_html, results_json, terminal
+from grader.report.view import SHARED, cause_key, report_view
+from grader.results import CheckResult, Failure, Kind, Outcome
+
+CHECKS = list(all_checks().values())  # lesson order
+IDS = [c.id for c in CHECKS]
+
+
+def result(i: int, failure: Failure | None) -> CheckResult:
+    check = CHECKS[i]
+    if failure is None:
+        return CheckResult(check.id, check.points, Outcome.PASSED)
+    return CheckResult(check.id, check.points, failure.outcome, failure)
+
+
+def not_implemented(function: str = "claim") -> Failure:
+    return Failure(Outcome.NOT_IMPLEMENTED, Kind.NOT_IMPLEMENTED, function=function)
+
+
+def wrong_type(came_back: str = "0") -> Failure:
+    return Failure(Outcome.FAILED, Kind.WRONG_TYPE, function="finish", came_back=came_back,
+                   type="int", wanted="bool")
+
+
+def mismatch() -> Failure:
+    return Failure(Outcome.FAILED, Kind.MISMATCH, function="claim", came_back="None",
+                   expected="Claim(id=1, ...)")
+
+
+def raised(error: str = "RuntimeError: boom", where: str = "queue.py:12") -> Failure:
+    return Failure(Outcome.ERRORED, Kind.RAISED, function="finish", error=error, where=where)
+
+
+def hung_in_work_once() -> Failure:
+    step = {"op": "work_once", "actor": "W", "lease_ms": 1000, "t": 0}
+    return Failure(Outcome.TIMED_OUT, step=step, timeout=2.0)
+
+
+def lines(results, lang="en", detail="full") -> list[str]:
+    view = report_view(results, lang, target="queue.py", detail=detail)
+    return terminal.from_view(view).splitlines()
+
+
+def blocks(out: list[str]) -> list[str]:
+    return [line for line in out if line.startswith("▶ ")]
+
+
+def one_line(out: list[str], check_id: str) -> list[str]:
+    return [line for line in out if f"{check_id} ·" in line]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_all_stubs_are_one_block(lang):
+    results = [result(i, not_implemented()) for i in range(len(CHECKS))]
+    report = report_view(results, lang, target="queue.py")
+    assert len(report.causes) == 1
+    cause = report.causes[0]
+    assert (cause.kind, cause.function, cause.ids) == ("not-implemented", "claim", IDS)
+    out = terminal.from_view(report).splitlines()
+    assert len(blocks(out)) == 1
+    assert sum("NotImplementedError" in line for line in out) == 1
+    assert str(len(CHECKS)) in blocks(out)[0]
+    for check_id in IDS:  # every check named, each on one line
+        assert len(one_line(out, check_id)) == 1
+    assert len(out) < len(CHECKS) + 15
+    assert report.lead is None  # nothing else fails
+
+
+def test_a_wrong_return_type_in_many_checks_and_one_logic_failure():
+    results = [result(i, wrong_type(str(i % 2))) for i in range(8)]
+    results += [result(8, mismatch())] + [result(i, None) for i in range(9, 12)]
+    report = report_view(results, "en", target="queue.py")
+    [cause] = report.causes
+    assert (cause.kind, cause.function, cause.type, len(cause.checks)) == \
+        ("wrong-type", "finish", "int", 8)
+    out = lines(results)
+    assert len(blocks(out)) == 1
+    assert "    finish returns a value of type int; it must return bool." in out
+    for check_id in IDS[:8]:
+        [line] = one_line(out, check_id)
+        assert "see cause 1 above" in line
+    assert not any("finish returned" in line for line in out)  # no block per check
+    # the unrelated failure: named in the lead, and in full under its check
+    assert report.lead is not None and IDS[8] in report.lead
+    at = out.index(one_line(out, IDS[8])[0])
+    assert "[failed]" in out[at]
+    assert out[at + 1].strip().startswith("Came back: None")
+    assert sum(line.strip().startswith("Why it matters:") for line in out) == 1
+    assert sum(line.strip().startswith("Hint:") for line in out) == 1
+
+
+def test_a_syntax_error_is_one_block():
+    failure = Failure.load_error(Kind.SYNTAX_ERROR, {"file": "queue.py", "line": 3,
+                                                     "msg": "invalid syntax"})
+    results = [result(i, failure) for i in range(len(CHECKS))]
+    report = report_view(results, "en", target="queue.py")
+    [cause] = report.causes
+    assert cause.kind == Kind.SYNTAX_ERROR and len(cause.checks) == len(CHECKS)
+    out = lines(results)
+    assert len(blocks(out)) == 1
+    assert sum("does not compile" in line for line in out) == 1
+    assert "queue.py, line 3: invalid syntax" in "\n".join(out)
+    assert len(out) < len(CHECKS) + 15
+
+
+def test_without_a_shared_cause_the_first_failing_check_leads():
+    results = [result(0, None), result(1, mismatch()), result(2, None),
+               result(3, raised("ValueError: a")), result(4, raised("ValueError: b")),
+               result(5, not_implemented("work_once")), result(6, wrong_type())]
+    report = report_view(results, "en", target="queue.py")
+    assert report.causes == []
+    out = lines(results)
+    assert not blocks(out)
+    lead = out[2]
+    assert IDS[1] in lead and "(failing checks after it: 4)" in lead
+    assert out.index(lead) < out.index(one_line(out, IDS[0])[0])
+    assert all("see cause" not in line for line in out)
+    assert sum(line.strip().startswith("Why it matters:") for line in out) == 5
+
+
+def test_one_failing_check_is_said_once():
+    report = report_view([result(0, None), result(1, mismatch())], "ja", target="q.py")
+    assert report.causes == [] and IDS[1] in report.lead
+
+
+def test_causes_go_by_how_many_checks_they_affect():
+    results = ([result(i, not_implemented("work_once")) for i in range(2)]
+               + [result(i, raised()) for i in range(2, 5)]
+               + [result(5, raised(where="queue.py:99"))])  # another line: not the same cause
+    report = report_view(results, "en", target="queue.py")
+    assert [(c.kind, len(c.checks)) for c in report.causes] == [("raised", 3),
+                                                                 ("not-implemented", 2)]
+    assert report.causes[0].where == "queue.py:12"
+    assert [c.id for c in report.uncaused] == [IDS[5]]
+    out = lines(results)
+    assert [b.split(":")[0] for b in blocks(out)] == ["▶ Fix this first (1/2)",
+                                                       "▶ Fix this first (2/2)"]
+    assert "see cause 2 above" in one_line(out, IDS[0])[0]
+
+
+def test_what_makes_a_cause_the_same():
+    assert SHARED == 2
+    assert cause_key(wrong_type("0")) == cause_key(wrong_type("1"))
+    assert cause_key(raised("E: a")) != cause_key(raised("E: b"))
+    assert cause_key(mismatch()) is None
+    hung = hung_in_work_once()
+    assert cause_key(hung) == ("timed-out", "work_once")
+    field = Failure(Outcome.FAILED, Kind.WRONG_FIELD_TYPE, function="claim", type="str",
+                    wanted="int", came_back="Claim(...)",
+                    params={"field": "token", "value": "'1'"})
+    assert cause_key(field) == ("wrong-field-type", "claim", "str", "token")
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_timeouts_and_field_types_have_words(lang):
+    hung = hung_in_work_once()
+    field = Failure(Outcome.FAILED, Kind.WRONG_FIELD_TYPE, function="claim", type="str",
+                    wanted="int", came_back="Claim(...)",
+                    params={"field": "token", "value": "'1'"})
+    results = [result(i, hung) for i in range(3)] + [result(i, field) for i in range(3, 5)]
+    report = report_view(results, lang, target="queue.py")
+    assert [c.kind for c in report.causes] == ["timed-out", "wrong-field-type"]
+    assert all("{" not in c.sentence and c.sentence for c in report.causes)
+    report_html.from_view(report)
+
+
+def test_results_json_keeps_every_output_and_names_the_cause():
+    results = [result(i, wrong_type()) for i in range(4)] + [result(4, mismatch())]
+    data = results_json.from_view(report_view(results, "en", target="queue.py"))
+    [cause] = data["extra_data"]["causes"]
+    assert cause["kind"] == "wrong-type" and cause["ids"] == IDS[:4] and cause["checks"] == 4
+    for test in data["tests"][:4]:
+        assert test["extra_data"]["cause"] == {"kind": "wrong-type", "function": "finish",
+                                               "checks": 4, "type": "int"}
+        assert "finish returned 0 (type int); it must return bool." in test["output"]
+        assert "Why it matters:" in test["output"]
+    assert "cause" not in data["tests"][4]["extra_data"]
+
+
+def test_html_leads_with_the_cause_and_shows_its_checks_as_one_line():
+    results = [result(i, not_implemented()) for i in range(5)] + [result(5, mismatch())]
+    page = report_html.from_view(report_view(results, "en", target="queue.py"))
+    cause = re.search(r'<section class="cause" id="cause-1">.*?</section>', page, re.S).group(0)
+    assert "claim is not implemented yet" in cause
+    assert all(f'href="#check-{i}"' in cause for i in IDS[:5])
+    for check_id in IDS[:5]:
+        assert re.search(rf'<div class="check caused[^"]*" id="check-{check_id}"', page)
+        assert f'<details class="check' not in page.split(f'id="check-{check_id}"')[0][-200:]
+    assert re.search(rf'<details[^>]*id="check-{IDS[5]}"[^>]* open', page)
+    assert page.index('id="cause-1"') < page.index(f'id="check-{IDS[0]}"')
+
+
+def test_the_stubs_report_is_short_and_names_every_check():
+    proc = run_grader("--impl", "lab/queue.py")
+    assert proc.returncode == 1, proc.stderr
+    out = proc.stdout.splitlines()
+    assert len(out) < 60, len(out)  # 204 lines before causes were grouped
+    assert len(blocks(out)) == 2  # claim, then work_once
+    for check_id in IDS:
+        assert len(one_line(out, check_id)) == 1, check_id
