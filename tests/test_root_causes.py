@@ -162,6 +162,8 @@ def test_what_makes_a_cause_the_same():
     assert cause_key(mismatch()) is None
     hung = hung_in_work_once()
     assert cause_key(hung) == ("timed-out", "work_once")
+    importing = Failure(Outcome.TIMED_OUT, step={"op": "import", "target": "q.py"}, timeout=1)
+    assert cause_key(importing) == ("timed-out-import", None)
     field = Failure(Outcome.FAILED, Kind.WRONG_FIELD_TYPE, function="claim", type="str",
                     wanted="int", came_back="Claim(...)",
                     params={"field": "token", "value": "'1'"})
@@ -174,9 +176,12 @@ def test_timeouts_and_field_types_have_words(lang):
     field = Failure(Outcome.FAILED, Kind.WRONG_FIELD_TYPE, function="claim", type="str",
                     wanted="int", came_back="Claim(...)",
                     params={"field": "token", "value": "'1'"})
-    results = [result(i, hung) for i in range(3)] + [result(i, field) for i in range(3, 5)]
+    importing = Failure(Outcome.TIMED_OUT, step={"op": "import", "target": "q.py"}, timeout=1)
+    results = ([result(i, hung) for i in range(3)] + [result(i, field) for i in range(3, 5)]
+               + [result(i, importing) for i in range(5, 9)])
     report = report_view(results, lang, target="queue.py")
-    assert [c.kind for c in report.causes] == ["timed-out", "wrong-field-type"]
+    assert [c.kind for c in report.causes] == ["timed-out-import", "timed-out",
+                                               "wrong-field-type"]
     assert all("{" not in c.sentence and c.sentence for c in report.causes)
     report_html.from_view(report)
 

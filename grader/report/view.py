@@ -20,7 +20,8 @@ has a cause when it is one of:
 - a wrong return type (Kind.WRONG_TYPE, or WRONG_FIELD_TYPE and the same field): the same
   function returning the same type (whatever the value);
 - the same exception (`Type: message`) raised at the same `where` (file:line);
-- a timeout during a call of the same function (the op of the step that was running).
+- a timeout during a call of the same function (the op of the step that was running), or
+  while importing the target.
 
 A cause is *shared* when at least `SHARED` (2) checks have it; a single check keeps its full
 block. A cause's block names its count and its first `SHOWN_IDS` (8) check ids; every check it
@@ -124,8 +125,8 @@ class CheckView:
 class Cause:
     """One mistake that makes several checks fail: what it is, in words, and the checks."""
     number: int                   # 1-based, in the order the reports show causes
-    kind: str                     # not-implemented, load-error, wrong-type, wrong-field-type,
-    #                               raised, timed-out
+    kind: str                     # not-implemented, a Kind.LOAD_ERRORS, wrong-type,
+    #                               wrong-field-type, raised, timed-out, timed-out-import
     function: str | None
     sentence: str                 # the mistake, in words
     checks: list[CheckView]       # the checks it makes fail, in lesson order
@@ -251,6 +252,8 @@ def cause_key(failure: Failure) -> tuple | None:
         op = failure.step.get("op")
         if op in ("claim", "finish", "work_once"):
             return ("timed-out", op)
+        if op == "import":
+            return ("timed-out-import", None)
     return None
 
 
@@ -260,6 +263,8 @@ def cause_sentence(key: tuple, failure: Failure, lang: str) -> str:
     kind = key[0]
     if kind in ("not-implemented", "load-error", "raised"):
         return problem_line(failure, lang) or ""
+    if kind == "timed-out-import":
+        return text(CAUSE(kind), lang)
     params = {**(failure.params or {}), "function": key[1], "type": failure.type,
               "wanted": failure.wanted}
     return text(CAUSE(kind), lang, **params)
