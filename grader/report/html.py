@@ -1,12 +1,13 @@
 """The HTML report (`python -m grader --html PATH`): one self-contained file a student opens.
 
-Score at the top, then the shared causes ("fix this first": the mistake and the checks it makes
-fail, grader.report.view.root_causes) and the failures no cause explains, first in lesson order;
-then one `<details>` per check: failures open, passes collapsed; a check a shared cause explains
-is one line (title, points, a link to its cause). A failure
-shows, as far as `detail` allows, what went wrong, the timeline (an SVG sequence diagram from
-`grader.report.timeline_svg` and the same steps as text), what came back vs what was expected, the row
-current vs expected with differing columns marked (≠ and colour), why it matters and a hint.
+Score at the top, then the shared causes ("fix this first": the mistake and the checks it
+makes fail, grader.report.view.root_causes; a list longer than SHOWN_IDS starts folded) and the
+failures no cause explains, first in lesson order; then one `<details>` per check: failures
+open, passes collapsed; a check a shared cause explains is one line (title, points, a link to
+its cause). A failure shows, as far as `detail` allows, what went wrong, the timeline (an SVG
+sequence diagram from `grader.report.timeline_svg` and the same steps as text), what came back
+vs what was expected, the row current vs expected with differing columns marked (≠ and
+colour), why it matters and a hint.
 
 Everything is inline (CSS, SVG, one small script that opens every check before printing); a
 Content-Security-Policy forbids any network access and any other script. The templates in
@@ -29,7 +30,7 @@ import jinja2
 
 from grader.results import CheckResult
 from .messages import text
-from .view import ReportView, report_view
+from .view import SHOWN_IDS, ReportView, report_view
 from . import timeline_svg
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -52,7 +53,7 @@ def from_view(report: ReportView) -> str:
     return _environment().get_template("report.html.j2").render(
         lang=lang, target=report.target, checks=report.checks, score=report.score,
         max_score=report.max_score, passed=report.passed, failed=report.failed,
-        causes=report.causes, lead=report.lead, uncaused=report.uncaused,
+        causes=report.causes, lead=report.lead, uncaused=report.uncaused, shown_ids=SHOWN_IDS,
         percent=round(100 * report.score / report.max_score) if report.max_score else 0,
         css=(TEMPLATES / "report.css").read_text(encoding="utf-8"),
         script=script, script_hash=_csp_hash(script),
