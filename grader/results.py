@@ -42,6 +42,9 @@ class Kind:
     NOT_IMPLEMENTED = "not-implemented"  # function raises NotImplementedError
     GRADER_BUG = "grader-bug"            # the check itself broke: error is the traceback
     RESOURCE_LIMIT = "resource-limit"    # a limit ran out: error names it, step what ran
+    OWN_CONNECTION = "own-connection"    # function opened a connection of its own to the
+    #                                      check's database (params' files): the contract is
+    #                                      the connection it is given, whatever its SQL did
     PROTOCOL = "protocol-error"          # the target process broke the channel's rules
     #                                      (error says which), during step: never believed
     # The target cannot be loaded; params say why (file, line, msg / error / names / file).

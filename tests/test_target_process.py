@@ -832,3 +832,128 @@ def test_each_call_reports_whether_it_left_a_transaction_open(tmp_path):
         target.claim("A", "A", 0, LEASE_MS)
         assert target.in_transaction_after is True is target.in_transaction("A")
     judge.close()
+
+
+# -- the file watched: a connection of the code's own to the database -------------------------------
+OWN_WAYS = {
+    # sqlite3.connect, closed before the call returns: the audit hook saw it
+    "connect-closed": """
+        c = sqlite3.connect(path)
+        c.execute("SELECT count(*) FROM jobs").fetchone()
+        c.close()
+    """,
+    # sqlite3.Connection(...) directly, kept open past the call: hook and fd scan
+    "connection-class-kept": """
+        KEPT.append(sqlite3.Connection(path))
+        KEPT[-1].execute("SELECT count(*) FROM jobs").fetchone()
+    """,
+    # a file: URI, read-only
+    "uri-read-only": """
+        c = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        c.execute("SELECT count(*) FROM jobs").fetchone()
+        c.close()
+    """,
+    # a relative name, after a chdir to the database's folder
+    "relative-after-chdir": """
+        os.chdir(os.path.dirname(path))
+        c = sqlite3.connect(os.path.basename(path))
+        c.close()
+    """,
+    # no sqlite3 at all: the file itself, left open (only the fd scan sees this one)
+    "raw-fd-kept": """
+        KEPT.append(os.open(path, os.O_RDONLY))
+    """,
+}
+
+OWN_TARGET = """
+import os, sqlite3
+from solutions.queue import claim as reference_claim
+
+KEPT = []
+
+
+def claim(conn, owner, now, lease_ms):
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+{way}
+    return reference_claim(conn, owner, now, lease_ms)
+"""
+
+
+@pytest.mark.parametrize("way", list(OWN_WAYS))
+def test_a_connection_of_its_own_to_the_database_is_reported(tmp_path, way):
+    """Whatever way claim opens the check's database besides the connection it was given, the
+    reply says so (the value still comes back as data); the next call that opens nothing is
+    clean again unless the connection is still open."""
+    path, judge = fresh_db(tmp_path)
+    body = OWN_TARGET.format(way=textwrap.indent(textwrap.dedent(OWN_WAYS[way]), "    "))
+    with start(write_target(tmp_path, body), path) as target:
+        assert type(target.claim("A", "A", 0, LEASE_MS)) is Claim
+        assert target.own_connections == [os.path.realpath(path)]
+        target.sync()  # not a call: the last call's report stays
+        assert target.own_connections == [os.path.realpath(path)]
+    judge.close()
+
+
+ALLOWED_TARGET = """
+import os, sqlite3
+from solutions.queue import claim as reference_claim, finish, work_once
+
+
+def claim(conn, owner, now, lease_ms):
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    scratch = sqlite3.connect(":memory:")
+    scratch.execute("CREATE TABLE t (x)")
+    other = sqlite3.connect(os.path.join(os.path.dirname(path), "scratch.db"))
+    other.execute("CREATE TABLE IF NOT EXISTS t (x)")
+    other.close()
+    KEPT.append(scratch)
+    return reference_claim(conn, owner, now, lease_ms)
+
+
+KEPT = []
+"""
+
+
+def test_a_connection_to_another_file_is_allowed(tmp_path):
+    """A scratch database of the code's own (:memory:, another file beside the queue's) is not
+    the queue's database: nothing is reported."""
+    path, judge = fresh_db(tmp_path)
+    with start(write_target(tmp_path, ALLOWED_TARGET), path) as target:
+        assert type(target.claim("A", "A", 0, LEASE_MS)) is Claim
+        assert target.own_connections == []
+    judge.close()
+
+
+def test_the_servers_own_connections_are_never_reported(tmp_path, reference):
+    """The reference through every call, with connections the judge opens and closes from
+    inside send (the server opens them during the call) and one reopened on another file."""
+    target, path, _ = reference
+    other, other_judge = fresh_db(tmp_path, "other.db")
+
+    def send(claim):
+        target.open("B", path, busy_timeout_ms=150)
+        assert type(target.claim("B", "B", 0, LEASE_MS)) is Claim
+        assert target.own_connections == []
+        target.close_conn("B")
+
+    assert target.work_once("A", "A", send, Clock(), LEASE_MS) is True
+    assert target.own_connections == []
+    target.open("A", other)  # reopened on another database: both are the server's
+    stamp = target.claim("A", "C", 0, LEASE_MS)
+    assert target.finish("A", stamp, 1) is True
+    assert target.own_connections == []
+    other_judge.close()
+
+
+@pytest.mark.parametrize("value, op", [
+    ([], "claim"), ("x", "claim"), ([1], "claim"), (["a", "a"], "claim"), ([""], "claim"),
+    (["a"] * 9, "claim"), (["x" * (wire.MAX_MESSAGE + 1)], "claim"), (["a"], "sync"),
+    (["a"], "open"),
+])
+def test_own_connections_on_the_wire_are_strict(value, op):
+    from grader.harness.target_client import _own_connections
+
+    with pytest.raises(wire.WireError):
+        _own_connections(value, op)
+    assert _own_connections(["/a/queue.db", "/a/queue.db-journal"], "finish") == [
+        "/a/queue.db", "/a/queue.db-journal"]

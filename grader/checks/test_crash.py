@@ -122,6 +122,8 @@ def inspect(lab: Lab, c: children.Claimer, job: int, before: dict, full: dict) -
                                   timeline=lab.timeline))
     if o["kind"] == "load-error":
         lab.fail_load(o["error_kind"], o["params"])
+    if o["kind"] == "own-connection":  # it ran to its end on a connection nobody could stop
+        lab.fail_own_connection("claim", o["paths"])
     if o["kind"] not in ("killed", "claim", "none"):
         lab.fail("crash-not-killed", step=c.kill_at, outcome=o.get("error") or o["kind"])
     journal = os.path.exists(c.path + "-journal")  # before anything reads (and rolls it back)

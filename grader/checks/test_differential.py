@@ -142,6 +142,9 @@ class LabOperator:
     def in_transaction(self) -> bool:
         return self.lab.conn.in_transaction
 
+    def own_connections(self) -> list[str]:
+        return []  # the Lab's calls fail on their own (Lab._invoke)
+
 
 def replay(lab: Lab, steps: list[Step], index: int) -> None:
     """Play the shrunk timeline through the Lab and fail at the step that differs."""
@@ -185,6 +188,8 @@ def explain(lab: Lab, step: Step, difference: Difference, got: Outcome, expected
                    row=model.row(job) if job is not None else None, detail="timeline-returned")
     if what == "sent":
         lab.fail("timeline-sent", sent=show(got.sent), expected=show(expected.sent))
+    if what == "own-connection":  # seen on the fast path, not again through the Lab
+        lab.fail_own_connection(step.op, difference.got)
     if what == "transaction":
         lab.fail("timeline-transaction-open", function=step.op)
     if what == "row":

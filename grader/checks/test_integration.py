@@ -112,6 +112,10 @@ def _judge_workers(lab, crew: Crew) -> None:
     believed), switched the journal mode, raised, died, hung (timed out) or never stopped asking
     for work."""
     _judge_channel(lab, crew)
+    for event in crew.events:  # the contract broken: nothing else that worker did is judged
+        if event.get("own_connections"):
+            _summary(lab, crew)
+            lab.fail_own_connection("work_once", event["own_connections"])
     for event in crew.events:
         if event["op"] == "journal-mode":
             _fail(lab, crew, "integration-journal-mode", worker=event["worker"],

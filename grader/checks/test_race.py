@@ -57,6 +57,8 @@ def narrate(lab: Lab, outcomes: dict[str, dict], lockstep: Lockstep) -> dict[str
     events = {}
     for actor, o in outcomes.items():
         event = {"op": "claim", "actor": actor, "t": 0, "lease_ms": LEASE_MS}
+        if o["kind"] == "own-connection":  # what it returned all the same
+            o = o["returned"]
         if o["kind"] == "claim":
             event["result"] = o["claim"]
         elif o["kind"] == "none":
@@ -96,6 +98,9 @@ def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict]) -> None:
     for actor, o in outcomes.items():
         if o["kind"] == "load-error":
             lab.fail_load(o["error_kind"], o["params"])
+    for actor, o in outcomes.items():
+        if o["kind"] == "own-connection":
+            lab.fail_own_connection("claim", o["paths"])
     if "not-implemented" in kinds.values():
         lab.fail_not_implemented("claim")
     for actor, o in outcomes.items():

@@ -92,7 +92,7 @@ class Difference:
     """The first step at which the code under grade and the model part."""
 
     step: int
-    what: str  # returned | raised | sent | row | rows | transaction
+    what: str  # returned | raised | sent | row | rows | transaction | own-connection
     got: Any
     expected: Any
     job: int | None = None
@@ -272,6 +272,15 @@ class Database:
         after = getattr(self.queue, "in_transaction_after", None)
         return self.queue.in_transaction(self.name) if after is None else after
 
+    def own_connections(self) -> list[str]:
+        """After a call: the connections it opened of its own to the database, as the target
+        process reported them with its reply (none for a `Direct` queue); taken, so that a
+        later step that makes no call (or the next timeline) does not see them again."""
+        own = list(getattr(self.queue, "own_connections", None) or [])
+        if own:
+            self.queue.own_connections = []
+        return own
+
     def claim(self, owner, now, lease_ms):
         return self.queue.claim(self.name, owner, now, lease_ms)
 
@@ -314,6 +323,11 @@ def compare(index: int, step: Step, got: Outcome, expected: Outcome, db,
         return Difference(index, "returned", got.returned, expected.returned)
     if not same(got.sent, expected.sent):
         return Difference(index, "sent", got.sent, expected.sent)
+    # A call that opened a connection of its own to the database (the target process saw
+    # it): whatever else it did, it broke the contract.
+    own = db.own_connections() if step.op in ("claim", "finish", "work_once") else []
+    if own and not got.skipped:
+        return Difference(index, "own-connection", own, [])
     # Only a call of the code under grade can leave its connection in a transaction (the
     # operator's steps run on a connection of the judge's): asked after those alone.
     if step.op in ("claim", "finish", "work_once") and not got.skipped and db.in_transaction():

@@ -24,7 +24,9 @@ is not of its exact type) | {"kind": "load-error", "error_kind", "params"} |
 {"kind": "killed", "step", "sql"} | {"kind": "exited", "code", "signal"} (code: the return code,
 negative for a signal) | {"kind": "no-answer"} |
 {"kind": "protocol-error", "error"} (the target process broke the channel's rules: nothing it
-said can be believed; a check reports it as errored) | {"kind": "grader-error", "error"} (a bug
+said can be believed; a check reports it as errored) | {"kind": "own-connection", "paths",
+"returned"} (claim opened a connection of its own to the check's database, whatever it returned
+or raised: target_server, "The file watched"; a check fails with that diagnosis) | {"kind": "grader-error", "error"} (a bug
 on the judge's side); the ones that ran claim to its end also carry
 "statements": [[step, sql], ...] (its statements on the gated connection, numbered from 1).
 """
@@ -135,6 +137,9 @@ def _claim(c: Claimer, events: queue.Queue) -> dict:
                        "locked": "database is locked" in exc.message}
     except (TargetEnded, TargetTimeout, ProtocolError) as exc:
         return _ending(exc)
+    if c.target.own_connections:  # the contract broken, whatever came back
+        outcome = {"kind": "own-connection", "paths": list(c.target.own_connections),
+                   "returned": outcome}
     statements = steps(c.target.statements)
     try:
         c.target.sync()  # a reply the target forged on the channel shows up here, out of turn

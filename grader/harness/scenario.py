@@ -246,8 +246,9 @@ class Lab:
         outer, self._call = self._call, self._calls
         sandbox.report_step(event)
         try:
-            return self.ask(lambda target: getattr(target, function)(conn.name, *args), event)
+            result = self.ask(lambda target: getattr(target, function)(conn.name, *args), event)
         except RaisedInTarget as raised:
+            self._own_connections(function, event, raised=error_line(raised))
             if raised.not_implemented:
                 self.fail_not_implemented(function)
             raise TargetRaised(function, raised, raised.where, event) from None
@@ -256,6 +257,25 @@ class Lab:
                                    if name == MAIN)
             self.target.statements = []
             self._call = outer
+        self._own_connections(function, event, result=result)
+        return result
+
+    def _own_connections(self, function: str, event: dict, **outcome) -> None:
+        """The call opened a connection of its own to the check's database (the target process
+        saw it: target_server, "The file watched"): that breaks the contract, whatever its SQL
+        looked like, and what the check saw of it cannot be believed. The event shows what
+        the call returned (or raised) all the same."""
+        own, self.target.own_connections = self.target.own_connections, []
+        if not own:
+            return
+        if "raised" in outcome:
+            event["raised"] = outcome["raised"]
+        else:
+            result = outcome["result"]
+            event["result"] = (stamp(result) if type(result) is Claim
+                               else result if result is None or type(result) in (bool, int, str)
+                               else show(result))
+        self.fail_own_connection(function, own)
 
     def _ended(self, ended: TargetEnded, event: dict | None) -> NoReturn:
         raise CheckFailed(ended_failure(ended, event, self.timeline))
@@ -362,6 +382,12 @@ class Lab:
         self._raise(Outcome.FAILED, Kind.WRONG_FIELD_TYPE, function=function, came_back=came_back,
                     type=type, wanted=wanted, params={"field": field, "value": value})
 
+    def fail_own_connection(self, function: str, paths: list[str]) -> NoReturn:
+        """Fail: `function` opened connections of its own to these files (the check's database
+        or its side files) instead of using the one it was given."""
+        self._raise(Outcome.FAILED, Kind.OWN_CONNECTION, function=function,
+                    params={"files": own_files(paths)})
+
     def fail_not_implemented(self, function: str) -> NoReturn:
         self._raise(Outcome.NOT_IMPLEMENTED, Kind.NOT_IMPLEMENTED, function=function)
 
@@ -385,6 +411,11 @@ class Lab:
             self.observer.close()
         except Exception:
             pass
+
+
+def own_files(paths: list[str]) -> str:
+    """The files of a target's own connections as a report names them: base names, in order."""
+    return ", ".join(dict.fromkeys(os.path.basename(p) or p for p in paths))
 
 
 def expected_row(row: dict, **changes) -> dict:

@@ -19,6 +19,10 @@ of an interpreter's start-up; `LAUNCH_ENV` or the `launcher` argument choose), a
     count(key)                            how often SQL in the target called harness_count(key)
     sync()                                a round trip with a random nonce (see below)
     statements                            [(conn, sql), ...] traced during the last call
+    own_connections                       [path, ...]: connections the last claim / finish /
+                                          work_once opened of its own to a database opened here
+                                          (or its side files), as the target process saw them
+                                          (target_server, "The file watched"); [] when none
     close()                               kill the process group, for sure
 
 Message shapes are in `target_server`'s docstring. Every message from the target is checked
@@ -85,6 +89,7 @@ EXTRA_WRITABLE = "LEASELAB_EXTRA_WRITABLE"
 CALL_TIMEOUT = 10.0  # seconds the target may keep control before it is taken as hung
 START_TIMEOUT = 20.0  # a fresh interpreter that imports the target, on a loaded machine
 _SCALARS = (type(None), bool, int, str)
+MAX_OWN = 8  # paths in a reply's own_connections (target_server.MAX_OWN)
 
 
 #: What of the judge's environment a target process gets: what an interpreter reads at start-up
@@ -220,6 +225,9 @@ class TargetProcess:
         #: the target process reported it with its reply (None: it could not tell)
         self.in_transaction_after: bool | None = None
         self.dropped = 0  # statements of the last call not kept (over the limit)
+        #: paths of the connections the last claim / finish / work_once opened of its own to
+        #: the databases opened here (the contract: it uses the connection it is given)
+        self.own_connections: list[str] = []
         self.calls = 0
         self._stack: list[_Frame] = []
         self._buffer = b""
@@ -418,10 +426,12 @@ class TargetProcess:
             if len(outcome) != 1:
                 raise wire.WireError("reply needs exactly one of value, raised, refused")
             wire.keys(message, ("msg", "id", "statements", "dropped") + tuple(outcome),
-                      ("in_transaction",), what="reply")
+                      ("in_transaction", "own_connections"), what="reply")
             after = message.get("in_transaction")
             if after is not None:
                 wire.boolean(after, "in_transaction")
+            own = (_own_connections(message["own_connections"], frame.op)
+                   if "own_connections" in message else [])
             if wire.integer(message["id"], "reply id") != frame.call_id:
                 raise wire.WireError(f"reply to call {message['id']} during call "
                                      f"{frame.call_id} ({frame.op}): out of turn")
@@ -442,6 +452,7 @@ class TargetProcess:
         self.statements, self.dropped = statements, dropped
         if frame.op in ("claim", "finish", "work_once"):
             self.in_transaction_after = after
+            self.own_connections = own
         if isinstance(value, RaisedInTarget):
             raise value
         if isinstance(value, RequestRefused):
@@ -716,6 +727,20 @@ def decode_error(error, function: str) -> RaisedInTarget:
         send_failed=send_failed,
         chain=[wire.string(line, "chain entry", wire.MAX_MESSAGE) for line in chain],
     )
+
+
+def _own_connections(value, op: str) -> list[str]:
+    """A reply's own_connections (when present): 1 to MAX_OWN distinct paths, on the reply to
+    a claim / finish / work_once only."""
+    if op not in ("claim", "finish", "work_once"):
+        raise wire.WireError(f"own_connections in a reply to {op}")
+    paths = wire.array(value, "own_connections", MAX_OWN)
+    if not paths:
+        raise wire.WireError("own_connections is empty")
+    paths = [wire.string(path, "own_connections path", wire.MAX_MESSAGE) for path in paths]
+    if len(set(paths)) != len(paths) or not all(paths):
+        raise wire.WireError("own_connections: a path repeated or empty")
+    return paths
 
 
 def _statement_arg(arg, last_step: int) -> tuple[int, str, bool]:

@@ -32,8 +32,10 @@ Target -> judge:
     {"msg": "callback", "id", "cb", "name": "statement",
      "arg": {"step": int, "sql": str, "holds_write": bool}}   answered "go" or "free" (below)
     {"msg": "reply", "id", "value": VALUE | "raised": ERROR | "refused": str,
-     "statements": [[conn, sql], ...], "dropped": int[, "in_transaction": bool]}
-     (in_transaction: of the connection a claim / finish / work_once was called on, after it)
+     "statements": [[conn, sql], ...], "dropped": int[, "in_transaction": bool]
+     [, "own_connections": [path, ...]]}
+     (in_transaction: of the connection a claim / finish / work_once was called on, after it;
+     own_connections: see "The file watched" below, replies to those three calls only)
 
     VALUE: {"kind": "none"} | {"kind": "bool" | "int" | "str", "value"}
            | {"kind": "claim", "value": {six fields}} | {"kind": "other", "type", "repr"}
@@ -84,6 +86,7 @@ from . import target as targets
 from .interleave import WriteLockWatch, is_statement
 
 PROTOCOL_BUG = 3  # exit code: the judge sent something this server does not understand
+MAX_OWN = 8  # distinct paths in a reply's own_connections
 _HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -116,6 +119,141 @@ class _Call:
         self.gate: str | None = None  # a claim on a gated connection: that connection's name
         self.step = 0  # statements traced on it so far (gated claims only)
         self.free = False  # the judge answered "free": stop asking
+
+
+class FileWatch:
+    """Connections to the server's databases that the server did not open (module docstring,
+    "The file watched"). One per process: `install()` adds its audit hook."""
+
+    def __init__(self):
+        self.files: set[str] = set()  # real paths: the databases opened, with their side files
+        self.inodes: set[tuple[int, int]] = set()  # (st_dev, st_ino) of those databases
+        self.server_fds: set[int] = set()  # fds on those databases the server's connections hold
+        self.opening = False  # the server is opening one of its own connections
+        self.seen: list[str] = []  # recorded since the last take (distinct, at most MAX_OWN)
+        # bound now: code under grade that patches os or os.path later does not change them
+        self._stat, self._listdir, self._readlink = os.stat, os.listdir, os.readlink
+        self._realpath, self._join, self._getcwd = os.path.realpath, os.path.join, os.getcwd
+        self._fspath = os.fspath
+
+    def install(self) -> "FileWatch":
+        sys.addaudithook(self._hook)
+        return self
+
+    # -- the server's own connections --------------------------------------------------------
+    def open(self, connect):
+        """`connect()` opens a connection of the server's: its path's fds are the server's."""
+        before = self._fds()
+        self.opening = True
+        try:
+            conn = connect()
+        finally:
+            self.opening = False
+        self.server_fds |= {fd for fd, file in self._fds().items() if before.get(fd) != file}
+        return conn
+
+    def add(self, path: str) -> None:
+        """`path` is a database the server opened (after it is opened: it exists)."""
+        real = self._realpath(path)
+        self.files.update(real + suffix for suffix in ("", "-journal", "-wal", "-shm"))
+        try:
+            st = self._stat(real)
+            self.inodes.add((st.st_dev, st.st_ino))
+        except OSError:
+            pass
+
+    def closed(self) -> None:
+        """A connection of the server's was closed: forget its fds (those SQLite keeps open
+        for a lock another connection holds stay the server's)."""
+        now = self._fds()
+        self.server_fds = {fd for fd in self.server_fds if now.get(fd) in self.inodes}
+
+    # -- what the code under grade opened ----------------------------------------------------
+    def take(self) -> list[str]:
+        """Scan the fds, then what was recorded since the last take (and forget it)."""
+        self.scan()
+        seen, self.seen = self.seen, []
+        return seen
+
+    def scan(self) -> None:
+        if not self.inodes:
+            return
+        for fd, file in self._fds().items():
+            if file in self.inodes and fd not in self.server_fds:
+                try:
+                    self._record(self._readlink(f"/proc/self/fd/{fd}"))
+                except OSError:
+                    pass
+
+    def _hook(self, event: str, args: tuple) -> None:
+        if event != "sqlite3.connect" or self.opening or not self.files:
+            return
+        try:
+            for path in self._candidates(args[0]):
+                if self._is_database(path):
+                    self._record(path)
+                    return
+        except BaseException:  # never fail the connect itself
+            pass
+
+    def _candidates(self, database) -> list[str]:
+        """The file(s) `database` may name: as a path, and as a file: URI's path."""
+        name = self._fspath(database)
+        if isinstance(name, bytes):
+            name = name.decode("utf-8", "surrogateescape")
+        if type(name) is not str or name in ("", ":memory:"):
+            return []
+        names = [name]
+        if name.startswith("file:"):
+            from urllib.parse import unquote
+
+            rest = name[5:].split("#", 1)[0].split("?", 1)[0]
+            if rest.startswith("//"):  # file://host/path: the path
+                slash = rest.find("/", 2)
+                rest = rest[slash:] if slash >= 0 else ""
+            if rest and rest != ":memory:":
+                names.append(unquote(rest))
+        return [self._realpath(self._join(self._getcwd(), n)) for n in names]
+
+    def _is_database(self, real: str) -> bool:
+        if real in self.files:
+            return True
+        try:
+            st = self._stat(real)
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) in self.inodes
+
+    def _record(self, path: str) -> None:
+        if path not in self.seen and len(self.seen) < MAX_OWN:
+            self.seen.append(_clean(path, wire.MAX_MESSAGE))
+
+    def _fds(self) -> dict[int, tuple[int, int]]:
+        """{fd: (st_dev, st_ino)} of the open fds (not the one listdir itself used a moment
+        ago: it is closed by the time it is looked at); {} where /proc cannot be read."""
+        found = {}
+        try:
+            names = self._listdir("/proc/self/fd")
+        except OSError:
+            return found
+        for name in names:
+            try:
+                st = self._stat(f"/proc/self/fd/{name}")
+                found[int(name)] = (st.st_dev, st.st_ino)
+            except (OSError, ValueError):
+                pass
+        return found
+
+
+#: The process's FileWatch (its audit hook cannot be removed: installed once, by `serve`).
+_file_watch: FileWatch | None = None
+
+
+def file_watch() -> FileWatch:
+    global _file_watch
+    if _file_watch is None:
+        _file_watch = FileWatch().install()
+    return _file_watch
 
 
 class Channel:
@@ -158,6 +296,7 @@ class Server:
         self.callbacks = 0
         self.counts: dict[str, int] = {}
         self.thread = threading.get_ident()
+        self.files = file_watch()
 
     def serve(self) -> None:
         while True:
@@ -197,6 +336,10 @@ class Server:
                 reply["in_transaction"] = bool(after.in_transaction)
             except sqlite3.ProgrammingError:  # the code under grade closed it
                 pass
+        if request.get("op") in CALLS:
+            own = self.files.take()
+            if own:
+                reply["own_connections"] = own
         try:
             self.channel.send(reply)
         except wire.WireError:  # too many statements to fit one line: drop them, say how many
@@ -211,14 +354,17 @@ class Server:
             gated = request.get("gated", False)
             if type(gated) is not bool:
                 _bug("open: gated is not a bool")
-            conn = watched.connect(_field(request, "path", str),
-                                   busy_timeout_ms=_field(request, "busy_timeout_ms", int))
+            path = _field(request, "path", str)
+            timeout = _field(request, "busy_timeout_ms", int)
+            conn = self.files.open(lambda: watched.connect(path, busy_timeout_ms=timeout))
+            self.files.add(path)
             conn.watch(lambda sql, name=name: self.trace(name, sql))
             conn.create_function("harness_count", 1, self.count)
             old = self.conns.pop(name, None)
             self.gated.pop(name, None)
             if old is not None:
                 old.close()
+                self.files.closed()
             self.conns[name] = conn
             if gated:
                 self.gated[name] = WriteLockWatch()
@@ -242,6 +388,7 @@ class Server:
         if op == "close_conn":
             self.gated.pop(request["conn"], None)
             self.conns.pop(request["conn"]).close()
+            self.files.closed()
             return None
         if op == "claim":
             if request["conn"] in self.gated:
@@ -310,6 +457,7 @@ class Server:
     def ask(self, call: _Call, name: str, arg: dict | None):
         if threading.get_ident() != self.thread or not self.stack or self.stack[-1] is not call:
             raise RuntimeError(f"{name} called outside the work_once call it was given to")
+        self.files.scan()  # a connection of the code's own, open while it waits for the judge
         self.callbacks += 1
         cb = self.callbacks
         message = {"msg": "callback", "id": call.request["id"], "cb": cb, "name": name}
@@ -602,6 +750,7 @@ def serve(read_fd: int, write_fd: int, spec: str) -> int:
     in a child forked for the judge."""
     channel = Channel(hide(read_fd), hide(write_fd))
     die_with_parent()
+    file_watch()  # before the target is imported: it sees every connection opened after
     writable = os.environ.pop(wire.JAIL_ENV, None)
     sealed = os.environ.get(SEALED_ENV) == "1"
     if sealed:

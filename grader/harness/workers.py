@@ -30,7 +30,9 @@ arrival order: {"worker", "op", "t", ...}, where op is one of
     stopped (reason: empty, rounds, raised, bad-claim, no-go, no-turn, load-error, open-failed,
     exited, timed-out, protocol, crashed, closed)
 
-(exited, timed-out and protocol also say `during`: start-up, open, work_once or sync). A worker's
+(exited, timed-out and protocol also say `during`: start-up, open, work_once or sync; returned
+and raised also carry `own_connections`, [path, ...], when that work_once opened connections of
+its own to the check's database: target_server, "The file watched"). A worker's
 last event is "stopped". After every work_once, before its outcome becomes an event, and before a
 worker says it stopped, it makes a round trip with its target (`sync`): a reply the code under
 grade forged on the channel shows up there as a protocol error, never as a result. Every wait is
@@ -177,19 +179,19 @@ class _Worker:
             try:
                 result = target.work_once(CONN, plan.owner, self.send, self.clock, plan.lease_ms)
             except RaisedInTarget as exc:
-                statements = target.statements
+                statements, own = target.statements, _own(target)
                 self.doing = "sync"
                 target.sync()
                 self.journal(statements)
                 self.report("raised", error=exc.message, where=exc.where,
-                            not_implemented=_stub_name(exc), **self.current)
+                            not_implemented=_stub_name(exc), **own, **self.current)
                 return "raised", {}
-            statements = target.statements
+            statements, own = target.statements, _own(target)
             self.doing = "sync"
             target.sync()  # a reply forged on the channel shows up now, not at the next call
             self.journal(statements)
             self.report("returned", result=result if result is None or type(result) is bool
-                        else shown(result), type=_type_name(result), **self.current)
+                        else shown(result), type=_type_name(result), **own, **self.current)
             if result is None:
                 return "empty", {}
         return "rounds", {"rounds": plan.max_rounds}
@@ -294,6 +296,13 @@ class _Worker:
                     os.killpg(self.target.pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
+
+
+def _own(target: TargetProcess) -> dict:
+    """{"own_connections": [path, ...]} when the last work_once opened connections of its own
+    to the database (target_server, "The file watched"), else {}: a field of its event."""
+    own = list(target.own_connections)
+    return {"own_connections": own} if own else {}
 
 
 def _stub_name(exc: RaisedInTarget) -> str | None:

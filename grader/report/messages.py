@@ -124,7 +124,7 @@ OUTCOME = Family("outcome.{}", ("passed", "failed", "errored", "timed_out", "not
                                  "resource_limit"))
 #: A result kind that is worded from its own fields (grader.report.render.problem_line).
 KIND = Family("kind.{}", ("not-implemented", "wrong-type", "wrong-value", "wrong-field-type", "syntax-error", "import-error",
-                          "missing-function", "no-such-file"))
+                          "missing-function", "no-such-file", "own-connection"))
 #: A shared cause of failures worded without what differs per check (grader.report.view).
 CAUSE = Family("cause.{}", ("wrong-type", "wrong-field-type", "timed-out", "timed-out-import"))
 #: Which resource limit of the sandbox ran out (grader.harness.sandbox.LIMITS).

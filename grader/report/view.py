@@ -470,7 +470,8 @@ def problem_line(failure: Failure, lang: str) -> str | None:
     if kind == Kind.RAISED:
         at = text("kind.at", lang, where=failure.where) if failure.where else ""
         return text("kind.raised", lang, function=failure.function, error=failure.error, at=at)
-    if kind in (Kind.NOT_IMPLEMENTED, Kind.WRONG_TYPE, Kind.WRONG_VALUE, Kind.WRONG_FIELD_TYPE):
+    if kind in (Kind.NOT_IMPLEMENTED, Kind.WRONG_TYPE, Kind.WRONG_VALUE, Kind.WRONG_FIELD_TYPE,
+                Kind.OWN_CONNECTION):
         return text(KIND(kind), lang, **{**failure.to_json(), **(failure.params or {})})
     if kind in Kind.LOAD_ERRORS:
         return text(KIND(kind), lang, **(failure.params or {}))
