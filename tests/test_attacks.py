@@ -143,3 +143,45 @@ def test_in_batch_no_attack_scores_more_than_doing_nothing(tmp_path):
     assert 0 < baseline < int(rows["do_nothing"]["max_score"])
     for name in names:
         assert rows[name]["status"] == "graded" and int(rows[name]["score"]) <= baseline, rows[name]
+
+
+def honest_counterpart(tmp_path: Path) -> Path:
+    """own_connection.py with its trick switched off: the same queue on the given connection."""
+    source = (ATTACKS / "own_connection.py").read_text(encoding="utf-8")
+    assert "\nOWN_CONNECTION = True" in source
+    path = tmp_path / "own_connection_honest.py"
+    path.write_text(source.replace("\nOWN_CONNECTION = True", "\nOWN_CONNECTION = False"),
+                    encoding="utf-8")
+    return path
+
+
+OWN_CHECKS = "race-one-winner or lowest-id-first or claim-in-one-immediate-transaction"
+
+
+def test_a_claim_on_its_own_connection_scores_no_more_than_on_the_given_one(tmp_path):
+    """Single mode: check by check the trick scores no more than its honest counterpart, and
+    every check it fails says why: the connection of its own to the check's database."""
+    _, honest = grade(str(honest_counterpart(tmp_path)), tmp_path)
+    _, attack = grade(str(ATTACKS / "own_connection.py"), tmp_path)
+    honest, attack = by_check(honest), by_check(attack)
+    assert set(attack) == set(honest)
+    assert sum(t["score"] for t in honest.values()) > 0
+    for check_id, test in attack.items():
+        assert test["score"] <= honest[check_id]["score"], check_id
+        assert "opened a connection of its own to the check's database" in test["output"], \
+            check_id
+
+
+def test_in_batch_a_claim_on_its_own_connection_scores_no_more_than_on_the_given_one(tmp_path):
+    subs = tmp_path / "class"
+    subs.mkdir()
+    (subs / "own_connection.py").write_text((ATTACKS / "own_connection.py").read_text())
+    honest_counterpart(subs)
+    proc = run_grader("batch", str(subs), "--out", str(tmp_path / "grades"), "-k", OWN_CHECKS,
+                      "--quiet", timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    with open(tmp_path / "grades" / "gradebook.csv", newline="", encoding="utf-8") as f:
+        rows = {row["submission"]: row for row in csv.DictReader(f)}
+    assert rows["own_connection_honest"]["status"] == rows["own_connection"]["status"] == "graded"
+    assert int(rows["own_connection_honest"]["score"]) > 0
+    assert int(rows["own_connection"]["score"]) == 0
