@@ -5,6 +5,11 @@ The store (`lab/store.py`) is provided: use `Claim` from it, and open connection
 `lab.store.connect`, which turns off the sqlite3 module's implicit transactions, so you write
 BEGIN IMMEDIATE / COMMIT / ROLLBACK yourself. Times are integer milliseconds on a logical clock
 passed in by the caller: never read the wall clock here.
+
+Each function works on the connection `conn` it is given, and only on it: do not open another
+connection to the queue's database (the grader, the lock and the other workers see only that
+one; a call that does fails its check). A scratch database of your own (":memory:", another
+file) is fine.
 """
 
 from __future__ import annotations
