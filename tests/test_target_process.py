@@ -957,3 +957,36 @@ def test_own_connections_on_the_wire_are_strict(value, op):
         _own_connections(value, op)
     assert _own_connections(["/a/queue.db", "/a/queue.db-journal"], "finish") == [
         "/a/queue.db", "/a/queue.db-journal"]
+
+
+NESTED_OWN = """
+import sqlite3
+from solutions.queue import claim, finish
+
+KEPT = []
+
+
+def work_once(conn, owner, send, clock, lease_ms):
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    KEPT.append(sqlite3.connect(path))
+    c = claim(conn, owner, clock(), lease_ms)
+    send(c)
+    return finish(conn, c, clock())
+"""
+
+
+def test_a_connection_of_its_own_is_the_call_s_that_opened_it(tmp_path):
+    """work_once opens one and keeps it open, then the judge claims from inside its send (a
+    nested call): the nested claim opened nothing, the work_once did."""
+    path, judge = fresh_db(tmp_path)
+    with start(write_target(tmp_path, NESTED_OWN), path) as target:
+        target.open("B", path, busy_timeout_ms=150)
+        nested = []
+
+        def send(claim):
+            nested.append((target.claim("B", "B", 0, LEASE_MS), target.own_connections))
+
+        assert target.work_once("A", "A", send, Clock(), LEASE_MS) is True
+        assert type(nested[0][0]) is Claim and nested[0][1] == []
+        assert target.own_connections == [os.path.realpath(path)]
+    judge.close()

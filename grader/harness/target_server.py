@@ -62,6 +62,26 @@ rest of this call: the later statements are not announced (they still count as s
 back in the reply's `statements`, from which the judge numbers them the same way). A statement
 traced in a thread other than the server's is counted but not announced. No other call (finish,
 work_once, setup SQL, a claim on an ungated connection) sends statement callbacks.
+
+The file watched (`FileWatch`): the contract is that claim / finish / work_once use the
+connection they are given; the grader's instruments (the trace, the statement gate, the kill
+points) hang on it, so a second connection of the code's own to the same database escapes all
+of them. Before the target is imported the server adds an audit hook (`sys.addaudithook`: it
+cannot be removed) that sees every `sqlite3.connect` and every direct `sqlite3.Connection(...)`
+(Python raises the "sqlite3.connect" event in Connection.__init__, whatever the factory), and
+records those the server did not open itself whose file, resolved (relative to the cwd of the
+moment, a file: URI's path, symlinks; hard links by inode), is one of the databases the server
+opened or its -journal / -wal / -shm. As a cross-check, at the end of each of those calls and at
+each callback (send, clock, statement) it lists /proc/self/fd: an open descriptor on one of those
+database files that none of the server's own connections holds (a connection opened some other
+way, an ATTACH of the same file, the file opened raw) is recorded too. What was recorded since
+the last reply goes back as "own_connections" (at most MAX_OWN distinct paths; absent when
+none); a call nested in another one's callback reports only what it opened itself (what the
+outer call opened, still open or not, is the outer call's). A connection to any other file (a
+scratch database, ":memory:") is the code's own business: not recorded. Not seen: code that
+bypasses Python's sqlite3 (ctypes on libsqlite3) and closes that handle before any callback or
+the end of the call; and code in this process could in principle tamper with the server's own
+state, as it could with the trace.
 """
 
 from __future__ import annotations
@@ -131,6 +151,7 @@ class FileWatch:
         self.server_fds: set[int] = set()  # fds on those databases the server's connections hold
         self.opening = False  # the server is opening one of its own connections
         self.seen: list[str] = []  # recorded since the last take (distinct, at most MAX_OWN)
+        self.ignored: set[int] = set()  # during a nested call: the fds the outer ones opened
         # bound now: code under grade that patches os or os.path later does not change them
         self._stat, self._listdir, self._readlink = os.stat, os.listdir, os.readlink
         self._realpath, self._join, self._getcwd = os.path.realpath, os.path.join, os.getcwd
@@ -169,6 +190,26 @@ class FileWatch:
         self.server_fds = {fd for fd in self.server_fds if now.get(fd) in self.inodes}
 
     # -- what the code under grade opened ----------------------------------------------------
+    def enter(self, nested: bool):
+        """A call of the code under grade starts; `nested`: inside another one's callback. What
+        the outer call opened stays the outer call's (its reply says it): the state to give
+        `leave`."""
+        if not nested:
+            return None
+        self.scan()
+        saved = (self.seen, self.ignored)
+        self.seen = []
+        self.ignored = self.ignored | {fd for fd, file in self._fds().items()
+                                       if file in self.inodes and fd not in self.server_fds}
+        return saved
+
+    def leave(self, saved) -> list[str]:
+        """The call ends: what it opened of its own (`take`); the outer call's state again."""
+        own = self.take()
+        if saved is not None:
+            self.seen, self.ignored = saved
+        return own
+
     def take(self) -> list[str]:
         """Scan the fds, then what was recorded since the last take (and forget it)."""
         self.scan()
@@ -179,7 +220,7 @@ class FileWatch:
         if not self.inodes:
             return
         for fd, file in self._fds().items():
-            if file in self.inodes and fd not in self.server_fds:
+            if file in self.inodes and fd not in self.server_fds and fd not in self.ignored:
                 try:
                     self._record(self._readlink(f"/proc/self/fd/{fd}"))
                 except OSError:
@@ -313,6 +354,9 @@ class Server:
         if type(call_id) is not int:
             _bug("request without an id")
         call = _Call(request)
+        watch = None
+        if request.get("op") in CALLS:
+            watch = self.files.enter(any(c.request.get("op") in CALLS for c in self.stack))
         self.stack.append(call)
         try:
             value = self.run(call)
@@ -337,7 +381,7 @@ class Server:
             except sqlite3.ProgrammingError:  # the code under grade closed it
                 pass
         if request.get("op") in CALLS:
-            own = self.files.take()
+            own = self.files.leave(watch)
             if own:
                 reply["own_connections"] = own
         try:
