@@ -152,6 +152,24 @@ def test_no_attack_scores_more_than_doing_nothing(autograder):
         assert all(scores[cid] <= baseline[cid] for cid in scores), (name, scores)
 
 
+def test_a_claim_on_its_own_connection_scores_no_more_than_on_the_given_one(autograder):
+    """The attack catalogue's own_connection, uploaded: check by check no more than its honest
+    counterpart (the same queue on the connection it is given), each failure naming the cause."""
+    source = (ROOT / "tests" / "attacks" / "own_connection.py").read_text()
+    honest = source.replace("\nOWN_CONNECTION = True", "\nOWN_CONNECTION = False")
+    assert honest != source
+    graded = {}
+    for name, text in (("attack", source), ("honest", honest)):
+        proc, results = autograder({"queue.py": text})
+        assert proc.returncode == 0, proc.stderr
+        graded[name] = by_check(results)
+    assert set(graded["attack"]) == set(graded["honest"])
+    assert sum(t["score"] for t in graded["honest"].values()) > 0
+    for cid, test in graded["attack"].items():
+        assert test["score"] <= graded["honest"][cid]["score"], cid
+        assert "opened a connection of its own" in test["output"], (cid, test["output"])
+
+
 def test_the_bundle_grades_with_the_instructors_config(tmp_path):
     """gradescope-bundle --config: the bundle carries the config file and grades with it
     (detail level, visibilities), as python -m grader --config does; a bad one is refused
