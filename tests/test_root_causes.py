@@ -220,3 +220,22 @@ def test_the_stubs_report_is_short_and_names_every_check():
     assert len(blocks(out)) == 2  # claim, then work_once
     for check_id in IDS:
         assert len(one_line(out, check_id)) == 1, check_id
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_connection_of_its_own_is_one_cause_per_function(lang):
+    """claim opening a connection of its own to the database fails every check that calls it
+    (whatever file the check's database is): one cause, worded as its first check's problem."""
+    def own(function: str, files: str = "queue.db") -> Failure:
+        return Failure(Outcome.FAILED, Kind.OWN_CONNECTION, function=function,
+                       params={"files": files})
+
+    assert cause_key(own("claim")) == cause_key(own("claim", "rehearsal.db"))
+    assert cause_key(own("claim")) != cause_key(own("work_once"))
+    results = ([result(i, own("claim")) for i in range(4)] + [result(4, own("claim", "r.db"))]
+               + [result(5, own("work_once")), result(6, mismatch())])
+    report = report_view(results, lang, target="queue.py")
+    assert [(c.kind, c.function, len(c.checks)) for c in report.causes] == [
+        ("own-connection", "claim", 5)]
+    assert "claim" in report.causes[0].sentence and "queue.db" in report.causes[0].sentence
+    report_html.from_view(report)

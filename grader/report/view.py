@@ -20,6 +20,8 @@ has a cause when it is one of:
 - a wrong return type (Kind.WRONG_TYPE, or WRONG_FIELD_TYPE and the same field): the same
   function returning the same type (whatever the value);
 - the same exception (`Type: message`) raised at the same `where` (file:line);
+- the same function opening a connection of its own to the check's database (Kind.OWN_CONNECTION;
+  worded by its first check's problem);
 - a timeout during a call of the same function (the op of the step that was running), or
   while importing the target.
 
@@ -126,7 +128,8 @@ class Cause:
     """One mistake that makes several checks fail: what it is, in words, and the checks."""
     number: int                   # 1-based, in the order the reports show causes
     kind: str                     # not-implemented, a Kind.LOAD_ERRORS, wrong-type,
-    #                               wrong-field-type, raised, timed-out, timed-out-import
+    #                               wrong-field-type, raised, own-connection, timed-out,
+    #                               timed-out-import
     function: str | None
     sentence: str                 # the mistake, in words
     checks: list[CheckView]       # the checks it makes fail, in lesson order
@@ -248,6 +251,8 @@ def cause_key(failure: Failure) -> tuple | None:
                 (failure.params or {}).get("field"))
     if kind == Kind.RAISED and failure.error:
         return ("raised", failure.function, failure.error, failure.where)
+    if kind == Kind.OWN_CONNECTION:
+        return ("own-connection", failure.function)
     if failure.outcome == Outcome.TIMED_OUT and isinstance(failure.step, dict):
         op = failure.step.get("op")
         if op in ("claim", "finish", "work_once"):
@@ -261,7 +266,7 @@ def cause_sentence(key: tuple, failure: Failure, lang: str) -> str:
     """The mistake in words: the failure's own problem when every check says it the same way,
     else a sentence without what differs from check to check (the value, the step)."""
     kind = key[0]
-    if kind in ("not-implemented", "load-error", "raised"):
+    if kind in ("not-implemented", "load-error", "raised", "own-connection"):
         return problem_line(failure, lang) or ""
     if kind == "timed-out-import":
         return text(CAUSE(kind), lang)
