@@ -356,3 +356,31 @@ def test_close_ends_held_waiting_and_hung_workers_at_once(tmp_path):
         assert time.monotonic() - started < 10  # not the hung call's 60 s
     assert worker_threads() == []
     assert len(pids) == 3 and all(gone(pid) for pid in pids)
+
+
+DRIVER = """
+import sys
+from pathlib import Path
+
+from grader.runner import run_checks
+
+marks = Path(sys.argv[1])
+marks.write_text(marks.read_text() + "x" if marks.exists() else "x")
+results = run_checks("solutions.queue", select="race-one-winner or crash-mid-claim-atomic"
+                     " or integration-run")
+print(" ".join(sorted(r.outcome for r in results)))
+"""
+
+
+def test_a_driver_script_without_a_main_guard_runs_once(tmp_path):
+    """A script that grades at its top level, with no `if __name__ == "__main__":` guard: the
+    multi-process checks start target processes (the target server's own module, or a fork of
+    the zygote), never a re-run of the script's __main__ (what multiprocessing's spawn did)."""
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER)
+    marks = tmp_path / "marks"
+    out = subprocess.run([sys.executable, str(script), str(marks)], cwd=ROOT, text=True,
+                         capture_output=True, timeout=240)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["passed", "passed", "passed"]
+    assert marks.read_text() == "x"  # the top level ran once
