@@ -18,11 +18,10 @@ import tempfile
 from pathlib import Path
 
 from grader.checkdef import check
-from grader.harness.scenario import (CheckFailed, Lab, TargetRaised, ended_failure, error_line,
+from grader.harness.scenario import (CheckFailed, Lab, TargetRaised, error_line, lost_target,
                                      show, stamp)
 from grader.harness.target_client import (ProtocolError, TargetEnded, TargetProcessError,
                                           TargetTimeout)
-from grader.results import Failure, Kind, Outcome as Verdict
 
 from . import generate
 from .model import QueueModel
@@ -74,12 +73,7 @@ def _target_failed(lab: Lab, exc: TargetProcessError, index: int) -> None:
         lab.note("timeline.random.played", seed=lab.seed, index=index, step=number + 1)
         event = _event(step, stamps)
         lab.timeline.append(event)
-    if isinstance(exc, TargetEnded):
-        raise CheckFailed(ended_failure(exc, event, lab.timeline))
-    if isinstance(exc, TargetTimeout):
-        raise CheckFailed(Failure(Verdict.TIMED_OUT, step=event, timeout=exc.timeout))
-    raise CheckFailed(Failure(Verdict.ERRORED, Kind.PROTOCOL, error=str(exc)[:300], step=event,
-                              timeline=lab.timeline))
+    raise CheckFailed(lost_target(exc, event, lab.timeline))
 
 
 def _event(step: Step, stamps: list) -> dict:

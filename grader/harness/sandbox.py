@@ -201,18 +201,6 @@ LIMIT_SIGNALS = {getattr(signal, "SIGXCPU", -1): "cpu-time",
                  getattr(signal, "SIGXFSZ", -2): "file-size"}
 
 
-def limit_hit(exc: BaseException) -> str | None:
-    """Which limit an exception of the code under grade says ran out, if any: memory
-    (MemoryError), or file size (Python ignores SIGXFSZ: the write fails with EFBIG)."""
-    import errno
-
-    if isinstance(exc, MemoryError):
-        return "memory"
-    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
-        return "file-size"
-    return None
-
-
 def _limit_resources(timeout: float) -> None:
     """Child side: set the limits (where the platform has them; never raise)."""
     try:

@@ -277,13 +277,6 @@ class Lab:
                                else show(result))
         self.fail_own_connection(function, own)
 
-    def _ended(self, ended: TargetEnded, event: dict | None) -> NoReturn:
-        raise CheckFailed(ended_failure(ended, event, self.timeline))
-
-    def _protocol_error(self, broken: ProtocolError, event: dict | None) -> NoReturn:
-        raise CheckFailed(Failure(Outcome.ERRORED, Kind.PROTOCOL, error=str(broken)[:300],
-                                  step=event, timeline=self.timeline))
-
     def ask(self, question: Callable[[TargetProcess], Any], step: dict | None = None) -> Any:
         """`question(lab.target)`: a call of the code under grade (`step` is its event), or a
         request that is not one (setup SQL, in_transaction, a count: the step is the last
@@ -293,12 +286,8 @@ class Lab:
             step = self.timeline[-1] if self.timeline else None
         try:
             return question(self.target)
-        except TargetEnded as ended:
-            self._ended(ended, step)
-        except TargetTimeout as timeout:
-            raise CheckFailed(Failure(Outcome.TIMED_OUT, step=step, timeout=timeout.timeout))
-        except ProtocolError as broken:
-            self._protocol_error(broken, step)
+        except (TargetEnded, TargetTimeout, ProtocolError) as lost:
+            raise CheckFailed(lost_target(lost, step, self.timeline)) from None
 
     def settle(self) -> None:
         """Before a check's pass is believed: one round trip with a fresh nonce, so a reply the
@@ -307,10 +296,8 @@ class Lab:
             return
         try:
             self.target.sync()
-        except TargetEnded as ended:
-            self._ended(ended, None)
-        except ProtocolError as broken:
-            self._protocol_error(broken, None)
+        except (TargetEnded, ProtocolError) as lost:
+            raise CheckFailed(lost_target(lost, None, self.timeline)) from None
 
     def raises(self, call: Callable[[], Any]) -> BaseException | None:
         """Run `call` (a lambda over lab.claim/finish/work_once); return what the target raised."""
@@ -477,36 +464,36 @@ def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
         sys.stdout.flush()
 
 
-def ended_failure(ended: TargetEnded, step: dict | None,
-                  timeline: list[dict] | None = None) -> Failure:
-    """The target process ended during `step`: a limit's signal, or an exit code or signal."""
-    limit = sandbox.LIMIT_SIGNALS.get(getattr(signal, ended.signal or "", None))
+def lost_target(lost: TargetEnded | TargetTimeout | ProtocolError, step: dict | None,
+                timeline: list[dict] | None = None, timeout: float | None = None) -> Failure:
+    """The target process ended (a limit's signal, or an exit code or signal), hung (timed out
+    after `timeout`, or the proxy's own) or broke the channel during `step`."""
+    if isinstance(lost, TargetTimeout):
+        return Failure(Outcome.TIMED_OUT, step=step,
+                       timeout=lost.timeout if timeout is None else timeout)
+    if isinstance(lost, ProtocolError):
+        return Failure(Outcome.ERRORED, Kind.PROTOCOL, error=str(lost)[:300], step=step,
+                       timeline=timeline)
+    limit = sandbox.LIMIT_SIGNALS.get(getattr(signal, lost.signal or "", None))
     if limit is not None:
         return Failure(Outcome.RESOURCE_LIMIT, Kind.RESOURCE_LIMIT, error=limit, step=step,
                        timeline=timeline)
-    how = {"signal": ended.signal} if ended.signal else {"code": ended.code}
+    how = {"signal": lost.signal} if lost.signal else {"code": lost.code}
     return Failure(Outcome.ERRORED, Kind.EXITED, step=step, timeline=timeline, **how)
 
 
 def start_failure(exc: TargetProcessError, target_spec: str, timeout: float) -> Failure | None:
     """What went wrong starting the target process (importing the code under grade)."""
-    step = {"op": "import", "target": target_spec}
     if isinstance(exc, TargetLoadError):
         return Failure.load_error(exc.kind, exc.params)
-    if isinstance(exc, TargetTimeout):
-        return Failure(Outcome.TIMED_OUT, step=step, timeout=timeout)
-    if isinstance(exc, TargetEnded):
-        return ended_failure(exc, step)
-    return Failure(Outcome.ERRORED, Kind.PROTOCOL, error=str(exc)[:300], step=step)
+    return lost_target(exc, {"op": "import", "target": target_spec}, timeout=timeout)
 
 
-def limit_hit(exc: BaseException) -> str | None:
+def limit_hit(exc: RaisedInTarget) -> str | None:
     """Which limit an exception the target raised says ran out, if any: memory (MemoryError),
-    or file size (Python ignores SIGXFSZ: the write fails with EFBIG, errno 27)."""
-    if isinstance(exc, RaisedInTarget):
-        if exc.type == "MemoryError":
-            return "memory"
-        if exc.message.startswith(("OSError: [Errno 27]", "OSError: [Errno %d]" % errno.EFBIG)):
-            return "file-size"
-        return None
-    return sandbox.limit_hit(exc)
+    or file size (Python ignores SIGXFSZ: the write fails with EFBIG)."""
+    if exc.type == "MemoryError":
+        return "memory"
+    if exc.message.startswith(f"OSError: [Errno {errno.EFBIG}]"):
+        return "file-size"
+    return None
