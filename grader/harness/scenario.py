@@ -30,6 +30,7 @@ from grader.results import Failure, Kind, Outcome, RowDiff
 
 from . import sandbox
 from .interleave import is_statement
+from .world import LESSON_SEED, World
 from .target_client import (START_TIMEOUT, Foreign, ProtocolError, RaisedInTarget,
                             TargetEnded, TargetLoadError, TargetProcess, TargetProcessError,
                             TargetTimeout)
@@ -131,12 +132,13 @@ class Lab:
 
     _in_setup = 0  # > 0 inside `with lab.setup():`
 
-    def __init__(self, target_spec: str | None, workdir: str, seed: int = 1,
-                 call_timeout: float = 10.0):
+    def __init__(self, target_spec: str | None, workdir: str, seed: int = LESSON_SEED,
+                 call_timeout: float = 10.0, check: str = ""):
         self.target_spec = target_spec  # what --impl said: for checks that start processes
-        self.seed = seed  # what the random timelines are drawn from (--replay SEED)
+        self.seed = seed  # what the check's world and its random timelines are drawn from
+        self.world = World(seed, check)  # times, lease length, names, ids, file names
         self.dir = Path(workdir)
-        self.path = self.dir / "queue.db"
+        self.path = self.dir / self.world.db_name
         self.timeline: list[dict] = []
         self.statements: list[tuple[int | None, str]] = []  # (call number, SQL) seen on conn
         self._call: int | None = None
@@ -169,8 +171,14 @@ class Lab:
         """Add a line of narration (a catalogue key) to the timeline."""
         self.timeline.append({"op": "note", "key": key, "params": params})
 
-    def enqueue(self, qty: int = 1, deadline: int = 1_000_000, max_attempts: int = 3) -> int:
-        job = store.enqueue(self.observer, qty, deadline, max_attempts)
+    def enqueue(self, qty: int = 1, deadline: int | None = None, max_attempts: int = 3) -> int:
+        """Enqueue a job with the lesson's quantity `qty` (it gets the world's, `world.qty`),
+        the id the world gives it next and `deadline` (default: one no step reaches)."""
+        qty = self.world.qty(qty)
+        deadline = self.world.far if deadline is None else deadline
+        job = self.world.next_id()
+        self.observer.execute("INSERT INTO jobs(id, qty, deadline, max_attempts) VALUES (?, ?, ?, ?)",
+                              (job, qty, deadline, max_attempts))
         self.timeline.append({"op": "enqueue", "job": job, "qty": qty, "deadline": deadline,
                               "max_attempts": max_attempts})
         return job
@@ -391,6 +399,19 @@ class Lab:
         event["result"] = show(value)
         self.fail_wrong_type(function, show(value), type_name(value), wanted)
 
+    def name_roles(self, failure: Failure) -> None:
+        """Give the report's sentences ("{B}'s claim") the names this world gave the roles the
+        check cast: in its parameters and in every note of its timeline. (The lesson's world
+        needs none: its names are the roles' letters, which every sentence falls back on.)"""
+        names = self.world.names_used()
+        if not names:
+            return
+        if failure.params is not None or failure.detail is not None:
+            failure.params = {**names, **(failure.params or {})}
+        for event in failure.timeline or ():
+            if event.get("op") == "note":
+                event["params"] = {**names, **event.get("params", {})}
+
     def close(self) -> None:
         if self.target is not None:
             self.target.close()
@@ -436,13 +457,25 @@ def where(exc: BaseException) -> str | None:
 
 
 def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
-              seed: int = 1, call_timeout: float = 10.0) -> Failure | None:
+              seed: int = LESSON_SEED, call_timeout: float = 10.0,
+              check: str = "") -> Failure | None:
     """Judge side of one check: start the target process, run the body, turn every ending into
     a failure (None: passed). This process never imports the code under grade."""
     try:
-        lab = Lab(target_spec, workdir, seed, call_timeout)
+        lab = Lab(target_spec, workdir, seed, call_timeout, check)
     except TargetProcessError as exc:
         return start_failure(exc, target_spec, START_TIMEOUT)
+    try:
+        failure = _verdict(lab, body)
+    finally:
+        lab.close()
+        sys.stdout.flush()
+    if failure is not None:
+        lab.name_roles(failure)
+    return failure
+
+
+def _verdict(lab: "Lab", body: Callable[["Lab"], None]) -> Failure | None:
     try:
         body(lab)
         lab.settle()
@@ -459,9 +492,6 @@ def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
         return Failure(Outcome.ERRORED, Kind.RAISED, function=raised.function,
                        error=error_line(raised.exc), where=raised.where, timeline=lab.timeline,
                        setup=raised.setup or None)
-    finally:
-        lab.close()
-        sys.stdout.flush()
 
 
 def lost_target(lost: TargetEnded | TargetTimeout | ProtocolError, step: dict | None,

@@ -20,12 +20,18 @@ from __future__ import annotations
 import functools
 import json
 import os
+import string
 from pathlib import Path
 from typing import Callable, Iterable
 
 CATALOGUE_DIR = Path(__file__).with_name("catalogue")
 LANGS = ("en", "ja")
 STRICT_ENV = "LEASELAB_STRICT_MESSAGES"
+
+
+#: A sentence names a check's workers by role, `{A}`, `{B}`...: the names the check's world gave
+#: them come in its parameters; without them (the lesson's world) a role's name is its letter.
+ROLE_NAMES = {role: role for role in string.ascii_uppercase}
 
 
 class MessageError(LookupError):
@@ -65,7 +71,7 @@ def text(key: str, lang: str = "en", **params) -> str:
                   else f"unknown language {lang!r} (asked for {key!r}; known: {LANGS})")
     template = texts.get(lang) or texts.get("en") or key
     try:
-        return template.format(**params)
+        return template.format(**{**ROLE_NAMES, **params})
     except (KeyError, IndexError, ValueError, AttributeError) as exc:
         _complain(f"message {key!r} ({lang}) cannot be filled: {type(exc).__name__}: {exc}"
                   f" (given: {sorted(params)})")

@@ -1,0 +1,161 @@
+"""The world a check runs in, drawn from one seed: when it starts, how long a lease is, the
+workers' names, the jobs' quantities and ids, the database files' names.
+
+The lesson's seed (`LESSON_SEED`, what a local run uses) gives the lesson's own values: time
+starts at 0 ms, leases last 1000 ms, the workers are A, B, C..., jobs are numbered 1, 2, 3...
+and the database is `queue.db`. Any other seed draws them at random, check by check (the world
+of one check tells nothing about another's), so that a graded program cannot recognise a check
+or replay answers learned from an earlier report: a recorded grade draws a fresh seed and
+writes it down, and `--replay SEED` runs exactly the same worlds again.
+
+Checks write their times as `w.t0 + ...` in terms of `w.lease_ms` (never an instant of their
+own), their owners as `w.name("B")`, their quantities as `w.qty(5)`; the Lab numbers the jobs
+and names the files. Roles keep their letters in the check's code and in the report's
+sentences ("{B}'s claim"): the sentences are filled with the names this world gave them.
+
+May import: the standard library only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import string
+from dataclasses import dataclass, field
+
+#: The seed of a local run: the lesson's own values, the same on every run.
+LESSON_SEED = 1
+
+#: The roles a check may cast (letters, as the lesson names its workers).
+ROLES = tuple(string.ascii_uppercase)
+
+#: What worker names are made of in a drawn world: words a real fleet might use, a number.
+_WORDS = ("worker", "w", "node", "host", "ingest", "mailer", "billing", "crawler", "pod",
+          "runner", "batch", "svc", "edge", "shard", "job-runner", "agent", "consumer")
+
+
+def fresh_seed() -> int:
+    """A seed for a recorded grade: unpredictable, never the lesson's."""
+    while True:
+        seed = random.SystemRandom().randrange(2, 2 ** 63)
+        if seed != LESSON_SEED:
+            return seed
+
+
+@dataclass
+class World:
+    """One check's world under one seed (see the module docstring)."""
+
+    seed: int
+    check: str = ""
+    lesson: bool = field(init=False)
+    t0: int = field(init=False)
+    lease_ms: int = field(init=False)
+    far: int = field(init=False)  # a deadline no step of the check reaches
+    roles: dict[str, str] = field(init=False)
+    db_name: str = field(init=False)
+
+    def __post_init__(self):
+        self.lesson = self.seed == LESSON_SEED
+        digest = hashlib.sha256(f"{self.seed}:{self.check}".encode()).digest()
+        self._rng = random.Random(int.from_bytes(digest[:16], "big"))
+        rng = self._rng
+        if self.lesson:
+            self.t0, self.lease_ms = 0, 1000
+            self.far = self.t0 + 1_000_000
+            self.roles = {role: role for role in ROLES}
+            self._first_id, self._gaps = 1, (1,)
+        else:
+            self.t0 = rng.choice([rng.randrange(1, 10 ** 4), rng.randrange(10 ** 4, 10 ** 9)])
+            self.lease_ms = rng.choice([rng.randrange(20, 1000), rng.randrange(1000, 60_000)])
+            self.far = self.t0 + self.lease_ms * rng.randrange(200, 5000)
+            self.roles = dict(zip(ROLES, self._names(len(ROLES))))
+            self._first_id = rng.randrange(1, 10 ** 6)
+            self._gaps = tuple(rng.choice((1, 1, 2, 3, 7, rng.randrange(1, 10 ** 4)))
+                               for _ in range(8))
+        self._qty: dict[int, int] = {}
+        self._files: dict[str, str] = {}
+        self._ids = 0
+        self._used: set[str] = set()
+        self.db_name = self.file("queue")
+
+    # -- what the checks ask for ------------------------------------------------------------------
+    def name(self, role: str) -> str:
+        """The owner name this world gives role `role` ("A", "B", ...)."""
+        self._used.add(role)
+        return self.roles[role]
+
+    def names_used(self) -> dict[str, str]:
+        """The names of the roles the check asked for, as sentence parameters ({A}, {B}...);
+        none in the lesson's world, where a role's name is its letter."""
+        return {} if self.lesson else {role: self.roles[role] for role in sorted(self._used)}
+
+    def qty(self, lesson_qty: int) -> int:
+        """The quantity this world gives the lesson's quantity `lesson_qty`: distinct lesson
+        quantities stay distinct (a qty at the receiver still tells which job it is)."""
+        if self.lesson:
+            return lesson_qty
+        if lesson_qty not in self._qty:
+            taken, rng = set(self._qty.values()), self._draw(f"qty:{lesson_qty}")
+            value = rng.randrange(1, 10 ** 6)
+            while value in taken:
+                value = rng.randrange(1, 10 ** 6)
+            self._qty[lesson_qty] = value
+        return self._qty[lesson_qty]
+
+    def pick(self, label: str, lesson_value: int, low: int, high: int) -> int:
+        """`lesson_value` in the lesson's world, else a whole number from `low` to `high`,
+        drawn for `label` (the same label gives the same number, whatever was drawn before)."""
+        if self.lesson:
+            return lesson_value
+        return self._draw(f"pick:{label}").randint(low, high)
+
+    def next_id(self) -> int:
+        """The id the next enqueued job gets: increasing, with gaps in a drawn world."""
+        self._ids += 1
+        if self._ids == 1:
+            self._last_id = self._first_id
+        else:
+            self._last_id += self._gaps[self._ids % len(self._gaps)]
+        return self._last_id
+
+    def label(self, kind: str, lesson_value: str) -> str:
+        """An SQL identifier or message of the grader's (`kind`: a trigger's name...):
+        `lesson_value` in the lesson's world, letters that say nothing otherwise."""
+        if self.lesson:
+            return lesson_value
+        rng = self._draw(f"label:{kind}")
+        return rng.choice(string.ascii_lowercase) + "".join(
+            rng.choices(string.ascii_lowercase + string.digits, k=11))
+
+    def peek_id(self) -> int:
+        """The id `next_id` will give (for a job that must have the same id in another file)."""
+        ids, last = self._ids, getattr(self, "_last_id", None)
+        job = self.next_id()
+        self._ids, self._last_id = ids, last
+        return job
+
+    def file(self, kind: str) -> str:
+        """The name of a database file of the check's (`kind`: queue, rehearsal, crash-3...):
+        `<kind>.db` in the lesson's world, a name that says nothing otherwise."""
+        if self.lesson:
+            return f"{kind}.db"
+        if kind not in self._files:
+            self._files[kind] = "".join(self._draw(f"file:{kind}").choices(string.ascii_lowercase + string.digits,
+                                                          k=10)) + ".db"
+        return self._files[kind]
+
+    def _draw(self, label: str) -> random.Random:
+        digest = hashlib.sha256(f"{self.seed}:{self.check}:{label}".encode()).digest()
+        return random.Random(int.from_bytes(digest[:16], "big"))
+
+    def _names(self, count: int) -> list[str]:
+        rng, names = self._rng, []
+        while len(names) < count:
+            word = rng.choice(_WORDS)
+            name = rng.choice([f"{word}-{rng.randrange(1, 100)}", f"{word}{rng.randrange(1, 10)}",
+                               f"{word}-{rng.choice(string.ascii_lowercase)}"
+                               f"{rng.randrange(10, 1000)}"])
+            if name not in names:
+                names.append(name)
+        return names
