@@ -8,16 +8,17 @@ import pytest
 
 from lab import store
 
-from grader.checks.faults import FAULT_MESSAGE, injected_fault
+from grader.checks.faults import fault_message, injected_fault
 from grader.harness.scenario import Lab
 from grader.harness.target_client import RaisedInTarget
 
 
-@pytest.fixture
-def lab(tmp_path):
+@pytest.fixture(params=[1, 987_654_321], ids=["lesson-world", "drawn-world"])
+def lab(tmp_path, request):
     """A check's Lab with the reference in its target process; the statements below run on
-    the target's connection (`lab.conn`), where the TEMP triggers live."""
-    lab = Lab("solutions.queue", str(tmp_path))
+    the target's connection (`lab.conn`), where the TEMP triggers live. In a drawn world the
+    triggers, their counter and their message have names that say nothing."""
+    lab = Lab("solutions.queue", str(tmp_path), seed=request.param, check="any-check")
     store.enqueue(lab.observer, 5, 1_000)
     yield lab
     lab.close()
@@ -33,7 +34,7 @@ REPLACE = ("INSERT OR REPLACE INTO jobs (id, qty, status, token, attempts, max_a
 ])
 def test_the_fault_hits_the_write_that_moves_the_job(lab, sql, params):
     with injected_fault(lab, "leased") as fault:
-        with pytest.raises(RaisedInTarget, match=FAULT_MESSAGE) as raised:
+        with pytest.raises(RaisedInTarget, match=fault_message(lab)) as raised:
             lab.conn.execute(sql, params)
     assert raised.value.sqlite_error == "IntegrityError"
     assert fault.fired == 1

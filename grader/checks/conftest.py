@@ -9,6 +9,7 @@ import tempfile
 import pytest
 
 from grader.harness import sandbox, scenario
+from grader.harness.world import LESSON_SEED
 from grader.checkdef import module_rank
 from grader.report.messages import default_lang
 from grader.report.render import failure_lines
@@ -27,8 +28,12 @@ def pytest_addoption(parser):
                     help="multiply every check's wall-clock safety timeout")
     group.addoption("--repeat", type=int, default=1,
                     help="run every check N times, each on a fresh database")
-    group.addoption("--seed", type=int, default=1,
-                    help="the seed random timelines are drawn from")
+    group.addoption("--sweep", type=int, default=1,
+                    help="run every check in N worlds: seeds SEED, SEED+1, ... (each --repeat "
+                         "times)")
+    group.addoption("--seed", type=int, default=LESSON_SEED,
+                    help="the seed every check's world (times, lease length, names, ids) and "
+                         "the random timelines are drawn from (default: the lesson's values)")
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's own -k deselection sees the items
@@ -74,23 +79,29 @@ class Graded:
         self.lang = request.config.getoption("--lang") or default_lang()
         self.repeat = max(1, request.config.getoption("--repeat"))
         self.seed = request.config.getoption("--seed")
+        self.sweep = max(1, request.config.getoption("--sweep"))
 
     def run(self, check_id, body, timeout):
-        """Run the check `repeat` times; the reported result is the first that did not pass."""
-        runs = [self._run_once(body, timeout) for _ in range(self.repeat)]
+        """Run the check `repeat` times in each of `sweep` worlds; the reported result is the
+        first that did not pass."""
+        seeds = [(self.seed + i) % 2 ** 63 for i in range(self.sweep) for _ in range(self.repeat)]
+        runs = [self._run_once(check_id, body, timeout, seed) for seed in seeds]
         failure = next((f for f in runs if f is not None), None)
         self.request.node.check_result = result_to_json(failure)  # read by grader.runner
-        self.request.node.check_runs = [outcome_of(f) for f in runs] if self.repeat > 1 else []
+        many = len(runs) > 1
+        self.request.node.check_runs = [outcome_of(f) for f in runs] if many else []
+        self.request.node.check_seeds = seeds if self.sweep > 1 else []
         if failure is not None:
             view = check_view(CheckResult(check_id, 0, failure.outcome, failure), self.lang)
             pytest.fail("\n".join(failure_lines(view, self.lang)), pytrace=False)
 
-    def _run_once(self, body, timeout):
+    def _run_once(self, check_id, body, timeout, seed):
         if self.preflight is not None:
             return self.preflight
         with tempfile.TemporaryDirectory(prefix="leaselab-", dir=ram_folder()) as workdir:
-            return sandbox.run(lambda: scenario.run_check(body, self.spec, workdir, self.seed,
-                                                          call_timeout=timeout * self.scale + 5),
+            return sandbox.run(lambda: scenario.run_check(body, self.spec, workdir, seed,
+                                                          call_timeout=timeout * self.scale + 5,
+                                                          check=check_id),
                                timeout=timeout * self.scale)
 
 
@@ -123,4 +134,4 @@ def pytest_json_runtest_metadata(item, call):
         return {}
     return {"check_id": marker.kwargs["id"], "points": marker.kwargs["points"],
             "result": getattr(item, "check_result", None),
-            "runs": getattr(item, "check_runs", [])}
+            "runs": getattr(item, "check_runs", []), "seeds": getattr(item, "check_seeds", [])}

@@ -30,40 +30,46 @@ from . import txshape
 from grader.harness.scenario import Lab
 from grader.harness.target_client import RaisedInTarget
 
-FAULT_MESSAGE = "injected fault"
-_TRIGGER = "leaselab_injected_fault"
-_FIRED = "leaselab_fault_fired"  # harness_count's key for the trigger's firings
-
-
 class Fault:
     """How often the injected fault fired (0: the target never ran such an UPDATE), counted in
-    the target process by the trigger's call of harness_count()."""
+    the target process by the trigger's call of harness_count(). Its triggers' names, counter
+    key and message are the world's (`leaselab_injected_fault...` in the lesson's), so nothing
+    in the database says which check is running."""
 
     def __init__(self, lab: Lab) -> None:
         self.lab = lab
-        self.base = lab.ask(lambda target: target.count(_FIRED))
+        self.trigger = lab.world.label("fault-trigger", "leaselab_injected_fault")
+        self.key = lab.world.label("fault-key", "leaselab_fault_fired")
+        self.base = lab.ask(lambda target: target.count(self.key))
 
     @property
     def fired(self) -> int:
-        return self.lab.ask(lambda target: target.count(_FIRED)) - self.base
+        return self.lab.ask(lambda target: target.count(self.key)) - self.base
+
+
+def fault_message(lab: Lab) -> str:
+    """The error the injected fault raises (SQLite's ABORT with this message)."""
+    return lab.world.label("fault-message", "injected fault")
 
 
 @contextlib.contextmanager
 def injected_fault(lab: Lab, status: str):
     """While inside: any UPDATE on lab.conn that moves a job to `status` fails."""
     fault = Fault(lab)
-    abort = f" AND harness_count('{_FIRED}') BEGIN SELECT RAISE(ABORT, '{FAULT_MESSAGE}'); END"
-    lab.conn.execute(f"CREATE TEMP TRIGGER {_TRIGGER}_update BEFORE UPDATE ON jobs"
+    trigger = fault.trigger
+    abort = (f" AND harness_count('{fault.key}') BEGIN SELECT RAISE(ABORT,"
+             f" '{fault_message(lab)}'); END")
+    lab.conn.execute(f"CREATE TEMP TRIGGER {trigger}_update BEFORE UPDATE ON jobs"
                      f" WHEN NEW.status = '{status}' AND OLD.status IS NOT '{status}'" + abort)
     # A row rewritten whole (INSERT OR REPLACE, DELETE then INSERT) fires no UPDATE trigger.
-    lab.conn.execute(f"CREATE TEMP TRIGGER {_TRIGGER}_insert BEFORE INSERT ON jobs"
+    lab.conn.execute(f"CREATE TEMP TRIGGER {trigger}_insert BEFORE INSERT ON jobs"
                      f" WHEN NEW.status = '{status}'" + abort)
     lab.note("note.fault-injected", status=status)
     try:
         yield fault
     finally:
         for kind in ("update", "insert"):
-            lab.conn.execute(f"DROP TRIGGER IF EXISTS temp.{_TRIGGER}_{kind}")
+            lab.conn.execute(f"DROP TRIGGER IF EXISTS temp.{trigger}_{kind}")
         lab.note("note.fault-removed")
 
 
@@ -74,11 +80,11 @@ def attempt(lab: Lab, call) -> tuple[object, BaseException | None]:
     return (returned[0] if returned else None), error
 
 
-def is_the_fault(exc: BaseException | None) -> bool:
+def is_the_fault(lab: Lab, exc: BaseException | None) -> bool:
     """`exc` (what the target raised) is the injected error, or wraps it (raise ... from it)."""
     if exc is None:
         return False
-    return any(FAULT_MESSAGE in line for line in _lines(exc))
+    return any(fault_message(lab) in line for line in _lines(exc))
 
 
 def _lines(exc: BaseException) -> list[str]:

@@ -1,4 +1,9 @@
-"""Situations the checks start from, told the way the lesson tells them."""
+"""Situations the checks start from, told the way the lesson tells them.
+
+Times are the check's world's (`lab.world`, grader.harness.world): `w.t0` is when the story
+starts (0 ms in the lesson), `w.lease_ms` how long a lease lasts (1000 ms in the lesson). Workers
+are cast by role ("A", "B"...), and get the names the world gives those roles.
+"""
 
 from __future__ import annotations
 
@@ -6,24 +11,24 @@ from lab.store import Claim
 
 from grader.harness.scenario import Lab, expected_row
 
-LEASE_MS = 1000
-DEADLINE = 1_000_000  # far away, unless a check is about deadlines
-
 
 def a_holds_the_job(lab: Lab, qty: int = 5, max_attempts: int = 3,
-                    deadline: int = DEADLINE) -> tuple[int, Claim, dict]:
-    """0 ms: a job is enqueued and A claims it (token=1, lease_until=1000).
+                    deadline: int | None = None) -> tuple[int, Claim, dict]:
+    """t0: a job is enqueued and A claims it (token=1, lease_until=t0+lease_ms).
 
     Returns the job id, A's claim and the row as it must be right after the claim. It is the
     check's setup: if the claim itself is wrong, the check stops here, reported as a setup step
     that went wrong, with the row side by side."""
+    w = lab.world
     with lab.setup():
         job = lab.enqueue(qty=qty, deadline=deadline, max_attempts=max_attempts)
         before = lab.row(job)
-        a = lab.claim("A", now=0, lease_ms=LEASE_MS)
-        until = min(LEASE_MS, deadline)
-        lab.expect(a, Claim(id=job, qty=qty, owner="A", token=1, attempt=1, lease_until=until),
-                   job=job, row=leased(before, "A", token=1, attempts=1, lease_until=until))
+        a = lab.claim(w.name("A"), now=w.t0, lease_ms=w.lease_ms)
+        until = min(w.t0 + w.lease_ms, before["deadline"])
+        lab.expect(a, Claim(id=job, qty=before["qty"], owner=w.name("A"), token=1, attempt=1,
+                            lease_until=until),
+                   job=job, row=leased(before, w.name("A"), token=1, attempts=1,
+                                       lease_until=until))
         return job, a, lab.row(job)
 
 

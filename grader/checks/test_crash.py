@@ -19,7 +19,7 @@ from lab.store import Claim
 
 from grader.harness import children
 from grader.checkdef import check
-from .situations import DEADLINE, LEASE_MS, leased
+from .situations import leased
 from grader.harness.interleave import changes_database, sql_line
 from grader.harness.scenario import CheckFailed, Lab
 from grader.results import Failure, Kind, Outcome, RowDiff
@@ -32,13 +32,16 @@ CRASH_TIMEOUT = 15.0  # seconds for all the children, once started
 @check("crash-mid-claim-atomic", points=3, timeout=45.0)
 def test_crash_mid_claim(lab):
     """A is killed with SIGKILL before each of claim's statements in turn: never a half claim."""
+    w = lab.world
     full = rehearse(lab)
     job = lab.enqueue(qty=QTY)
     before = lab.row(job)
     points = kill_points(full["statements"])
-    lab.note("crash.plan", count=len(points))
-    databases = {k: lab.path if k == points[-1] else fresh_database(lab, k) for k in points}
-    claimers = [children.spawn(lab.target_spec, databases[k], "A", 0, LEASE_MS, kill_at=k)
+    lab.note("crash.plan", count=len(points), t=w.t0)
+    databases = {k: lab.path if k == points[-1] else fresh_database(lab, k, before)
+                 for k in points}
+    claimers = [children.spawn(lab.target_spec, databases[k], w.name("A"), w.t0, w.lease_ms,
+                               kill_at=k)
                 for k in points]
     try:
         children.run_to_kill(claimers, timeout=CRASH_TIMEOUT)
@@ -52,17 +55,17 @@ def test_crash_mid_claim(lab):
             judge(lab, found, job, full["row"])
         else:
             survived.append(str(c.kill_at))
-    # The job is claimable again. At now = LEASE_MS a lease the dead claim may have committed has
-    # run out, so a correct queue hands the job to C in either case, with the next token.
+    # The job is claimable again. A lease lease_ms after t0 the dead claim may have committed
+    # has run out, so a correct queue hands the job to C in either case, with the next token.
     row = lab.row(job)
-    now = LEASE_MS
-    c = lab.claim("C", now=now, lease_ms=LEASE_MS)
-    until = now + LEASE_MS
-    lab.expect(c, Claim(id=job, qty=QTY, owner="C", token=row["token"] + 1,
+    now = w.t0 + w.lease_ms
+    c = lab.claim(w.name("C"), now=now, lease_ms=w.lease_ms)
+    until = now + w.lease_ms
+    lab.expect(c, Claim(id=job, qty=before["qty"], owner=w.name("C"), token=row["token"] + 1,
                         attempt=row["attempts"] + 1, lease_until=until),
-               job=job, row=leased(row, "C", token=row["token"] + 1,
+               job=job, row=leased(row, w.name("C"), token=row["token"] + 1,
                                    attempts=row["attempts"] + 1, lease_until=until),
-               detail="crash-reclaim")
+               detail="crash-reclaim", now=now)
 
 
 def rehearse(lab: Lab) -> dict:
@@ -70,15 +73,16 @@ def rehearse(lab: Lab) -> dict:
     statements it runs and the row a complete claim leaves. The lab's own connection in the
     target process is opened on the scratch database for that one call (so the call is
     recorded, statements included, as any other), then on the check's database again."""
-    path = lab.dir / "rehearsal.db"
+    w = lab.world
+    path = lab.dir / w.file("rehearsal")
     conn = store.connect(path)
     try:
         store.init_db(conn)
-        job = store.enqueue(conn, QTY, DEADLINE)
+        job = _insert(conn, {"id": w.peek_id(), "qty": w.qty(QTY), "deadline": w.far})
         lab.note("crash.rehearsal")
         lab.target.open(lab.conn.name, path)
         with lab.setup():  # a claim that fails here ends the check: nothing to reopen for
-            lab.claim("A", now=0, lease_ms=LEASE_MS)
+            lab.claim(w.name("A"), now=w.t0, lease_ms=w.lease_ms)
         lab.target.open(lab.conn.name, lab.path)
         statements = lab.statements_of(lab.calls)
         lab.note("crash.rehearsed", count=len(statements))
@@ -99,16 +103,24 @@ def kill_points(statements: list[str]) -> list[int]:
     return points[::-1][::stride][::-1]
 
 
-def fresh_database(lab: Lab, k: int):
-    """A database of its own for kill point k, in the same starting state as the check's."""
-    path = lab.dir / f"crash-{k}.db"
+def fresh_database(lab: Lab, k: int, row: dict):
+    """A database of its own for kill point k, in the same starting state as the check's (the
+    one job, `row`)."""
+    path = lab.dir / lab.world.file(f"crash-{k}")
     conn = store.connect(path)
     try:
         store.init_db(conn)
-        store.enqueue(conn, QTY, DEADLINE)
+        _insert(conn, row)
     finally:
         conn.close()
     return path
+
+
+def _insert(conn, row: dict) -> int:
+    """Insert the pending job `row` (its id, qty, deadline, and max_attempts if given)."""
+    conn.execute("INSERT INTO jobs(id, qty, deadline, max_attempts) VALUES (?, ?, ?, ?)",
+                 (row["id"], row["qty"], row["deadline"], row.get("max_attempts", 3)))
+    return row["id"]
 
 
 def inspect(lab: Lab, c: children.Claimer, job: int, before: dict, full: dict) -> dict:

@@ -38,13 +38,16 @@ def test_random_timelines(lab):
     """Random timelines of enqueues, claims, finishes, work_once and operator edits: every
     return value and every row as the contract's model says."""
     # In the check's own folder: the only one its target process may write (grader.harness.jail)
-    scratch = Path(tempfile.mkdtemp(prefix="timelines-", dir=lab.dir))
+    scratch = Path(tempfile.mkdtemp(prefix=lab.world.label("scratch", "timelines") + "-",
+                                    dir=lab.dir))
     index = 0
     try:
         for index in range(TIMELINES):
             steps = generate.timeline(lab.seed, index)
-            if first_difference(steps, lab.target, scratch / f"{index}.db") is not None:
-                small = shrink(steps, lambda s: _differs(s, lab.target, scratch))
+            if first_difference(steps, lab.target, scratch / lab.world.file(str(index))) \
+                    is not None:
+                small = shrink(steps, lambda s: _differs(s, lab.target,
+                                                         scratch / lab.world.file("shrink")))
                 replay(lab, small, index)
                 lab.fail("timeline-unreproduced", seed=lab.seed, index=index)
     except TargetProcessError as exc:  # not in a call through the Lab (those are its failures)
@@ -53,8 +56,7 @@ def test_random_timelines(lab):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _differs(steps: list[Step], queue, scratch: Path) -> bool:
-    path = scratch / "shrink.db"
+def _differs(steps: list[Step], queue, path: Path) -> bool:
     try:
         return first_difference(steps, queue, path) is not None
     finally:

@@ -31,10 +31,16 @@ from grader.harness.workers import ENDED, Crew, Plan
 from grader.results import Failure, Kind, Outcome
 
 QTYS = (2, 3, 5, 7, 11, 13, 17, 19)  # distinct, so a qty at the receiver tells which job it is
-LEASE_MS = 1000
-DEADLINE = 1_000_000
 RUN_S = 20.0  # wall-clock bound for the whole run (a safety net; a passing run takes ~1 s)
-SLOW, FAST = "S", "F"
+SLOW, FAST = "S", "F"  # the roles: the workers are named as the check's world names them
+
+
+def _slow(lab) -> str:
+    return lab.world.name(SLOW)
+
+
+def _fast(lab) -> str:
+    return lab.world.name(FAST)
 
 
 @check("integration-run", points=4, timeout=30.0)
@@ -42,9 +48,12 @@ def test_integration_run(lab):
     """Two worker processes drain 8 jobs into a real HTTP receiver; S's lease runs out while it
     is sending, F re-claims and finishes that job, S's late finish is rejected; every job is
     done exactly once and every id is recorded once at the receiver with its qty."""
-    jobs = {lab.enqueue(qty=qty, deadline=DEADLINE): qty for qty in QTYS}
-    with Receiver(lab.dir / "receiver.db") as receiver, \
-            Crew(on_event=lambda event: _narrate(lab, event)) as crew:
+    jobs = {}
+    for qty in QTYS:
+        job = lab.enqueue(qty=qty)
+        jobs[job] = lab.row(job)["qty"]
+    with Receiver(lab.dir / lab.world.file("receiver")) as receiver, \
+            Crew(on_event=lambda event: _narrate(lab, event), clock_start=lab.world.t0) as crew:
         _say(lab, "receiver", url=receiver.url)
         stale = _run(lab, crew, receiver.url)
         _judge(lab, crew, jobs, stale, receiver)
@@ -53,27 +62,28 @@ def test_integration_run(lab):
 def _run(lab, crew: Crew, url: str) -> dict:
     """Force the story's order; return S's 'returned' event for the job it lost."""
     deadline = time.monotonic() + RUN_S
-    plan = dict(target_spec=lab.target_spec, db_path=str(lab.path), url=url, lease_ms=LEASE_MS,
+    slow, fast, lease_ms = _slow(lab), _fast(lab), lab.world.lease_ms
+    plan = dict(target_spec=lab.target_spec, db_path=str(lab.path), url=url, lease_ms=lease_ms,
                 max_rounds=4 * len(QTYS))
-    crew.start(Plan(SLOW, wait_for_go=True, hold_first_send=True, take_turns=True, **plan))
-    crew.start(Plan(FAST, wait_for_go=True, take_turns=True, **plan))
-    for worker in (SLOW, FAST):  # both connections open before any code under grade runs
+    crew.start(Plan(slow, wait_for_go=True, hold_first_send=True, take_turns=True, **plan))
+    crew.start(Plan(fast, wait_for_go=True, take_turns=True, **plan))
+    for worker in (slow, fast):  # both connections open before any code under grade runs
         _wait(lab, crew, deadline, worker, lambda e: e["op"] == "ready")
-    crew.tell(SLOW, "go")
+    crew.tell(slow, "go")
 
-    held = _wait(lab, crew, deadline, SLOW, lambda e: e["op"] == "holding")
+    held = _wait(lab, crew, deadline, slow, lambda e: e["op"] == "holding")
     if held["op"] != "holding":
         _judge_workers(lab, crew)
-        _fail(lab, crew, "integration-slow-no-job")
+        _fail(lab, crew, "integration-slow-no-job", first=_first_job(lab))
     job = held["job"]
-    crew.set_clock(held["lease_until"] + LEASE_MS // 2)
-    _say(lab, "clock", t=crew.now, worker=SLOW, job=job, lease_until=held["lease_until"])
-    crew.tell(FAST, "go")
+    crew.set_clock(held["lease_until"] + lease_ms // 2)
+    _say(lab, "clock", t=crew.now, worker=slow, job=job, lease_until=held["lease_until"])
+    crew.tell(fast, "go")
     lost_job = lambda e: e["op"] == "returned" and e.get("job") == job  # noqa: E731
-    gate = _wait(lab, crew, deadline, FAST, lost_job)
-    _say(lab, "release" if gate["op"] == "returned" else "release-after-stop", worker=SLOW, job=job)
-    crew.tell(SLOW, "release")
-    stale = _wait(lab, crew, deadline, SLOW, lost_job)
+    gate = _wait(lab, crew, deadline, fast, lost_job)
+    _say(lab, "release" if gate["op"] == "returned" else "release-after-stop", worker=slow, job=job)
+    crew.tell(slow, "release")
+    stale = _wait(lab, crew, deadline, slow, lost_job)
     _take_turns(lab, crew, deadline)
     if not crew.wait_all_ended(deadline):
         _fail(lab, crew, "integration-stuck", seconds=RUN_S)
@@ -85,8 +95,8 @@ def _take_turns(lab, crew: Crew, deadline: float) -> None:
     the whole run, and its verdict, is the same on every run (the race check covers claims at
     the same instant)."""
     _say(lab, "turns")
-    while not all(crew.ended(worker) for worker in (SLOW, FAST)):
-        for worker in (SLOW, FAST):
+    while not all(crew.ended(worker) for worker in (_slow(lab), _fast(lab))):
+        for worker in (_slow(lab), _fast(lab)):
             if crew.ended(worker):
                 continue
             seen = len(crew.events)
@@ -96,6 +106,11 @@ def _take_turns(lab, crew: Crew, deadline: float) -> None:
                                    deadline, after=seen)
             if answer is None:
                 _fail(lab, crew, "integration-stuck", seconds=RUN_S)
+
+
+def _first_job(lab) -> int:
+    """The job enqueued first: the one S's first work_once must claim."""
+    return next(e["job"] for e in lab.timeline if e["op"] == "enqueue")
 
 
 def _wait(lab, crew: Crew, deadline: float, worker: str, wanted) -> dict:
@@ -171,7 +186,7 @@ def _step(lab, event: dict) -> dict | None:
         return {"op": "import", "target": lab.target_spec}
     if event.get("during") in ("work_once", "sync"):
         return {"op": "work_once", "actor": event["worker"], "t": event.get("t"),
-                "lease_ms": LEASE_MS}
+                "lease_ms": lab.world.lease_ms}
     return None
 
 
@@ -207,7 +222,7 @@ def _judge_stale(lab, crew: Crew, stale: dict) -> None:
     if stale["op"] == "returned" and stale["result"] is False:
         return
     job = stale.get("job")
-    new = next((e for e in crew.events if e["op"] == "sent" and e["worker"] == FAST
+    new = next((e for e in crew.events if e["op"] == "sent" and e["worker"] == _fast(lab)
                 and e["job"] == job), {})
     row = lab.row(job) if stale["op"] == "returned" and job is not None else None
     if stale["result"] is not True and row is not None and row["status"] == "done" \
@@ -258,7 +273,7 @@ def _end(lab, crew: Crew, failure: Failure) -> None:
 
 
 def _summary(lab, crew: Crew) -> None:
-    for worker in (SLOW, FAST):
+    for worker in (_slow(lab), _fast(lab)):
         mine = [e for e in crew.events if e["worker"] == worker]
         done = [e for e in mine if e["op"] == "returned" and "job" in e]  # it sent a job
         lab.note("timeline.integration.summary", worker=worker,

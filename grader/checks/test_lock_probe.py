@@ -16,7 +16,7 @@ from lab import store
 from lab.store import Claim
 
 from grader.checkdef import check
-from .situations import DEADLINE, LEASE_MS, done, leased
+from .situations import done, leased
 from grader.harness.target_client import RaisedInTarget
 from grader.harness.scenario import CheckFailed, ManualClock
 from .test_work_once import expect_a_claim
@@ -28,10 +28,12 @@ PROBE_BUSY_MS = 150  # how long the probe's connections wait for a lock before g
 def test_lock_free_during_send(lab):
     """Inside A's send, a new job is enqueued and B claims another pending job (busy timeout
     150 ms each): both succeed, and A's connection has no open transaction."""
+    w = lab.world
     job = lab.enqueue(qty=5)
     other = lab.enqueue(qty=7)
     before, other_before = lab.row(job), lab.row(other)
-    clock = ManualClock(0)
+    clock = ManualClock(w.t0)
+    until = w.t0 + w.lease_ms
     seen: dict = {}
 
     def send(claim):
@@ -41,7 +43,7 @@ def test_lock_free_during_send(lab):
         except CheckFailed as failed:  # the verdict is given after work_once, not through it
             seen["failed"] = failed
 
-    result = lab.work_once("A", send, clock, LEASE_MS)
+    result = lab.work_once(w.name("A"), send, clock, w.lease_ms)
     if "failed" in seen:
         raise seen["failed"]
     if "in_transaction" not in seen:
@@ -56,11 +58,14 @@ def test_lock_free_during_send(lab):
     if seen["in_transaction"]:
         lab.fail("lock-transaction-open", job=job)
     lab.expect(seen["claim"]["result"],
-               Claim(id=other, qty=7, owner="B", token=1, attempt=1, lease_until=LEASE_MS),
-               job=other, row=leased(other_before, "B", token=1, attempts=1, lease_until=LEASE_MS),
+               Claim(id=other, qty=other_before["qty"], owner=w.name("B"), token=1, attempt=1,
+                     lease_until=until),
+               job=other, row=leased(other_before, w.name("B"), token=1, attempts=1,
+                                     lease_until=until),
                detail="lock-probe-claim", other=other)
     lab.expect(result, True, job=job,
-               row=done(leased(before, "A", token=1, attempts=1, lease_until=LEASE_MS), 0))
+               row=done(leased(before, w.name("A"), token=1, attempts=1, lease_until=until),
+                        clock.now))
 
 
 def probe_while_sending(lab, claim: Claim, now: int) -> dict:
@@ -70,9 +75,16 @@ def probe_while_sending(lab, claim: Claim, now: int) -> dict:
     lab.note("timeline.lock-probe.in-send", job=claim.id, in_transaction=in_transaction)
     seen = {"in_transaction": in_transaction}
 
-    intake = store.connect(lab.path, busy_timeout_ms=PROBE_BUSY_MS)  # the judge's own
+    # The judge's own connection, opened plainly: store.connect would also set the journal mode,
+    # which waits for a lock of its own if the code under grade switched to WAL (a cause the
+    # journal-mode checks name), and would fail here as if the grader were at fault.
+    intake = sqlite3.connect(str(lab.path), timeout=PROBE_BUSY_MS / 1000, isolation_level=None)
     try:
-        outcome, waited = _timed(lambda: store.enqueue(intake, qty=1, deadline=DEADLINE))
+        mode = intake.execute("PRAGMA journal_mode").fetchone()[0]
+        if mode.lower() != "delete":  # the cause to name: what is blocked then is another story
+            lab.fail("tx-journal-file", mode=mode, after="claim")
+        outcome, waited = _timed(lambda: store.enqueue(intake, qty=lab.world.qty(1),
+                                                       deadline=lab.world.far))
     finally:
         intake.close()  # a failed write must not keep a lock of its own
     seen["enqueue"] = {"error": _error(outcome), "waited_ms": waited}
@@ -87,7 +99,8 @@ def probe_while_sending(lab, claim: Claim, now: int) -> dict:
     got: list = []
     try:
         outcome, waited = _timed(lambda: lab.raises(
-            lambda: got.append(lab.claim("B", now=now, lease_ms=LEASE_MS, conn=b_conn))))
+            lambda: got.append(lab.claim(lab.world.name("B"), now=now,
+                                         lease_ms=lab.world.lease_ms, conn=b_conn))))
     finally:
         b_conn.close()
     seen["claim"] = {"error": _error(outcome), "waited_ms": waited,

@@ -4,7 +4,7 @@ deadline leaves the queue before any new token is given; a valid lease is never 
 from __future__ import annotations
 
 from grader.checkdef import check
-from .situations import LEASE_MS, a_holds_the_job
+from .situations import a_holds_the_job
 from .steps import claims, claims_nothing, finishes, snapshot
 from grader.harness.scenario import expected_row
 
@@ -18,11 +18,11 @@ def quarantined(row: dict) -> dict:
 def test_quarantine_before_new_token(lab):
     """max_attempts=2: A claims, expires, B claims, expires; C's claim quarantines the job
     before any new token: C gets nothing, the row keeps token=2, attempts=2, owner B."""
-    job, _, _ = a_holds_the_job(lab, max_attempts=2)
+    job, a, _ = a_holds_the_job(lab, max_attempts=2)
     with lab.setup():
-        _, row = claims(lab, "B", now=LEASE_MS, job=job, token=2, attempt=2)
+        b, row = claims(lab, "B", now=a.lease_until, job=job, token=2, attempt=2)
     lab.note("timeline.note.quarantine.attempts-used", job=job, max_attempts=2)
-    claims_nothing(lab, "C", now=2 * LEASE_MS, rows={job: quarantined(row)},
+    claims_nothing(lab, "C", now=b.lease_until, rows={job: quarantined(row)},
                    detail="quarantine.not-before-new-token")
 
 
@@ -30,27 +30,34 @@ def test_quarantine_before_new_token(lab):
 def test_quarantine_spares_valid_lease(lab):
     """A holds the job on its last attempt (max_attempts=1): claims by others before
     lease_until neither take nor quarantine it, and A's finish lands."""
+    w = lab.world
     job, a, row = a_holds_the_job(lab, max_attempts=1)
     lab.note("timeline.note.quarantine.last-attempt", job=job, lease_until=a.lease_until)
-    for now, owner in ((0, "B"), (1, "C"), (LEASE_MS // 2, "B"), (LEASE_MS - 1, "C")):
-        claims_nothing(lab, owner, now, {job: row}, detail="quarantine.valid-lease-quarantined",
+    for now, role in ((w.t0, "B"), (w.t0 + 1, "C"), (w.t0 + w.lease_ms // 2, "B"),
+                      (a.lease_until - 1, "C")):
+        claims_nothing(lab, role, now, {job: row}, detail="quarantine.valid-lease-quarantined",
                        at=now, lease_until=a.lease_until)
-    finishes(lab, a, now=LEASE_MS - 1, accepted=True, detail="quarantine.holder-finish-rejected")
+    finishes(lab, a, now=a.lease_until - 1, accepted=True,
+             detail="quarantine.holder-finish-rejected")
 
 
 @check("quarantine-past-deadline", points=2)
 def test_quarantine_past_deadline(lab):
     """At 1000 ms job 1 (lease expired at 400, deadline 500) and job 3 (never claimed, deadline
     exactly 1000) are both quarantined, tokens unchanged, by the claim that hands job 2 to B."""
+    w = lab.world
+    at = w.t0 + w.pick("at", 1000, 3, 10 * w.lease_ms)
+    late_deadline = w.t0 + w.pick("late-deadline", 500, 2, at - w.t0 - 1)
+    late_lease = w.pick("late-lease", 400, 1, late_deadline - w.t0 - 1)
     with lab.setup():
-        late = lab.enqueue(qty=5, deadline=500)
+        late = lab.enqueue(qty=5, deadline=late_deadline)
         claimable = lab.enqueue(qty=6)
-        due_now = lab.enqueue(qty=7, deadline=1000)
-        claims(lab, "A", now=0, job=late, token=1, attempt=1, lease_ms=400)
+        due_now = lab.enqueue(qty=7, deadline=at)
+        claims(lab, "A", now=w.t0, job=late, token=1, attempt=1, lease_ms=late_lease)
     rows = snapshot(lab, late, due_now)
-    lab.note("timeline.note.quarantine.deadlines-pass", jobs=f"{late}, {due_now}", now=1000)
-    claims(lab, "B", now=1000, job=claimable, token=1, attempt=1,
+    lab.note("timeline.note.quarantine.deadlines-pass", jobs=f"{late}, {due_now}", now=at)
+    claims(lab, "B", now=at, job=claimable, token=1, attempt=1,
            detail="quarantine.claimable-not-taken")
     for job, row in rows.items():
         lab.expect_row(job, quarantined(row), detail="quarantine.past-deadline-not-quarantined",
-                       which=job, deadline=row["deadline"], at=1000)
+                       which=job, deadline=row["deadline"], at=at)

@@ -13,23 +13,25 @@ from lab.store import BUSY_TIMEOUT_MS
 from grader.harness import children
 from grader.checkdef import check
 from . import txshape
-from .situations import LEASE_MS, leased
+from .situations import leased
 from grader.harness.interleave import Lockstep, sql_line
 from grader.harness.journal import busy_timeout_set, switched_to
 from grader.harness.scenario import CheckFailed, Lab
 from grader.results import Failure, Kind, Outcome, RowDiff
 
-ACTORS = ("A", "B")
+ACTORS = ("A", "B")  # the roles: the claimers are named as the world names them
 RACE_TIMEOUT = 15.0  # seconds for both claims once started (busy timeout 5 s + barriers)
 
 
 @check("race-one-winner", points=7, timeout=45.0)
 def test_two_processes_claim_at_once(lab):
     """A and B, in two processes, claim the only pending job at 0 ms: one Claim, one None."""
+    w = lab.world
     job = lab.enqueue(qty=5)
     before = lab.row(job)
-    lab.note("race.setup")
-    claimers = [children.spawn(lab.target_spec, lab.path, actor, 0, LEASE_MS) for actor in ACTORS]
+    lab.note("race.setup", t=w.t0)
+    claimers = [children.spawn(lab.target_spec, lab.path, w.name(role), w.t0, w.lease_ms)
+                for role in ACTORS]
     lockstep = Lockstep()
     try:
         children.race(claimers, lockstep, timeout=RACE_TIMEOUT)
@@ -52,11 +54,11 @@ def narrate(lab: Lab, outcomes: dict[str, dict], lockstep: Lockstep) -> dict[str
             lab.note("race.runs-on", actor=actor, other=passes[actor, step], step=step)
         if gave_up and (gave_up.actor, gave_up.step) == (actor, step):
             key = "race.gave-up" if gave_up.holds_write else "race.gave-up-slow"
-            lab.note(key, actor=actor, other=_other(actor), step=step,
+            lab.note(key, actor=actor, other=_other(lab, actor), step=step,
                      waited=f"{gave_up.waited:g}")
     events = {}
     for actor, o in outcomes.items():
-        event = {"op": "claim", "actor": actor, "t": 0, "lease_ms": LEASE_MS}
+        event = {"op": "claim", "actor": actor, "t": lab.world.t0, "lease_ms": lab.world.lease_ms}
         if o["kind"] == "own-connection":  # what it returned all the same
             o = o["returned"]
         if o["kind"] == "claim":
@@ -111,8 +113,10 @@ def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict]) -> None:
                                       o["wanted"])
     current = lab.row(job)
     winners = [a for a, k in kinds.items() if k == "claim"]
-    owner = current["owner"] if current and current["owner"] in ACTORS else (winners or ["A"])[0]
-    expected = leased(before, owner, token=1, attempts=1, lease_until=LEASE_MS)
+    names = [lab.world.name(role) for role in ACTORS]
+    owner = current["owner"] if current and current["owner"] in names else (winners or names)[0]
+    expected = leased(before, owner, token=1, attempts=1,
+                      lease_until=lab.world.t0 + lab.world.lease_ms)
 
     def fail(detail: str, **params) -> None:
         lab.fail(detail, diff=RowDiff(job, current, expected), **params)
@@ -125,9 +129,9 @@ def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict]) -> None:
         # depends on whether the other worker still holds the lock when this one asks.
         cut = shortened_busy_timeout(o)
         if cut:
-            fail("race-busy-timeout", who=actor, other=_other(actor), **cut)
+            fail("race-busy-timeout", who=actor, other=_other(lab, actor), **cut)
     for actor, o in outcomes.items():
-        other = _other(actor)
+        other = _other(lab, actor)
         if o["kind"] == "raised":
             fail("race-locked" if o["locked"] else "race-raised", who=actor, other=other,
                  error=o["error"])
@@ -140,7 +144,7 @@ def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict]) -> None:
     winner = winners[0]
     stamp = outcomes[winner]["claim"]
     if current != expected or stamp != _stamp_of(current):
-        fail("race-row", winner=winner, loser=_other(winner))
+        fail("race-row", winner=winner, loser=_other(lab, winner))
 
 
 def shortened_busy_timeout(o: dict) -> dict | None:
@@ -163,5 +167,6 @@ def _stamp_of(row: dict | None) -> dict | None:
             "attempt": row["attempts"], "lease_until": row["lease_until"]}
 
 
-def _other(actor: str) -> str:
-    return next(a for a in ACTORS if a != actor)
+def _other(lab: Lab, actor: str) -> str:
+    """The other claimer's name."""
+    return next(name for name in (lab.world.name(role) for role in ACTORS) if name != actor)

@@ -12,53 +12,68 @@ from grader.harness.scenario import expected_row
 def test_claim_result_matches_row(lab):
     """A job that was requeued before (token already 3) is claimed twice: each Claim carries the
     row's id, qty, owner, token, attempts and lease_until, not values of its own."""
+    w = lab.world
     job = lab.enqueue(qty=37)
-    lab.set_row(job, token=3)
-    lab.note("timeline.note.selection.token-from-history", job=job, token=3)
-    claims(lab, "A", now=0, job=job, token=4, attempt=1, detail="selection.claim-not-row")
-    claims(lab, "B", now=1500, job=job, token=5, attempt=2, lease_ms=700,
+    token = w.pick("token-before", 3, 2, 50)
+    lab.set_row(job, token=token)
+    lab.note("timeline.note.selection.token-from-history", job=job, token=token)
+    claims(lab, "A", now=w.t0, job=job, token=token + 1, attempt=1,
            detail="selection.claim-not-row")
+    later = w.t0 + w.lease_ms + w.pick("b-after-expiry", 500, 0, w.lease_ms)
+    claims(lab, "B", now=later, job=job, token=token + 2, attempt=2,
+           lease_ms=w.pick("b-lease", 700, 1, 10 * w.lease_ms), detail="selection.claim-not-row")
 
 
 @check("lowest-id-first", points=2)
 def test_lowest_id_first(lab):
     """Jobs 1 and 3 have expired leases, job 2 a valid one, job 4 was never claimed: claims take
     1, 3, 4 in that order, then nothing is left."""
+    w = lab.world
+    short = w.pick("short-lease", 100, 1, w.lease_ms)
+    long = w.pick("long-lease", 10_000, 2 * w.lease_ms, 20 * w.lease_ms)
+    at = w.t0 + w.pick("at", 200, short, long - 1)  # the short leases have run out, not the long
     jobs = [lab.enqueue(qty=qty) for qty in (11, 12, 13, 14)]
-    for job, owner, lease_ms in zip(jobs, ("X", "Y", "W"), (100, 10_000, 100)):
-        claims(lab, owner, now=0, job=job, token=1, attempt=1, lease_ms=lease_ms,
+    for job, role, lease_ms in zip(jobs, ("X", "Y", "W"), (short, long, short)):
+        claims(lab, role, now=w.t0, job=job, token=1, attempt=1, lease_ms=lease_ms,
                detail="selection.not-lowest-id")
     claimable = (jobs[0], jobs[2], jobs[3])
-    lab.note("timeline.note.selection.claimable-now", jobs=", ".join(map(str, claimable)), now=200)
-    for job, owner, token in zip(claimable, ("P", "Q", "R"), (2, 2, 1)):
-        claims(lab, owner, now=200, job=job, token=token, attempt=token,
+    lab.note("timeline.note.selection.claimable-now", jobs=", ".join(map(str, claimable)), now=at)
+    for job, role, token in zip(claimable, ("P", "Q", "R"), (2, 2, 1)):
+        claims(lab, role, now=at, job=job, token=token, attempt=token,
                detail="selection.not-lowest-id")
-    claims_nothing(lab, "S", now=200, rows=snapshot(lab, *jobs), detail="selection.took-held-job")
+    claims_nothing(lab, "S", now=at, rows=snapshot(lab, *jobs), detail="selection.took-held-job")
 
 
 @check("skips-done-and-quarantined", points=2)
 def test_skips_done_and_quarantined(lab):
     """Job 1 is done, job 2 quarantined after its only attempt, job 3 quarantined by hand with
     attempts to spare: later claims take job 4 only and leave jobs 1-3 byte-for-byte alone."""
+    w = lab.world
+    finished_at = w.t0 + w.pick("finished-after", 10, 1, w.lease_ms // 4)
+    b_at = finished_at + w.pick("b-after", 10, 1, w.lease_ms // 4)
+    c_at = b_at + w.lease_ms  # B's lease has just run out: its only attempt is spent
+    d_at = c_at + w.pick("d-after", 980, 1, w.lease_ms)
+    deadline = d_at + w.pick("deadline-after", 1000, 1, 3 * w.lease_ms)  # the done job's
+    e_at = max(d_at + w.lease_ms, deadline) + w.pick("e-after", 2000, 0, 3 * w.lease_ms)
     with lab.setup():
-        done_job = lab.enqueue(qty=5, deadline=3000)
+        done_job = lab.enqueue(qty=5, deadline=deadline)
         spent_job = lab.enqueue(qty=6, max_attempts=1)
         held_job = lab.enqueue(qty=7)
-        a, _ = claims(lab, "A", now=0, job=done_job, token=1, attempt=1)
-        finishes(lab, a, now=10, accepted=True)
+        a, _ = claims(lab, "A", now=w.t0, job=done_job, token=1, attempt=1)
+        finishes(lab, a, now=finished_at, accepted=True)
         lab.set_row(held_job, status="quarantined")
         lab.note("timeline.note.selection.quarantined-by-hand", job=held_job)
-        claims(lab, "B", now=20, job=spent_job, token=1, attempt=1)
+        claims(lab, "B", now=b_at, job=spent_job, token=1, attempt=1)
     rows = snapshot(lab, done_job, spent_job, held_job)
     rows[spent_job] = expected_row(rows[spent_job], status="quarantined")
-    claims_nothing(lab, "C", now=1020, rows=rows, detail="selection.only-spent-job-changes",
-                   which=spent_job, at=1020)
+    claims_nothing(lab, "C", now=c_at, rows=rows, detail="selection.only-spent-job-changes",
+                   which=spent_job, at=c_at)
     fresh = lab.enqueue(qty=8)
-    lab.note("timeline.note.selection.past-leases", job=done_job, now=2000)
-    claims(lab, "D", now=2000, job=fresh, token=1, attempt=1, detail="selection.took-finished-job")
+    lab.note("timeline.note.selection.past-leases", job=done_job, now=d_at)
+    claims(lab, "D", now=d_at, job=fresh, token=1, attempt=1, detail="selection.took-finished-job")
     expect_rows(lab, rows, detail="selection.touched-finished-job")
-    lab.note("timeline.note.selection.past-deadline", job=done_job, now=5000)
-    claims(lab, "E", now=5000, job=fresh, token=2, attempt=2, detail="selection.took-finished-job")
+    lab.note("timeline.note.selection.past-deadline", job=done_job, now=e_at)
+    claims(lab, "E", now=e_at, job=fresh, token=2, attempt=2, detail="selection.took-finished-job")
     expect_rows(lab, rows, detail="selection.touched-finished-job")
 
 
@@ -66,14 +81,17 @@ def test_skips_done_and_quarantined(lab):
 def test_empty_queue_returns_none(lab):
     """With no job, and then with only a held job and a done one, claim returns None and
     leaves no transaction open."""
-    lab.expect(lab.claim("A", now=0, lease_ms=1000), None)
+    w = lab.world
+    lab.expect(lab.claim(w.name("A"), now=w.t0, lease_ms=w.lease_ms), None)
     lab.expect(lab.conn.in_transaction, False,
                detail="selection.none-left-transaction-open")
     with lab.setup():
         held = lab.enqueue(qty=5)
-        claims(lab, "A", now=0, job=held, token=1, attempt=1)
+        claims(lab, "A", now=w.t0, job=held, token=1, attempt=1)
         finished = lab.enqueue(qty=6)
-        b, _ = claims(lab, "B", now=0, job=finished, token=1, attempt=1)
-        finishes(lab, b, now=10, accepted=True)
-    claims_nothing(lab, "C", now=500, rows=snapshot(lab, held, finished))
+        b, _ = claims(lab, "B", now=w.t0, job=finished, token=1, attempt=1)
+        finishes(lab, b, now=w.t0 + w.pick("b-finishes-after", 10, 0, w.lease_ms - 1),
+                 accepted=True)
+    claims_nothing(lab, "C", now=w.t0 + w.pick("c-after", 500, 0, w.lease_ms - 1),
+                   rows=snapshot(lab, held, finished))
     lab.expect(lab.conn.in_transaction, False, detail="selection.none-left-transaction-open")

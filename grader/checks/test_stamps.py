@@ -12,16 +12,22 @@ from .situations import a_holds_the_job
 from .steps import claims, expect_rows, finishes
 from grader.harness.scenario import Lab
 
-FINISH_AT = 500  # well inside both leases: only the stamp decides
+
+def finish_at(lab: Lab) -> int:
+    """Halfway through A's lease (500 ms in the lesson): well inside both leases, so only the
+    stamp decides."""
+    return lab.world.t0 + lab.world.lease_ms // 2
 
 
 def a_and_b_hold_jobs(lab: Lab) -> tuple[Claim, Claim, dict[int, dict]]:
     """0 ms: A claims job 1 (qty=5); 10 ms: B claims job 2 (qty=7, lease_until=1010).
     Returns both claims and both rows (job -> row). The check's setup."""
+    w = lab.world
     job_a, a, _ = a_holds_the_job(lab)
     with lab.setup():
         job_b = lab.enqueue(qty=7)
-        b, _ = claims(lab, "B", now=10, job=job_b, token=1, attempt=1)
+        b_at = w.t0 + w.pick("b-claims", 10, 1, w.lease_ms // 2 - 1)
+        b, _ = claims(lab, "B", now=b_at, job=job_b, token=1, attempt=1)
         return a, b, {job_a: lab.row(job_a), job_b: lab.row(job_b)}
 
 
@@ -32,13 +38,13 @@ def forged_stamp_is_rejected(lab: Lab, field: str, forge) -> None:
     forged = dataclasses.replace(a, **{field: forge(a, b)})
     lab.note("timeline.note.stamps.forged", field=field, real=getattr(a, field),
              forged=getattr(forged, field))
-    finishes(lab, forged, now=FINISH_AT, accepted=False, actor="A",
+    finishes(lab, forged, now=finish_at(lab), accepted=False, actor="A",
              detail=f"stamps.forged-{field}-accepted", real=getattr(a, field),
              forged=getattr(forged, field))
     expect_rows(lab, rows, detail=f"stamps.forged-{field}-accepted", real=getattr(a, field),
                 forged=getattr(forged, field))
     lab.note("timeline.note.stamps.genuine")
-    finishes(lab, a, now=FINISH_AT, accepted=True, detail="stamps.genuine-rejected")
+    finishes(lab, a, now=finish_at(lab), accepted=True, detail="stamps.genuine-rejected")
 
 
 @check("forged-stamp-id", points=1)
@@ -68,26 +74,32 @@ def test_forged_stamp_attempt(lab):
 @check("forged-stamp-lease-until", points=1)
 def test_forged_stamp_lease_until(lab):
     """A's stamp claiming a longer lease than the row holds."""
-    forged_stamp_is_rejected(lab, "lease_until", lambda a, b: a.lease_until + 500)
+    longer = lab.world.pick("longer-by", 500, 1, 10 * lab.world.lease_ms)
+    forged_stamp_is_rejected(lab, "lease_until", lambda a, b: a.lease_until + longer)
 
 
 @check("double-finish-rejected", points=1)
 def test_double_finish_rejected(lab):
     """A finishes (True), then finishes again with the same stamp (False): the row stays as the
     first finish left it, finished_at included."""
+    w = lab.world
     job, a, _ = a_holds_the_job(lab)
+    first = finish_at(lab)
     with lab.setup():
-        finishes(lab, a, now=FINISH_AT, accepted=True, detail="stamps.genuine-rejected")
-    finishes(lab, a, now=FINISH_AT + 100, accepted=False, detail="stamps.double-finish-accepted",
-             first=FINISH_AT)
+        finishes(lab, a, now=first, accepted=True, detail="stamps.genuine-rejected")
+    again = first + w.pick("again-after", 100, 1, w.lease_ms // 2 - 1)
+    finishes(lab, a, now=again, accepted=False, detail="stamps.double-finish-accepted",
+             first=first)
 
 
 @check("finish-on-quarantined-rejected", points=1)
 def test_finish_on_quarantined_rejected(lab):
     """A holds the job (lease to 1000); at 200 ms an operator quarantines it by hand. A's finish
     at 500, with a stamp that still matches every field, is rejected: the row stays quarantined."""
+    w = lab.world
     job, a, _ = a_holds_the_job(lab)
-    lab.note("stamps.quarantined-by-operator", job=job, now=200)
+    lab.note("stamps.quarantined-by-operator", job=job,
+             now=w.t0 + w.pick("quarantined-at", 200, 1, w.lease_ms // 2 - 1))
     lab.set_row(job, status="quarantined")
-    finishes(lab, a, now=FINISH_AT, accepted=False, detail="stamps.quarantined-finish-accepted",
+    finishes(lab, a, now=finish_at(lab), accepted=False, detail="stamps.quarantined-finish-accepted",
              job_id=job)

@@ -14,7 +14,6 @@ from grader.checkdef import check
 from . import txshape
 from .faults import (attempt, expect_no_transaction_left, expect_others_can_write,
                      injected_fault, is_locked_error, is_the_fault, write_lock_held)
-from .situations import LEASE_MS
 from .steps import expect_rows, snapshot
 from grader.harness.scenario import Lab, ManualClock, show
 from grader.harness.scenario import error_line
@@ -52,7 +51,7 @@ def expect_failed_cleanly(lab: Lab, function: str, error: BaseException | None,
     if error is None:
         lab.fail("tx-did-not-raise", function=function, came_back=show(came_back))
     described = error_line(error)
-    if not is_the_fault(error):
+    if not is_the_fault(lab, error):
         lab.fail("tx-other-error", function=function, error=described)
     if lab.conn.in_transaction:
         lab.fail("tx-open-after-error", function=function, error=described)
@@ -92,11 +91,11 @@ def expect_rollback_journal(lab: Lab, after: str) -> None:
         lab.fail("tx-journal-conn", mode=on_conn, after=after)
 
 
-def some_claim(lab: Lab, owner: str, now: int, job: int):
-    """Setup: `owner` claims at `now` and must get a Claim to finish with (what it holds is
-    graded by the claim checks)."""
+def some_claim(lab: Lab, role: str, now: int, job: int):
+    """Setup: the worker cast as `role` claims at `now` and must get a Claim to finish with
+    (what it holds is graded by the claim checks)."""
     with lab.setup():
-        got = lab.claim(owner, now=now, lease_ms=LEASE_MS)
+        got = lab.claim(lab.world.name(role), now=now, lease_ms=lab.world.lease_ms)
         if got is None:
             lab.fail("tx-no-claim", job=job)
     return got
@@ -107,10 +106,12 @@ def some_claim(lab: Lab, owner: str, now: int, job: int):
 def test_claim_in_one_immediate_transaction(lab):
     """A claim that takes a job, and one that finds nothing (the job is held), each run their
     statements on jobs inside one BEGIN IMMEDIATE ... COMMIT and leave no transaction open."""
+    w = lab.world
     lab.enqueue(qty=5)
-    lab.claim("A", now=0, lease_ms=LEASE_MS)  # takes the job
+    lab.claim(w.name("A"), now=w.t0, lease_ms=w.lease_ms)  # takes the job
     expect_atomic(lab, "claim")
-    lab.claim("B", now=LEASE_MS - 1, lease_ms=LEASE_MS)  # A's lease is valid: nothing to take
+    # A's lease is valid: nothing to take
+    lab.claim(w.name("B"), now=w.t0 + w.lease_ms - 1, lease_ms=w.lease_ms)
     expect_atomic(lab, "claim")
 
 
@@ -118,18 +119,20 @@ def test_claim_in_one_immediate_transaction(lab):
 def test_claim_rolls_back_on_error(lab):
     """A statement inside claim fails (first its UPDATE that leases the job, then its quarantine
     UPDATE): claim re-raises, rolls back everything, releases the lock; then it works again."""
-    now = 10
+    w = lab.world
+    now = w.t0 + w.pick("now", 10, 1, w.lease_ms)
     stale = lab.enqueue(qty=1, deadline=now)  # its deadline has come: claim quarantines it first
     job = lab.enqueue(qty=5)
     before = {j: lab.row(j) for j in (stale, job)}
     for status in ("leased", "quarantined"):
         with injected_fault(lab, status) as fault:
-            came_back, error = attempt(lab, lambda: lab.claim("A", now=now, lease_ms=LEASE_MS))
+            came_back, error = attempt(lab, lambda: lab.claim(w.name("A"), now=now,
+                                                              lease_ms=w.lease_ms))
         if not fault.fired:
             continue  # this claim never moves a job to that status: nothing to inject into
         expect_failed_cleanly(lab, "claim", error, before, came_back)
     lab.enqueue(qty=7)  # so that something is claimable even if a step above took a job
-    claimed, error = attempt(lab, lambda: lab.claim("A", now=now, lease_ms=LEASE_MS))
+    claimed, error = attempt(lab, lambda: lab.claim(w.name("A"), now=now, lease_ms=w.lease_ms))
     if error is not None or claimed is None:
         lab.fail("tx-works-again", function="claim", came_back=show(claimed),
                  error="" if error is None else "; " + error_line(error))
@@ -140,18 +143,19 @@ def test_claim_rolls_back_on_error(lab):
 def test_finish_leaves_no_transaction(lab):
     """finish, rejected and accepted, is one statement or one BEGIN IMMEDIATE transaction and
     leaves no transaction open; when its UPDATE fails it re-raises and rolls back."""
+    expired = lab.world.t0 + lab.world.lease_ms  # A's lease has run out
     job = lab.enqueue(qty=5)
-    a = some_claim(lab, "A", 0, job)
-    lab.finish(a, now=LEASE_MS + 1)  # the lease has run out: rejected
+    a = some_claim(lab, "A", lab.world.t0, job)
+    lab.finish(a, now=expired + 1)  # the lease has run out: rejected
     expect_atomic(lab, "finish")
-    b = some_claim(lab, "B", LEASE_MS + 1, job)
-    lab.finish(b, now=LEASE_MS + 2)  # B's stamp is current: accepted
+    b = some_claim(lab, "B", expired + 1, job)
+    lab.finish(b, now=expired + 2)  # B's stamp is current: accepted
     expect_atomic(lab, "finish")
     job = lab.enqueue(qty=3)
-    c = some_claim(lab, "C", LEASE_MS + 2, job)
+    c = some_claim(lab, "C", expired + 2, job)
     before = {c.id: lab.row(c.id)}
     with injected_fault(lab, "done") as fault:
-        came_back, error = attempt(lab, lambda: lab.finish(c, now=LEASE_MS + 3))
+        came_back, error = attempt(lab, lambda: lab.finish(c, now=expired + 3))
     if fault.fired:
         expect_failed_cleanly(lab, "finish", error, before, came_back)
 
@@ -165,19 +169,22 @@ def test_locked_database_raises(lab):
     the target waits 50 ms: claim, finish and work_once each raise (database is locked), leave
     no transaction open and change no row; nothing is sent."""
     # Opened first: store.connect sets the journal mode, which a claim may have changed since.
+    w = lab.world
     conn = lab.connect(busy_timeout_ms=LOCKED_BUSY_MS)
     try:
         with lab.setup():
             job = lab.enqueue(qty=5)
-            a = some_claim(lab, "A", 0, job)
+            a = some_claim(lab, "A", w.t0, job)
             expect_no_transaction_left(lab, "claim")  # else the grader could not take the lock
         other = lab.enqueue(qty=7)  # claimable: a claim that got through would take it
         rows = snapshot(lab, job, other)
-        clock, sent = ManualClock(10), []
+        now = w.t0 + w.pick("now", 10, 0, w.lease_ms - 1)  # A's lease is valid
+        clock, sent = ManualClock(now), []
         for function, call in (
-                ("claim", lambda: lab.claim("B", now=10, lease_ms=LEASE_MS, conn=conn)),
-                ("finish", lambda: lab.finish(a, now=10, conn=conn)),
-                ("work_once", lambda: lab.work_once("C", sent.append, clock, LEASE_MS,
+                ("claim", lambda: lab.claim(w.name("B"), now=now, lease_ms=w.lease_ms,
+                                            conn=conn)),
+                ("finish", lambda: lab.finish(a, now=now, conn=conn)),
+                ("work_once", lambda: lab.work_once(w.name("C"), sent.append, clock, w.lease_ms,
                                                     conn=conn))):
             expect_locked_raised(lab, function, conn, call, rows)
     finally:
@@ -187,10 +194,11 @@ def test_locked_database_raises(lab):
 @check("journal-mode-stays-delete", points=1)
 def test_journal_mode_stays_delete(lab):
     """After claim and after finish, the database still uses the rollback journal (not WAL)."""
+    w = lab.world
     lab.enqueue(qty=5)
-    a = lab.claim("A", now=0, lease_ms=LEASE_MS)
+    a = lab.claim(w.name("A"), now=w.t0, lease_ms=w.lease_ms)
     expect_rollback_journal(lab, after="claim")
     if a is not None:
-        lab.finish(a, now=1)
+        lab.finish(a, now=w.t0 + 1)
         expect_rollback_journal(lab, after="finish")
 

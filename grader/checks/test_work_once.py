@@ -11,7 +11,7 @@ from lab.store import Claim
 
 from grader.checkdef import check
 from .faults import attempt, expect_others_can_write
-from .situations import LEASE_MS, done, leased
+from .situations import done, leased
 from grader.harness.scenario import CheckFailed, Lab, ManualClock, expected_row, show
 from grader.harness import target_client
 from grader.harness.scenario import error_line
@@ -97,44 +97,50 @@ def expect_clock_read_around_send(lab: Lab, courier: Courier) -> None:
 def test_work_once_fresh_clock(lab):
     """send takes 999 ms of a 1000 ms lease: finished, finished_at=999. Then send takes
     1001 ms: the lease ran out while sending, so finish is rejected and the job stays leased."""
-    clock = ManualClock(0)
+    w = lab.world
+    a, lease_ms = w.name("A"), w.lease_ms
+    clock = ManualClock(w.t0)
     job = lab.enqueue(qty=5)
     before = lab.row(job)
-    courier = Courier(lab, clock, takes_ms=LEASE_MS - 1)
-    result = lab.work_once("A", courier, clock, LEASE_MS)
+    courier = Courier(lab, clock, takes_ms=lease_ms - 1)
+    result = lab.work_once(a, courier, clock, lease_ms)
     expect_sent_once(lab, courier)
     expect_clock_read_around_send(lab, courier)
     lab.expect(result, True, job=job, detail="work-once-in-time", now=clock.now,
-               row=done(leased(before, "A", token=1, attempts=1, lease_until=LEASE_MS), clock.now))
+               row=done(leased(before, a, token=1, attempts=1, lease_until=w.t0 + lease_ms),
+                        clock.now))
 
     start = clock.now
     job = lab.enqueue(qty=3)
     before = lab.row(job)
-    courier = Courier(lab, clock, takes_ms=LEASE_MS + 1)
-    result = lab.work_once("A", courier, clock, LEASE_MS)
+    courier = Courier(lab, clock, takes_ms=lease_ms + 1)
+    result = lab.work_once(a, courier, clock, lease_ms)
     expect_sent_once(lab, courier)
     expect_clock_read_around_send(lab, courier)
     lab.expect(result, False, job=job, detail="work-once-too-late", now=clock.now,
-               lease_until=start + LEASE_MS,
-               row=leased(before, "A", token=1, attempts=1, lease_until=start + LEASE_MS))
+               lease_until=start + lease_ms,
+               row=leased(before, a, token=1, attempts=1, lease_until=start + lease_ms))
 
 
 @check("work-once-send-raises", points=3)
 def test_work_once_send_raises(lab):
     """send raises: the same exception comes out of work_once, the job stays leased as claimed
     (not done), and no transaction or lock is left behind."""
-    clock = ManualClock(0)
+    w = lab.world
+    clock = ManualClock(w.t0)
     job = lab.enqueue(qty=5)
     before = lab.row(job)
     error = SendFailed("connection reset by the receiver")
     courier = Courier(lab, clock, takes_ms=1, error=error)
-    came_back, raised = attempt(lab, lambda: lab.work_once("A", courier, clock, LEASE_MS))
+    came_back, raised = attempt(lab, lambda: lab.work_once(w.name("A"), courier, clock,
+                                                           w.lease_ms))
     expect_sent_once(lab, courier)
     if raised is None:
         lab.fail("work-once-not-raised", error=error_line(error), came_back=show(came_back))
     if raised.send_failed is None:  # neither that very exception nor another SendFailed
         lab.fail("work-once-other-error", error=error_line(error), raised=error_line(raised))
-    lab.expect_row(job, leased(before, "A", token=1, attempts=1, lease_until=LEASE_MS),
+    lab.expect_row(job, leased(before, w.name("A"), token=1, attempts=1,
+                               lease_until=w.t0 + w.lease_ms),
                    detail="work-once-not-leased-after-raise")
     if lab.conn.in_transaction:
         lab.fail("tx-open-after-error", function="work_once", error=error_line(raised))
@@ -144,9 +150,9 @@ def test_work_once_send_raises(lab):
 @check("work-once-empty-queue", points=1)
 def test_work_once_empty_queue(lab):
     """Nothing to claim: work_once returns None and never calls send."""
-    clock = ManualClock(0)
+    clock = ManualClock(lab.world.t0)
     courier = Courier(lab, clock)
-    result = lab.work_once("A", courier, clock, LEASE_MS)
+    result = lab.work_once(lab.world.name("A"), courier, clock, lab.world.lease_ms)
     if courier.sent:
         lab.fail("work-once-sent-nothing", times=len(courier.sent), sent=show(courier.sent[0]))
     lab.expect(result, None, detail="work-once-nothing-to-do")

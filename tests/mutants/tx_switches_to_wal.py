@@ -6,8 +6,8 @@ snapshots this queue has no use for."""
 from _kit import reference_claim, reference_finish as finish
 from _kit import work_once_with
 
-EXPECT_FAIL = {"integration-run", "journal-mode-stays-delete", "race-one-winner"}
-MAY_FAIL = {"lock-free-during-send"}
+EXPECT_FAIL = {"integration-run", "journal-mode-stays-delete", "lock-free-during-send",
+               "race-one-winner"}
 EXPECT_TEXT = {"journal-mode-stays-delete": "journal_mode=wal"}
 
 
