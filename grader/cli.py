@@ -16,6 +16,7 @@ from typing import Callable
 from . import arguments, config as configs
 from .checkdef import all_checks, withheld
 from .harness.target import DEFAULT_TARGET, display_name, is_path
+from .harness.world import LESSON_SEED, fresh_seed
 from .report import files, junit, markdown, prairielearn, results_json, terminal
 from .report.messages import CLI_COMMAND, LANGS, default_lang, text
 from .report.render import Style
@@ -43,7 +44,10 @@ def parser(lang: str = "en") -> argparse.ArgumentParser:
                    help=text("cli.option.timeout-scale", lang))
     g.add_argument("--repeat", type=arguments.positive_int, default=1, metavar="N",
                    help=text("cli.option.repeat", lang))
-    g.add_argument("--replay", type=arguments.seed, default=1, metavar="SEED", dest="seed",
+    g.add_argument("--sweep", type=arguments.positive_int, default=1, metavar="N",
+                   help=text("cli.option.sweep", lang))
+    g.add_argument("--replay", "--seed", type=arguments.seed, default=LESSON_SEED,
+                   metavar="SEED", dest="seed",
                    help=text("cli.option.replay", lang))
     g.add_argument("--detail", choices=configs.DETAILS, help=text("cli.option.detail", lang))
     g.add_argument("--config", metavar="PATH", help=text("cli.option.config", lang))
@@ -181,20 +185,24 @@ def grade(argv: list[str]) -> int:
         print(f"grader: {problem}", file=sys.stderr)
         return 2
     lang = args.lang or default_lang()
+    if args.seed == arguments.FRESH:
+        args.seed = fresh_seed()
     for path in report_paths(args).values():  # a grade killed from here on must not leave
         files.remove_stale(path)              # an earlier verdict in place
     start = time.monotonic()
     try:
         config = configs.load(args.config, set(all_checks()))
         results = run_checks(args.impl, lang=lang, timeout_scale=args.timeout_scale,
-                             select=args.select, repeat=args.repeat, seed=args.seed)
+                             select=args.select, repeat=args.repeat, seed=args.seed,
+                             sweep=args.sweep)
     except (configs.ConfigError, GraderError) as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2
     detail = args.detail or config.detail
     duration = time.monotonic() - start
     report = report_view(results, lang, target=display_name(args.impl), detail=detail,
-                         duration=duration, seed=args.seed, withheld=withheld())
+                         duration=duration, seed=args.seed, drawn=args.seed != LESSON_SEED,
+                         withheld=withheld())
     print(terminal.from_view(report, Style.for_stream(sys.stdout)))
     for flag, path in report_paths(args).items():
         files.write_atomically(path, REPORTS[flag](report, config))

@@ -152,11 +152,24 @@ class CheckResult:
     duration: float = 0.0
     #: With --repeat N: the outcome of each run, in order (empty for a single run).
     runs: list[str] = field(default_factory=list)
+    #: With --sweep N: the seed of each run's world, parallel to `runs` (empty otherwise).
+    seeds: list[int] = field(default_factory=list)
 
     @property
     def unstable(self) -> bool:
-        """The verdict changed between repeated runs."""
-        return len({outcome == Outcome.PASSED for outcome in self.runs}) > 1
+        """The verdict changed between repeated runs of the same world."""
+        by_world: dict[int | None, set[bool]] = {}
+        for i, outcome in enumerate(self.runs):
+            seed = self.seeds[i] if i < len(self.seeds) else None
+            by_world.setdefault(seed, set()).add(outcome == Outcome.PASSED)
+        return any(len(verdicts) > 1 for verdicts in by_world.values())
+
+    @property
+    def failed_seeds(self) -> list[int]:
+        """With --sweep: the seeds of the worlds in which some run did not pass, in order."""
+        failed = [seed for seed, outcome in zip(self.seeds, self.runs)
+                  if outcome != Outcome.PASSED]
+        return list(dict.fromkeys(failed))
 
     @property
     def passed(self) -> bool:

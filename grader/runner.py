@@ -20,14 +20,16 @@ class GraderError(Exception):
 
 
 def run_checks(impl: str, *, lang: str = "en", timeout_scale: float = 1.0,
-               select: str | None = None, repeat: int = 1, seed: int = 1) -> list[CheckResult]:
+               select: str | None = None, repeat: int = 1, seed: int = 1,
+               sweep: int = 1) -> list[CheckResult]:
     """Grade `impl` (module name or .py path); `select` is a pytest -k expression; `repeat`
-    runs every check that many times on fresh databases; `seed` draws the random timelines."""
+    runs every check that many times on fresh databases; `seed` draws the checks' worlds and
+    the random timelines; `sweep` runs every check in that many worlds (seed, seed + 1...)."""
     args = [
         str(CHECKS_DIR), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
         "-q", "--no-header", "--tb=no", "-p", "pytest_jsonreport.plugin",
         f"--impl={impl}", f"--lang={lang}", f"--timeout-scale={timeout_scale}",
-        f"--repeat={repeat}", f"--seed={seed}",
+        f"--repeat={repeat}", f"--seed={seed}", f"--sweep={sweep}",
         "--json-report-file=none", "--json-report-omit", "log", "streams",
     ]
     if select:
@@ -52,7 +54,7 @@ def run_checks(impl: str, *, lang: str = "en", timeout_scale: float = 1.0,
             id=meta["check_id"], points=meta["points"], outcome=outcome_of(failure),
             result=failure, duration=sum(test.get(s, {}).get("duration", 0.0)
                                          for s in ("setup", "call", "teardown")),
-            runs=meta.get("runs") or []))
+            runs=meta.get("runs") or [], seeds=meta.get("seeds") or []))
     return results
 
 

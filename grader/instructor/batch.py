@@ -22,6 +22,8 @@ from pathlib import Path
 
 from . import class_report, distribution, gradebook, isolated, lms
 from grader.arguments import positive_int, positive_number, unusable_folder
+from grader.arguments import FRESH, seed as seed_type
+from grader.harness.world import fresh_seed
 from grader.checkdef import all_checks as declared_checks
 from grader.report.messages import ROSTER_PROBLEM, default_lang, text
 from .progress import Progress
@@ -48,6 +50,9 @@ def parser() -> argparse.ArgumentParser:
                    help="passed to the grader: multiply each check's safety timeout")
     p.add_argument("-k", dest="select", metavar="EXPR",
                    help="grade only the checks matching EXPR (pytest -k), e.g. test_boundaries")
+    p.add_argument("--replay", "--seed", dest="seed", type=seed_type, metavar="SEED",
+                   help="draw every submission's worlds from SEED (default: a fresh seed for "
+                        "each submission, written in the gradebook's seed column)")
     p.add_argument("--lang", choices=("en", "ja"), help="language (default: from the locale)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     p.add_argument("--roster", metavar="CSV",
@@ -97,6 +102,7 @@ def main(argv: list[str]) -> int:
     try:
         rows = grade_all(submissions, out, jobs=args.jobs, limit=args.timeout,
                          timeout_scale=args.timeout_scale, lang=lang, quiet=args.quiet,
+                         seed=fresh_seed() if args.seed == FRESH else args.seed,
                          select=args.select)
     except KeyboardInterrupt:
         isolated.kill_all()
@@ -136,15 +142,17 @@ def write_lms(out: Path, rows: list[gradebook.Row], roster: lms.Roster,
 
 def grade_all(submissions: list[Submission], out: Path, *, jobs: int, limit: float,
               timeout_scale: float, lang: str, quiet: bool = False,
-              select: str | None = None) -> list[gradebook.Row]:
-    """Grade `submissions` `jobs` at a time; rows in the order of `submissions`."""
+              select: str | None = None, seed: int | None = None) -> list[gradebook.Row]:
+    """Grade `submissions` `jobs` at a time; rows in the order of `submissions`. `seed`: the
+    one every grade's worlds are drawn from (default: a fresh one for each submission)."""
     remove_earlier_outputs(out)
     progress = Progress(len(submissions), lang, quiet=quiet)
     rows: dict[str, gradebook.Row] = {}
     with tempfile.TemporaryDirectory(prefix="leaselab-batch-") as work, \
             ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(grade_one, sub, Path(work) / str(i), out, limit=limit,
-                               timeout_scale=timeout_scale, lang=lang, select=select): sub
+                               timeout_scale=timeout_scale, lang=lang, select=select,
+                               seed=seed): sub
                    for i, sub in enumerate(submissions)}
         try:
             for future in as_completed(futures):
@@ -162,7 +170,7 @@ def grade_all(submissions: list[Submission], out: Path, *, jobs: int, limit: flo
 
 
 def grade_one(sub: Submission, workdir: Path, out: Path, *, limit: float, timeout_scale: float,
-              lang: str, select: str | None = None) -> gradebook.Row:
+              lang: str, select: str | None = None, seed: int | None = None) -> gradebook.Row:
     """Grade one submission in `workdir` (removed afterwards); keep its results.json and log."""
     workdir.mkdir()
     try:
@@ -176,7 +184,7 @@ def grade_one(sub: Submission, workdir: Path, out: Path, *, limit: float, timeou
         else:
             outcome = isolated.grade(queue_py, workdir, limit=limit, lang=lang,
                                      timeout_scale=timeout_scale, with_folder=sub.path.is_dir(),
-                                     select=select)
+                                     select=select, seed=seed)
         peeks = distribution.forbidden_imports(workdir / "submission", strict=False) \
             if (workdir / "submission").is_dir() else []
     finally:
@@ -184,7 +192,7 @@ def grade_one(sub: Submission, workdir: Path, out: Path, *, limit: float, timeou
     results_json.write(out / "results" / f"{sub.name}.json", outcome.results)
     if outcome.log:
         (out / "logs" / f"{sub.name}.log").write_text(outcome.log, encoding="utf-8")
-    row = gradebook.row(sub.name, outcome.status, outcome.results)
+    row = gradebook.row(sub.name, outcome.status, outcome.results, seed=outcome.seed)
     if peeks:  # graded from an instructor checkout, where the reference is importable
         row.message = text("instructor.imports-solutions", lang, found="; ".join(peeks))
     return row

@@ -2,7 +2,9 @@
 of each check (what the class report charts).
 
 CSV columns: `submission, status, score, max_score`, one column per check id (the points that
-submission earned on it; blank when it did not grade), then `message` (why it did not grade, or a warning: it imports the reference solution).
+submission earned on it; blank when it did not grade), then `message` (why it did not grade, or
+a warning: it imports the reference solution) and `seed` (what its checks' worlds were drawn
+from: `python -m grader --impl FILE --replay SEED` grades it again exactly so).
 A text cell that a spreadsheet would take for a formula starts with `'`.
 """
 
@@ -32,22 +34,26 @@ class Row:
     #: check id -> (points earned, outcome); empty when the submission did not grade
     checks: dict[str, tuple[int, str]] = field(default_factory=dict)
     message: str = ""
+    seed: int | None = None
 
     @property
     def graded(self) -> bool:
         return self.status == GRADED
 
 
-def row(submission: str, status: str, results: dict) -> Row:
-    """A gradebook row from a results.json-shaped dict (the grader's or a not-graded one)."""
+def row(submission: str, status: str, results: dict, seed: int | None = None) -> Row:
+    """A gradebook row from a results.json-shaped dict (the grader's or a not-graded one);
+    `seed`: what the grade's worlds were drawn from (default: what the results say)."""
     checks = {}
     if status == GRADED:
         for test in results.get("tests", []):
             extra = test.get("extra_data") or {}
             checks[extra["check_id"]] = (test["score"], extra.get("outcome", test["status"]))
     message = "" if status == GRADED else results.get("output", "")
+    if seed is None:
+        seed = (results.get("extra_data") or {}).get("seed")
     return Row(submission, status, results.get("score", 0), results.get("max_score", 0), checks,
-               message)
+               message, seed if isinstance(seed, int) and not isinstance(seed, bool) else None)
 
 
 def columns(rows: list[Row], declared: dict[str, CheckInfo], selected: bool = False) -> list[str]:
@@ -63,10 +69,11 @@ def columns(rows: list[Row], declared: dict[str, CheckInfo], selected: bool = Fa
 def write_csv(path: Path, rows: list[Row], check_ids: list[str]) -> None:
     """Write the gradebook atomically (grader.report.files): never half a gradebook. No text
     cell can become a spreadsheet formula (`inert`)."""
-    table = [["submission", "status", "score", "max_score", *check_ids, "message"]]
+    table = [["submission", "status", "score", "max_score", *check_ids, "message", "seed"]]
     for r in rows:
         earned = [r.checks[cid][0] if cid in r.checks else "" for cid in check_ids]
-        table.append([r.submission, r.status, r.score, r.max_score, *earned, r.message])
+        table.append([r.submission, r.status, r.score, r.max_score, *earned, r.message,
+                      "" if r.seed is None else str(r.seed)])
     write_table(path, table)
 
 

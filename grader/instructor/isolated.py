@@ -26,6 +26,7 @@ from pathlib import Path
 
 from grader.harness import sandbox
 from grader.harness.target_server import SEALED_ENV
+from grader.harness.world import fresh_seed
 from grader.report.messages import INSTRUCTOR_TOO_LARGE, text
 from grader.report.results_json import (CRASHED, GRADED, TIMED_OUT, TOO_LARGE, not_graded,
                                         read)
@@ -47,14 +48,19 @@ class Outcome:
     results: dict
     duration: float
     log: str = ""
+    seed: int | None = None  # what the grade's worlds were drawn from (None: it never ran)
 
 
 def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: str = "en",
           timeout_scale: float = 1.0, with_folder: bool = True,
-          select: str | None = None, config: str | Path | None = None) -> Outcome:
+          select: str | None = None, config: str | Path | None = None,
+          seed: int | None = None) -> Outcome:
     """Grade `queue_py` in `workdir` (an empty folder) within `limit` seconds. `with_folder`:
     the submission is the folder holding queue.py (helper modules come along), else the file.
-    `select`: only the checks matching this pytest -k expression."""
+    `select`: only the checks matching this pytest -k expression. `seed`: what the checks'
+    worlds are drawn from; default: a fresh one, so that a recorded grade uses scenarios the
+    code cannot have learned (grader.harness.world); it is in the results, to replay."""
+    seed = fresh_seed() if seed is None else seed
     start = time.monotonic()
     try:
         target = _copy_submission(Path(queue_py), Path(workdir), with_folder)
@@ -73,7 +79,7 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
     env = {**os.environ, "PYTHONPATH": _pythonpath(), "TMPDIR": str(tmp), "NO_COLOR": "1",
            "PYTHONDONTWRITEBYTECODE": "1", SEALED_ENV: "1"}  # no reference, no tests
     cmd = [sys.executable, "-m", "grader", "--impl", str(target), "--json", str(out),
-           "--lang", lang, "--timeout-scale", f"{timeout_scale:g}"]
+           "--lang", lang, "--timeout-scale", f"{timeout_scale:g}", "--replay", str(seed)]
     if select:
         cmd += ["-k", select]
     if config:  # the instructor's config file: its detail level and visibilities
@@ -99,13 +105,13 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
     log_text = log_path.read_text(encoding="utf-8", errors="replace")
     if code is None:
         message = text("instructor.timed-out", lang, limit=f"{limit:g}")
-        return Outcome(TIMED_OUT, not_graded(TIMED_OUT, message, lang), duration, log_text)
+        return Outcome(TIMED_OUT, not_graded(TIMED_OUT, message, lang), duration, log_text, seed)
     results = read(out) if code in (0, 1) else None
     if results is None:
         tail = log_text[-LOG_TAIL:].strip()
         message = text("instructor.crashed", lang, code=code) + ("\n" + tail if tail else "")
-        return Outcome(CRASHED, not_graded(CRASHED, message, lang), duration, log_text)
-    return Outcome(GRADED, results, duration, log_text)
+        return Outcome(CRASHED, not_graded(CRASHED, message, lang), duration, log_text, seed)
+    return Outcome(GRADED, results, duration, log_text, seed)
 
 
 def kill_session(sid: int) -> None:

@@ -61,6 +61,8 @@ def _test(c: CheckView, lang: str, config: Config) -> dict:
     if c.runs:
         extra.update(runs=len(c.runs), passed_runs=c.passed_runs, unstable=c.unstable,
                      failed_runs=c.failed_runs, run_outcomes=c.runs)
+    if c.seeds:
+        extra.update(run_seeds=c.seeds, failed_seeds=c.failed_seeds)
     return {
         "name": f"{c.title} [{c.id}]",
         "score": c.score,

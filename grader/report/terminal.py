@@ -15,6 +15,8 @@ COLOURS = {"ok": "green", "warn": "yellow", "bad": "red"}
 def from_view(report: ReportView, style: Style = PLAIN) -> str:
     lang = report.lang
     lines = [style("bold", text("ui.header", lang, target=report.target)), ""]
+    if report.drawn:
+        lines[-1:-1] = wrap(text("ui.drawn-world", lang, seed=report.seed), lang, "", "")
     for cause in report.causes:
         lines.append(style("bold", style("red", "▶ " + cause.heading)))
         lines += ["    " + line for line in cause.sentence.splitlines()]

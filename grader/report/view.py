@@ -104,6 +104,8 @@ class CheckView:
     score: int
     max_score: int
     runs: list[str]               # each run's outcome with --repeat (empty for one run)
+    seeds: list[int]              # each run's world's seed with --sweep (else empty)
+    failed_seeds: list[int]       # with --sweep: the worlds' seeds where it did not pass
     passed_runs: int
     failed_runs: list[int]        # 1-based numbers of the runs that did not pass
     unstable: bool
@@ -160,7 +162,11 @@ class ReportView:
     detail: str
     checks: list[CheckView]
     duration: float = 0.0
-    seed: int | None = None       # what the random timelines were drawn from (--replay SEED)
+    seed: int | None = None       # what the checks' worlds and the random timelines were drawn
+    # from (--replay SEED)
+    #: the seed is not the lesson's: times, names and ids are not the lesson's (the report says
+    #: so, and how to replay it)
+    drawn: bool = False
     #: checks this copy of the grader does not hold ({"id", "points"}): they run only where
     #: grades are recorded (grader.checkdef.withheld)
     withheld: list[dict] = field(default_factory=list)
@@ -220,14 +226,15 @@ class ReportView:
 
 
 def report_view(results: list[CheckResult], lang: str, *, target: str, detail: str = "full",
-                duration: float = 0.0, seed: int | None = None,
+                duration: float = 0.0, seed: int | None = None, drawn: bool = False,
                 withheld: list[dict] | None = None) -> ReportView:
     """The view of `results`; `duration` (seconds) is what grading took, `seed` what its
-    random timelines were drawn from, `withheld` the checks this copy does not hold."""
+    worlds and random timelines were drawn from (`drawn`: not the lesson's seed), `withheld`
+    the checks this copy does not hold."""
     if detail not in DETAILS:
         raise ValueError(f"detail must be one of {DETAILS}, not {detail!r}")
     views = [check_view(r, lang, detail) for r in results]
-    return ReportView(target, lang, detail, views, duration, seed, list(withheld or ()),
+    return ReportView(target, lang, detail, views, duration, seed, drawn, list(withheld or ()),
                       root_causes(results, views, lang))
 
 
@@ -318,7 +325,8 @@ def check_view(r: CheckResult, lang: str, detail: str = "full") -> CheckView:
         outcome_label=text(OUTCOME(r.outcome), lang), passed=r.passed,
         mark=MARKS.get(r.outcome, "?"), tone=TONES.get(r.outcome, "bad"),
         points=text("ui.points", lang, score=r.score, points=r.points), score=r.score,
-        max_score=r.points, runs=r.runs, passed_runs=r.passed_runs,
+        max_score=r.points, runs=r.runs, seeds=r.seeds, failed_seeds=r.failed_seeds,
+        passed_runs=r.passed_runs,
         failed_runs=r.failed_run_numbers, unstable=r.unstable,
         stability=stability_line(r, lang) if r.runs else None,
         why=text(CHECK_WHY(r.id), lang), duration=r.duration,
@@ -356,7 +364,18 @@ def _add_failure(view: CheckView, failure: Failure, lang: str, detail: str) -> N
 
 
 def stability_line(r: CheckResult, lang: str) -> str:
-    """'passed k/N', and for an unstable check the runs that did not pass."""
+    """'passed k/N', and for an unstable check the runs that did not pass; with --sweep, in how
+    many worlds it passed and the seeds of those it did not."""
+    if r.seeds:
+        worlds = list(dict.fromkeys(r.seeds))
+        line = text("ui.passed-worlds", lang, k=len(worlds) - len(r.failed_seeds), n=len(worlds))
+        if r.failed_seeds:
+            line += " — " + text("ui.failed-worlds", lang,
+                                 seeds=", ".join(map(str, r.failed_seeds)))
+        if r.unstable:
+            line += " — " + text("ui.unstable", lang,
+                                 runs=", ".join(map(str, r.failed_run_numbers)))
+        return line
     line = text("ui.passed-runs", lang, k=r.passed_runs, n=len(r.runs))
     if r.unstable:
         runs = ", ".join(map(str, r.failed_run_numbers))
