@@ -332,6 +332,49 @@ def test_the_score_lists_every_missed_question_with_its_right_answer(tmp_path):
     assert not any(f" {q.id} " in listed for q in right)
 
 
+MISSED_SAID = {"en": ("you answered {given}; the answer is {key}", "not answered; the answer is {key}"),
+               "ja": ("あなたの答えは {given}。正解は {key}", "未回答。正解は {key}")}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_results_json_lists_the_missed_questions_with_their_right_answer(lang, tmp_path):
+    """Gradescope shows results.json's top-level output first: it ends like the terminal, with
+    the questions to review and their right answers; extra_data.missed holds them as data."""
+    wrong, unanswered = BANK.get("finish-at-lease-until"), BANK.get("owner-is-a-name")
+    given = wrong_letter(wrong)
+    path = tmp_path / "answers.txt"
+    path.write_text(key_file(finish_at_lease_until=given, owner_is_a_name=None), encoding="utf-8")
+    out = tmp_path / "results.json"
+    assert quiz("--answers", str(path), "--json", str(out), "--lang", lang).returncode == 1
+    results = json.loads(out.read_text(encoding="utf-8"))
+    output = " ".join(results["output"].split())
+    said_wrong, said_unanswered = MISSED_SAID[lang]
+    for q, said in ((wrong, said_wrong), (unanswered, said_unanswered)):
+        said = said.format(given=given, key=present.labelled(q, q.answer, lang))
+        assert f"✗ {q.text(lang).title} {q.id} {' '.join(said.split())}" in output, output
+    right = [q for q in BANK if q not in (wrong, unanswered)]
+    assert not any(f" {q.id} " in output for q in right)
+    assert results["extra_data"]["missed"] == [
+        {"id": unanswered.id, "title": unanswered.text(lang).title, "answer": None,
+         "answer_text": None, "key": unanswered.answer,
+         "key_text": present.choice_text(unanswered, unanswered.answer, lang)},
+        {"id": wrong.id, "title": wrong.text(lang).title, "answer": given,
+         "answer_text": present.choice_text(wrong, given, lang), "key": wrong.answer,
+         "key_text": present.choice_text(wrong, wrong.answer, lang)},
+    ]
+
+
+def test_interactive_results_json_lists_the_missed_questions_too(tmp_path):
+    first, second = BANK.questions[0], BANK.questions[1]
+    out = tmp_path / "results.json"
+    quiz("--json", str(out), input=f"{first.answer}\n{wrong_letter(second)}\nq\n")
+    results = json.loads(out.read_text(encoding="utf-8"))
+    output = " ".join(results["output"].split())
+    assert f"To review ({len(BANK) - 1}):" in output
+    assert f"{second.id} you answered {wrong_letter(second)}; {right_answer(second)}" in output
+    assert [m["id"] for m in results["extra_data"]["missed"]] == list(BANK.ids[1:])
+
+
 def test_results_json_has_the_graders_shape(tmp_path):
     path = tmp_path / "answers.txt"
     path.write_text(key_file(owner_is_a_name="a"), encoding="utf-8")
