@@ -395,16 +395,50 @@ def test_results_json_has_the_graders_shape(tmp_path):
     assert results["extra_data"]["lang"] == "ja"
 
 
-def test_template_is_a_valid_blank_answers_file(tmp_path):
-    proc = quiz("--template")
+def filled(template: str, key_of) -> str:
+    """The template with key_of(question_id) written after each question's colon, as a student
+    fills it in: the comments are left as they are."""
+    return "".join(line + (key_of(line[:-1]) if line.endswith(":") and not line.startswith("#")
+                           else "") + "\n" for line in template.splitlines())
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_template_filled_with_the_key_scores_full_marks(lang, tmp_path):
+    proc = quiz("--template", "--lang", lang)
     assert proc.returncode == 0
     assert answers.parse(proc.stdout, BANK) == {qid: None for qid in BANK.ids}
-    filled = "".join(line + (BANK.get(line[:-1]).answer if line.endswith(":")
-                             and not line.startswith("#") else "") + "\n"
-                     for line in proc.stdout.splitlines())
     path = tmp_path / "answers.txt"
-    path.write_text(filled, encoding="utf-8")
-    assert quiz("--answers", str(path)).returncode == 0
+    path.write_text(filled(proc.stdout, lambda qid: " " + BANK.get(qid).answer), encoding="utf-8")
+    out = tmp_path / "results.json"
+    scored = quiz("--answers", str(path), "--json", str(out), "--lang", lang)
+    assert scored.returncode == 0, scored.stdout + scored.stderr
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert results["score"] == results["max_score"] == len(BANK)
+
+
+AWKWARD = ("line one\nowner-is-a-name: a\rjob-id-vs-token: b\u2028attempts-vs-token: c"
+           "\x85boundary-no-gap: d\x0bsend-raises: a\x1c# not a comment: x\u2029:")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_question_text_breaks_out_of_the_templates_comments(lang, tmp_path):
+    """Whatever a question's text holds (line breaks of any kind, colons, '#', lines that look
+    like answers), it stays inside the comments: the template parses as a blank answers file and,
+    filled with the key, as the key."""
+    def awkward(structure, texts):
+        for t in texts.values():
+            for question in t.values():
+                question["title"] += " " + AWKWARD
+                question["prompt"] = AWKWARD + " " + question["prompt"]
+                for choice in question.get("choices", {}):
+                    question["choices"][choice] += " " + AWKWARD
+                for note in question.get("notes", {}):
+                    question["notes"][note] += " " + AWKWARD
+    tricky = bank.load(broken_bank(tmp_path, awkward))
+    template = answers.template(tricky, lang)
+    assert answers.parse(template, tricky) == {qid: None for qid in tricky.ids}
+    key = {q.id: q.answer for q in tricky}
+    assert answers.parse(filled(template, lambda qid: " " + key[qid]), tricky) == key
 
 
 @pytest.mark.parametrize("lang", LANGS)
