@@ -394,8 +394,10 @@ def test_results_json_lists_the_missed_questions_with_their_right_answer(lang, t
     path = tmp_path / "answers.txt"
     path.write_text(key_file(finish_at_lease_until=given, owner_is_a_name=None), encoding="utf-8")
     out = tmp_path / "results.json"
-    assert quiz("--answers", str(path), "--json", str(out), "--lang", lang).returncode == 1
+    proc = quiz("--answers", str(path), "--json", str(out), "--lang", lang)
+    assert proc.returncode == 1
     results = json.loads(out.read_text(encoding="utf-8"))
+    assert results["output"] in proc.stdout            # the terminal's score, word for word
     output = " ".join(results["output"].split())
     said_wrong, said_unanswered = MISSED_SAID[lang]
     for q, said in ((wrong, said_wrong), (unanswered, said_unanswered)):
