@@ -381,8 +381,10 @@ def test_the_score_lists_every_missed_question_with_its_right_answer(tmp_path):
     assert not any(f" {q.id} " in listed for q in right)
 
 
-MISSED_SAID = {"en": ("you answered {given}; the answer is {key}", "not answered; the answer is {key}"),
-               "ja": ("あなたの答えは {given}。正解は {key}", "未回答。正解は {key}")}
+MISSED_SAID = {  # (a wrong answer, no answer) as the list of missed questions words them
+    "en": ("you answered {given}; the answer is {key}", "not answered; the answer is {key}"),
+    "ja": ("あなたの答えは {given}。正解は {key}", "未回答。正解は {key}"),
+}
 
 
 @pytest.mark.parametrize("lang", LANGS)
