@@ -85,12 +85,17 @@ def parse(content: str, bank: Bank, name: str = "<answers>") -> dict[str, str | 
 
 def template(bank: Bank, lang: str) -> str:
     """A blank answers file: every question as the interactive quiz shows it (title, text,
-    timeline, choices), commented out above its `question-id:` line, nothing answered yet."""
+    timeline, choices), commented out above its `question-id:` line, nothing answered yet.
+
+    Every line break `parse` would see (str.splitlines: also \\r, \\u2028, \\x85, ...) starts a
+    new comment line, so no text of the bank can step out of the comments."""
     from grader.report.messages import text
     from .present import question_lines
 
-    lines = [f"# {text(key, lang)}" for key in ("quiz.template.head", "quiz.template.how")]
+    def commented(lines: list[str]) -> list[str]:
+        return [f"# {part}".rstrip() for line in lines for part in line.splitlines() or [""]]
+
+    lines = commented([text(key, lang) for key in ("quiz.template.head", "quiz.template.how")])
     for number, q in enumerate(bank, 1):
-        shown = question_lines(q, number, len(bank), lang)
-        lines += ["", *(f"# {line}".rstrip() for line in shown), f"{q.id}:"]
+        lines += ["", *commented(question_lines(q, number, len(bank), lang)), f"{q.id}:"]
     return "\n".join(lines) + "\n"

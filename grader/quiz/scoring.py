@@ -13,7 +13,7 @@ from grader.report import results_json as results_shape
 from grader.report.messages import text
 from grader.report.render import PLAIN, Style
 from .bank import Bank, Question
-from .present import labelled, verdict_lines, wrap
+from .present import choice_text, labelled, verdict_lines, wrap
 
 POINTS = 1
 
@@ -83,17 +83,31 @@ def summary_lines(graded: list[Graded], lang: str, style: Style = PLAIN) -> list
     return lines + [""] + score_lines(graded, lang, style)
 
 
+def missed_entries(graded: list[Graded], lang: str) -> list[dict]:
+    """The missed questions as data (results.json): id, title, the answer given (letter and
+    text, None when not answered) and the right one."""
+    return [{"id": g.question.id, "title": g.question.text(lang).title,
+             "answer": g.given,
+             "answer_text": choice_text(g.question, g.given, lang) if g.given else None,
+             "key": g.question.answer,
+             "key_text": choice_text(g.question, g.question.answer, lang)}
+            for g in graded if not g.correct]
+
+
 def results_json(graded: list[Graded], lang: str, *, answers: str | None,
                  duration: float) -> dict:
+    """results.json: `output` is the score as the terminal ends it (the missed questions with
+    their right answers included), extra_data.missed the same list as data."""
     tests = [_test(g, lang) for g in graded]
     c = counts(graded)
     return {
         "score": c["score"],
         "max_score": c["max_score"],
         "execution_time": round(duration, 3),
-        "output": text("quiz.summary", lang, **c),
+        "output": "\n".join(score_lines(graded, lang)),
         "tests": tests,
-        "extra_data": {"quiz": True, "answers": answers, "lang": lang, **c},
+        "extra_data": {"quiz": True, "answers": answers, "lang": lang, **c,
+                       "missed": missed_entries(graded, lang)},
     }
 
 
