@@ -41,7 +41,7 @@ def run_checks(impl: str, *, lang: str = "en", timeout_scale: float = 1.0,
     report = plugin.report
     if code == pytest.ExitCode.NO_TESTS_COLLECTED and select:
         raise GraderError(f"no check matches -k {select!r} (a check id such as finish-at-expiry,"
-                          " or a part of one; the README lists every id)")
+                          " or a part of one; python -m grader checks lists every id)")
     if report is None or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise GraderError(f"the checks could not run (pytest exit {int(code)}):\n{sink.getvalue()}")
     results = []

@@ -1,6 +1,6 @@
 """The rules of declaring a check that are not visible in one check module: every check module
 has its place in MODULE_ORDER (a module outside it is an error, not a silent last place). The
-points adding up to 100 and the README's table are held by tests/test_readme.py."""
+points adding up to 100 and docs/contract.md's table are held by tests/test_readme.py."""
 
 from __future__ import annotations
 

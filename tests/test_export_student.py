@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import mdlinks
 from conftest import ROOT, run_grader
 from grader.instructor import distribution, export_student
 from grader.checkdef import all_checks as declared_checks
@@ -35,7 +36,9 @@ def exported(tmp_path_factory) -> Path:
 def test_no_solutions_no_mutants_no_instructor_tools(exported):
     files = {p.relative_to(exported).as_posix() for p in exported.rglob("*") if p.is_file()}
     assert not any(f.startswith(("solutions/", "tests/", "bench/")) for f in files)
-    assert "docs/DEVELOPING.md" not in files
+    assert "docs/DEVELOPING.md" not in files and "docs/instructors.md" not in files
+    assert {"docs/contract.md", "docs/lesson.en.md", "docs/lesson.ja.md"} <= files
+    assert (exported / "docs/contract.md").read_bytes() == (ROOT / "docs/contract.md").read_bytes()
     assert {"lab/queue.py", "lab/store.py", "lab/__init__.py", "grader/cli.py", "README.md",
             "pyproject.toml", ".gitignore", WORKFLOW} <= files
     assert "grader/instructor/batch.py" not in files and "grader/instructor/export_student.py" not in files
@@ -54,6 +57,18 @@ def test_readme_states_the_contract_and_the_check_catalogue(exported):
     for check in declared_checks().values():
         assert re.search(rf"\| `{check.id}` \| {check.points} \| .+ \| .+ \|", readme), check.id
     assert "solutions" not in readme
+
+
+def copy_links_broken(copy: Path) -> list[str]:
+    """The links of the copy's README and docs/*.md that lead to nothing inside the copy."""
+    pages = [copy / "README.md", *sorted((copy / "docs").glob("*.md"))]
+    return [b for page in pages for b in mdlinks.broken(page, copy)]
+
+
+def test_every_link_in_the_copy_leads_to_a_file_in_it(exported):
+    linked = set(mdlinks.links((exported / "README.md").read_text(encoding="utf-8")))
+    assert {"docs/contract.md", "docs/lesson.en.md", "docs/lesson.ja.md"} <= linked
+    assert copy_links_broken(exported) == []
 
 
 def test_refuses_a_non_empty_folder_unless_forced(tmp_path):
@@ -77,6 +92,14 @@ def test_refuses_a_solution_in_place_of_the_stubs(tmp_path):
     root = _fake_root(tmp_path)
     shutil.copy(ROOT / "solutions" / "queue.py", root / "lab" / "queue.py")
     with pytest.raises(distribution.DistributionError, match="not the stubs"):
+        export_student.export(tmp_path / "out", root=root)
+    assert not (tmp_path / "out").exists()
+
+
+def test_refuses_a_source_without_the_contract_page(tmp_path):
+    root = _fake_root(tmp_path)
+    (root / "docs" / "contract.md").unlink()
+    with pytest.raises(distribution.DistributionError, match="docs/contract.md is missing"):
         export_student.export(tmp_path / "out", root=root)
     assert not (tmp_path / "out").exists()
 
@@ -181,6 +204,7 @@ def test_without_the_model_the_copy_says_what_runs_only_where_grades_are_recorde
     assert proc.returncode == 0, proc.stderr
     files = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()}
     assert not set(distribution.MODEL_FILES) & files
+    assert "docs/contract.md" in files and copy_links_broken(dest) == []
     points = declared_checks()["random-timelines"].points
     assert json.loads((dest / "grader/checks/withheld.json").read_text()) == [
         {"id": "random-timelines", "points": points}]

@@ -1,10 +1,15 @@
-"""The README stays true: its check catalogue is the grader's, 100 points in all, and its test
-command is the one CI runs."""
+"""The README and the docs stay true: the check catalogue in docs/contract.md is the grader's,
+100 points in all; the README's test command is the one CI runs and its grade command is there;
+every relative link in README.md and docs/*.md leads to a file; no page cites a file students do
+not have; every `python -m grader` command and option the pages show exists."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+import mdlinks
 from conftest import ROOT, run_grader
 
 from grader.report import check_list, messages
@@ -12,6 +17,10 @@ from grader.report.messages import LANGS
 from grader.checkdef import ID_PATTERN, all_checks
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+#: Where the contract, its decisions and the check catalogue live (students get it too).
+CONTRACT = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+#: Every page a reader of the repository is sent to: the README and docs/*.md.
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def test_points_add_up_to_100_over_unique_kebab_case_ids():
@@ -21,8 +30,9 @@ def test_points_add_up_to_100_over_unique_kebab_case_ids():
     assert all(c.points > 0 for c in checks.values())
 
 
-def test_readme_lists_every_check_as_the_grader_does():
-    assert check_list.markdown("en") in README, "run: python -m grader checks --markdown"
+def test_contract_lists_every_check_as_the_grader_does():
+    assert check_list.markdown("en") in CONTRACT, \
+        "run: python -m grader checks --markdown, and paste it into docs/contract.md"
 
 
 def test_readme_test_command_is_what_ci_runs():
@@ -52,6 +62,65 @@ def test_checks_prints_the_why_of_each_check_under_its_title(lang):
         assert " ".join(" ".join(why).split()) == messages.text(messages.CHECK_WHY(check.id), lang)
 
 
-def test_checks_markdown_prints_the_readme_table_and_only_it():
+def test_checks_markdown_prints_the_contract_table_and_only_it():
     proc = run_grader("checks", "--markdown", "--lang", "en")
     assert proc.returncode == 0 and proc.stdout == check_list.markdown("en") + "\n"
+
+
+def test_readme_sends_each_reader_to_their_page():
+    linked = set(mdlinks.links(README))
+    assert {"docs/contract.md", "docs/instructors.md", "docs/DEVELOPING.md",
+            "docs/lesson.en.md", "docs/lesson.ja.md"} <= linked
+
+
+def test_every_relative_link_in_the_readme_and_docs_leads_to_a_file():
+    assert len(PAGES) >= 5  # README, contract, instructors, DEVELOPING, the lessons
+    relative = [target for page in PAGES for target in mdlinks.links(page.read_text("utf-8"))
+                if not mdlinks.EXTERNAL.match(target)]
+    assert len(relative) >= 10  # the pages do link to each other: the checker is not idle
+    broken = [b for page in PAGES for b in mdlinks.broken(page, ROOT)]
+    assert broken == []
+
+
+def test_the_link_checker_finds_a_missing_file_and_a_missing_heading(tmp_path):
+    (tmp_path / "a.md").write_text("# A\n## The receiver\n[ok](#the-receiver) [ok](b.md)\n"
+                                   "[gone](c.md) [gone](#the-sender) `[code](d.md)`\n"
+                                   "[web](https://example.com/x.md)\n", encoding="utf-8")
+    (tmp_path / "b.md").write_text("# B\n", encoding="utf-8")
+    assert mdlinks.broken(tmp_path / "a.md", tmp_path) == [
+        "a.md: c.md (no such file)", "a.md: #the-sender (no such heading)"]
+
+
+def test_no_page_cites_the_course_contract_file_students_do_not_have():
+    for page in PAGES:
+        assert "LAB_SPEC" not in page.read_text(encoding="utf-8"), page.name
+
+
+#: `python -m grader` and what follows it on one line of a page, up to a comment or a code span's end.
+GRADER_COMMAND = re.compile(r"python -m grader\b([^`#\n]*)")
+#: A word after `python -m grader` that is not a command: the README's example of a mistyped one.
+NOT_COMMANDS = {"quizz"}
+
+
+def _options(command: str | None) -> set[str]:
+    proc = run_grader(*([command] if command else []), "--help")
+    assert proc.returncode == 0, proc.stderr
+    return set(re.findall(r"--[a-z][a-z0-9-]*", proc.stdout))
+
+
+def test_every_grader_command_and_option_on_the_pages_exists():
+    from grader.cli import SUBCOMMANDS
+
+    options = {None: _options(None), **{c: _options(c) for c in SUBCOMMANDS}}
+    shown = 0
+    for page in PAGES:
+        for rest in GRADER_COMMAND.findall(page.read_text(encoding="utf-8")):
+            words = rest.split()
+            command = words[0] if words and re.fullmatch(r"[a-z][a-z0-9-]*", words[0]) else None
+            if command in NOT_COMMANDS:
+                continue
+            assert command is None or command in SUBCOMMANDS, f"{page.name}: {rest.strip()}"
+            for flag in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", rest):
+                assert flag in options[command], f"{page.name}: python -m grader{rest}"
+            shown += 1
+    assert shown > 30

@@ -3,7 +3,7 @@
 Its answers (return values and rows) are the expected ones for the differential check
 (`timelines`): a timeline is played against the code under grade and against this model, and
 every return value and every row must agree. The model is written from the course contract
-(the README's contract section), rule by rule, not from the reference solution; the project's
+(docs/contract.md: the contract and its decisions), rule by rule, not from the reference solution; the project's
 tests prove the two agree on thousands of random timelines.
 
 Rows are dicts with the columns of `lab.store.COLUMNS`, as `lab.store.get_job` returns them.

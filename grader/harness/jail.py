@@ -19,8 +19,8 @@ code under grade is imported. From then on that process, and every process it st
 Landlock is a stacking LSM for unprivileged sandboxing: it holds against root too (it does not
 depend on file ownership), and it cannot be lifted once entered. Where the kernel has no
 Landlock (or an older ABI) `enter` does what the ABI allows and returns the ABI (0: nothing):
-the target server tells the judge in its "ready" message, and the threat model in the README
-says what then still holds.
+the target server tells the judge in its "ready" message, and the threat model in
+docs/instructors.md says what then still holds.
 """
 
 from __future__ import annotations

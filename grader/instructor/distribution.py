@@ -3,9 +3,11 @@
 The student copy (written by `export-student`) is: lab/ (the stubs and the provided store),
 grader/ without the instructor package (grader/instructor/, this folder: batch grading, the
 Gradescope bundle, the export itself), pyproject.toml without the solutions package, the lesson
-(docs/lesson*.md) and .gitignore. The Gradescope bundle's source is the student copy plus
-grader/instructor/ (its autograder entry grades in isolation). Never: solutions/, tests/ (the
-mutant catalogue), bench/, docs/DEVELOPING.md.
+(docs/lesson*.md), the contract and the check catalogue (docs/contract.md, STUDENT_DOCS) and
+.gitignore. The Gradescope bundle's source is the student copy plus grader/instructor/ (its
+autograder entry grades in isolation). Never: solutions/, tests/ (the mutant catalogue), bench/,
+the instructors' and the contributors' pages (docs/instructors.md, docs/DEVELOPING.md), the
+repository's README.md (the export writes a README of its own).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 INSTRUCTOR_PACKAGE = "grader/instructor"
 
 SKIPPED = ("__pycache__", "*.pyc", "*.pyo", ".*")
+#: The pages of docs/ that students get besides the lessons: each links only to what they get.
+STUDENT_DOCS = ("docs/contract.md",)
 #: Top-level modules a student copy must never import.
 FORBIDDEN_IMPORTS = ("solutions", "tests", "bench")
 
@@ -56,6 +60,10 @@ def student_files(root: Path = REPO_ROOT, with_model: bool = True) -> dict[str, 
             files[f"{package}/{rel}"] = path
     for path in sorted((root / "docs").glob("lesson*.md")):
         files[f"docs/{path.name}"] = path
+    for rel in STUDENT_DOCS:
+        if not (root / rel).is_file():
+            raise DistributionError(f"{rel} is missing: the student copy's README links to it")
+        files[rel] = root / rel
     files[".gitignore"] = root / ".gitignore"
     return files
 

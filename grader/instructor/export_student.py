@@ -1,6 +1,7 @@
 """`python -m grader export-student DIR [--force]`: write the repository students get.
 
-DIR receives the student copy described in grader.instructor.distribution (stubs, store, grader, lesson),
+DIR receives the student copy described in grader.instructor.distribution (stubs, store, grader, lesson,
+the contract in docs/contract.md),
 a README generated from templates/student_README.md (the contract of the three functions from
 the stubs' docstrings, the check catalogue from the registry), and the GitHub Actions workflow
 `.github/workflows/grade.yml` (plain GitHub Actions: it grades every push, shows the summary on

@@ -1,6 +1,6 @@
 """`python -m grader checks [--lang en|ja] [--markdown]`: the check catalogue (id, points, title,
 and the why under each title), in the order the grader runs them. `--markdown` prints the
-README's table (id, points, title)."""
+catalogue table of docs/contract.md (id, points, title)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def markdown(lang: str = "en") -> str:
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m grader checks", description=__doc__)
     p.add_argument("--lang", choices=("en", "ja"))
-    p.add_argument("--markdown", action="store_true", help="the README's catalogue table")
+    p.add_argument("--markdown", action="store_true", help="the catalogue table of docs/contract.md")
     try:
         args = p.parse_args(argv)
     except SystemExit as exc:
