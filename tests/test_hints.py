@@ -5,7 +5,7 @@ and a failure that never reached the rule (not implemented, not loadable, crashe
 from __future__ import annotations
 
 from grader.report import messages
-from grader.report.view import check_view
+from grader.report.view import check_view, fitting_hint
 from grader.results import CheckResult, Failure, Kind, Outcome
 
 import pytest
@@ -53,6 +53,26 @@ def test_a_detail_with_a_hint_of_its_own_gets_that_hint_even_in_setup():
     view = _view(failure, "requeue-token-increases")
     assert view.hint == said("hint.detail.tokens.not-quarantined-for-requeue")
     assert said("check.requeue-token-increases.hint") != view.hint
+
+
+def test_a_right_row_with_a_wrong_value_gets_the_functions_value_hint():
+    failure = Failure(Outcome.FAILED, Kind.WRONG_VALUE, function="work_once", came_back="None",
+                      expected="False")
+    view = _view(failure, "work-once-fresh-clock")
+    assert view.hint == said("hint.wrong-value.work_once")
+
+
+@pytest.mark.parametrize("check, detail, key", [
+    ("race-one-winner", "race-journal-mode", "check.journal-mode-stays-delete.hint"),
+    ("integration-run", "integration-worker-rounds", "check.work-once-empty-queue.hint"),
+    ("work-once-send-raises", "work-once-send-uncommitted", "check.lock-free-during-send.hint"),
+    ("lock-free-during-send", "lock-probe-claim", "check.lowest-id-first.hint"),
+    ("integration-run", "integration-worker-exited", None),
+    ("random-timelines", "timeline-unreproduced", None),
+])
+def test_a_detail_about_another_rule_gets_that_rules_hint_or_none(check, detail, key):
+    failure = Failure(Outcome.FAILED, Kind.DETAIL, detail=detail)
+    assert fitting_hint(check, failure, "en") == (said(key) if key else None)
 
 
 def test_the_rule_failure_keeps_the_checks_hint():

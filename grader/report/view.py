@@ -48,7 +48,7 @@ from grader.checkdef import REGISTRY
 from grader.config import DETAILS
 from grader.results import CheckResult, Failure, Kind, Outcome, RowDiff
 from .messages import (CAUSE, CHECK_HINT, CHECK_TITLE, CHECK_WHY, DETAIL, DETAIL_HINT, KIND, LIMIT,
-                       OUTCOME, TIMELINE, WRONG_TYPE_HINT, text)
+                       OUTCOME, TIMELINE, WRONG_TYPE_HINT, WRONG_VALUE_HINT, text)
 
 MARKS = {Outcome.PASSED: "✓", Outcome.FAILED: "✗", Outcome.ERRORED: "!",
          Outcome.TIMED_OUT: "⏱", Outcome.NOT_IMPLEMENTED: "·", Outcome.RESOURCE_LIMIT: "!"}
@@ -363,6 +363,17 @@ def _add_failure(view: CheckView, failure: Failure, lang: str, detail: str) -> N
 
 #: Failures about the check's rule: its own hint (or its detail's) may fit them.
 RULE_KINDS = (Kind.MISMATCH, Kind.ROW_MISMATCH, Kind.DETAIL, Kind.WRONG_VALUE)
+#: Detail sentences about another check's rule, met on the way: that rule's hint fits them.
+HINT_OF_DETAIL = {
+    "integration-journal-mode": "check.journal-mode-stays-delete.hint",
+    "race-journal-mode": "check.journal-mode-stays-delete.hint",
+    "integration-worker-rounds": "check.work-once-empty-queue.hint",
+    "work-once-send-uncommitted": "check.lock-free-during-send.hint",
+    "lock-probe-claim": "check.lowest-id-first.hint",  # the probe got another job than the next
+    "integration-stale-finish-value": "hint.wrong-type.finish",  # not False: None, 0...
+}
+#: Detail sentences no hint fits: the code ended, or did not answer the same way twice.
+NO_HINT_DETAILS = ("integration-worker-exited", "timeline-unreproduced")
 
 
 def fitting_hint(check_id: str, failure: Failure, lang: str) -> str | None:
@@ -371,8 +382,12 @@ def fitting_hint(check_id: str, failure: Failure, lang: str) -> str | None:
 
     - a wrong return type: the type hint of that function (`hint.wrong-type.<function>`), or of
       a Claim's field (`hint.wrong-field-type`), never a hint about the rule's logic;
-    - a failure whose detail sentence has a hint of its own (`hint.detail.<detail>`: the rule
-      that failed, when a check meets another rule on its way, as in its setup): that hint;
+    - a failure whose detail sentence is about another rule the check meets on its way (in its
+      setup too): that rule's hint (`HINT_OF_DETAIL`: another check's; `hint.detail.<detail>`:
+      one of its own), or none (`NO_HINT_DETAILS`);
+    - a right row with a wrong value returned by claim or work_once: the function's value hint
+      (`hint.wrong-value.<function>`; a finish that answers wrongly changed another row: the
+      check's rule);
     - a failure while setting the check up: no hint (the check's rule was not reached);
     - a failure of the rule (a value or a row not as the contract says): the check's hint;
     - anything else (not implemented, not loadable, raised, exited, hung, out of a limit, its
@@ -386,10 +401,14 @@ def fitting_hint(check_id: str, failure: Failure, lang: str) -> str | None:
     if failure.kind == Kind.WRONG_FIELD_TYPE:
         return text("hint.wrong-field-type", lang, field=(failure.params or {}).get("field"),
                     wanted=failure.wanted)
-    if failure.kind not in RULE_KINDS:
+    if failure.kind not in RULE_KINDS or failure.detail in NO_HINT_DETAILS:
         return None
+    if failure.detail in HINT_OF_DETAIL:
+        return text(HINT_OF_DETAIL[failure.detail], lang)
     if failure.detail and failure.detail in DETAIL_HINT.members():
         return text(DETAIL_HINT(failure.detail), lang)
+    if failure.kind == Kind.WRONG_VALUE and failure.function in WRONG_VALUE_HINT.members():
+        return text(WRONG_VALUE_HINT(failure.function), lang)  # the row is right, its answer not
     if failure.setup:
         return None
     return text(CHECK_HINT(check_id), lang)

@@ -15,7 +15,7 @@ EXPECT_FAIL = {"quarantine-before-new-token", "quarantine-past-deadline",
                "requeue-token-increases"}
 MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 EXPECT_TEXT = {"requeue-token-increases": "This step is the quarantine rule, met on the way",
-               "skips-done-and-quarantined": "Quarantine first: a job whose lease is not valid"}
+               "skips-done-and-quarantined": "Before choosing, claim quarantines a job"}
 EXPECT_NO_TEXT = {"requeue-token-increases": "Raise the token stored in the row by 1",
                   "skips-done-and-quarantined": "Claimable means status 'pending'"}
 
