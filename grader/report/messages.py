@@ -177,7 +177,7 @@ ROSTER_PROBLEM = Family("instructor.roster.{}", ("unreadable", "no-header", "unk
 QUIZ_ERROR = Family("quiz.error.{}", ("duplicate", "malformed", "unknown-choice",
                                       "unknown-question", "unreadable"))
 #: grader.cli: the one line `python -m grader --help` gives each command (cli.SUBCOMMANDS).
-CLI_COMMAND = Family("cli.command.{}", ("checks", "quiz", "batch", "gradescope-bundle",
+CLI_COMMAND = Family("cli.command.{}", ("checks", "hint", "quiz", "batch", "gradescope-bundle",
                                         "classroom50", "export-student"))
 
 FAMILIES = (CHECK_TITLE, CHECK_WHY, CHECK_HINT, WRONG_TYPE_HINT, WRONG_VALUE_HINT, DETAIL_HINT,
