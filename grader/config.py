@@ -15,8 +15,8 @@ Hints (a failed check's "Hint:", which often gives the fix away): `always` shows
 hint; `never` shows none, anywhere (`python -m grader hint` says hints are off); `after-runs`
 (the default) shows a check's hint when asked (`python -m grader hint ID`, `--hints`) or by
 itself once the check has failed `hint_after` local runs in a row (the run history beside the
-target, grader.history). A grade without a history (`--no-history`: the instructor's batch,
-Gradescope and Classroom 50 runs) has no such runs: with `after-runs` it shows no hints.
+target, grader.report.history). A grade without a history (`--no-history`: the instructor's
+batch, Gradescope and Classroom 50 runs) counts no runs: with `after-runs` it shows no hints.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 matters, when a student asks for it (rustlings' `hint`, check50's `help`).
 
 The hint shown is the check's own (`check.<id>.hint`): the one a failure of its rule gets in a
-report. An id that is not a check is exit 2 with one line, and the id it looks like. With the
+report (also for a check this copy withholds: its words are in the catalogue). An id that is not a check is exit 2 with one line, and the id it looks like. With the
 instructor's `hints = "never"` (grader.config) the command says hints are off (exit 2): a
 course that keeps hints back keeps them back here too."""
 
@@ -13,7 +13,7 @@ import difflib
 import sys
 
 from grader import config as configs
-from grader.checkdef import all_checks
+from grader.checkdef import all_checks, withheld
 from .messages import CHECK_HINT, CHECK_TITLE, CHECK_WHY, LANGS, default_lang, text
 from .wrapping import wrap
 
@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
     except SystemExit as exc:
         return 0 if exc.code == 0 else 2
     lang = args.lang or default_lang()
-    checks = all_checks()
+    checks = list(all_checks()) + [c["id"] for c in withheld()]  # its words are all here
     try:
         config = configs.load(args.config, set(checks))
     except configs.ConfigError as exc:
@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
         print("grader: " + text("hints.off", lang), file=sys.stderr)
         return 2
     if args.check not in checks:
-        print("grader: " + unknown(args.check, list(checks), lang), file=sys.stderr)
+        print("grader: " + unknown(args.check, checks, lang), file=sys.stderr)
         return 2
     print(hint_text(args.check, lang))
     return 0

@@ -28,10 +28,10 @@ SHOWN_IDS = 5
 
 
 def apply(report: ReportView, policy: str, *, after: int, asked: bool = False,
-          streaks: dict[str, int] | None = None, history: bool = True) -> None:
+          streaks: dict[str, int] | None = None, counted: bool = True) -> None:
     """Withhold the hints of `report` that `policy` does not show (see the module docstring);
-    `streaks`: failing runs in a row per check, this run included; `history`: the run has a
-    local history (the note then says when a hint shows by itself)."""
+    `streaks`: failing runs in a row per check, this run included; `counted`: the run has a
+    local history that counts them (the note then says when a hint shows by itself)."""
     streaks = streaks or {}
     withheld = False
     for check in report.checks:
@@ -40,13 +40,13 @@ def apply(report: ReportView, policy: str, *, after: int, asked: bool = False,
         runs = streaks.get(check.id, 0)
         if policy == "always" or (policy == "after-runs" and asked):
             continue
-        if policy == "after-runs" and history and runs >= after:
+        if policy == "after-runs" and counted and runs >= after:
             check.hint_runs = runs
             continue
         check.hint, check.hint_withheld = None, True
         withheld = True
     if withheld and policy == "after-runs":
-        report.hint_note = text("hints.withheld" if history else "hints.withheld-no-history",
+        report.hint_note = text("hints.withheld" if counted else "hints.withheld-no-history",
                                 report.lang, after=after)
 
 
@@ -98,6 +98,6 @@ def settle(report: ReportView, results: list[CheckResult], *, impl: str, policy:
         streaks = past.streaks()
         report.progress = progress_line(comparison, report)
     apply(report, policy, after=after, asked=asked, streaks=streaks,
-          history=where is not None)
+          counted=where is not None)
     if asked and policy == "never":
         report.hint_note = text("hints.off", report.lang)
