@@ -37,7 +37,7 @@ def grade(target: str, repeat: int) -> dict:
         start = time.monotonic()
         proc = subprocess.run(
             [sys.executable, "-m", "grader", "--impl", target, "--json", str(out),
-             "--repeat", str(repeat)],
+             "--repeat", str(repeat), "--no-history"],  # no history left beside the mutants
             capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"}, cwd=ROOT)
         seconds = time.monotonic() - start
         if not out.exists():

@@ -17,7 +17,7 @@ from . import arguments, config as configs
 from .checkdef import all_checks, withheld
 from .harness.target import DEFAULT_TARGET, display_name, is_path
 from .harness.world import LESSON_SEED, fresh_seed
-from .report import files, junit, markdown, prairielearn, results_json, terminal
+from .report import files, hints, junit, markdown, prairielearn, results_json, terminal
 from .report.messages import CLI_COMMAND, LANGS, default_lang, text
 from .report.render import Style
 from .report.view import ReportView, report_view
@@ -51,6 +51,8 @@ def parser(lang: str = "en") -> argparse.ArgumentParser:
                    help=text("cli.option.replay", lang))
     g.add_argument("--detail", choices=configs.DETAILS, help=text("cli.option.detail", lang))
     g.add_argument("--config", metavar="PATH", help=text("cli.option.config", lang))
+    g.add_argument("--hints", action="store_true", help=text("cli.option.hints", lang))
+    g.add_argument("--no-history", action="store_true", help=text("cli.option.no-history", lang))
     return p
 
 
@@ -58,6 +60,7 @@ def parser(lang: str = "en") -> argparse.ArgumentParser:
 #: imported: the student copy has no grader/instructor/, and its commands say so.
 SUBCOMMANDS = {
     "checks": "grader.report.check_list",
+    "hint": "grader.report.hint_command",
     "quiz": "grader.quiz.cli",
     "batch": "grader.instructor.batch",
     "gradescope-bundle": "grader.instructor.gradescope_bundle",
@@ -203,6 +206,8 @@ def grade(argv: list[str]) -> int:
     report = report_view(results, lang, target=display_name(args.impl), detail=detail,
                          duration=duration, seed=args.seed, drawn=args.seed != LESSON_SEED,
                          withheld=withheld())
+    hints.settle(report, results, impl=args.impl, policy=config.hints, after=config.hint_after,
+                 asked=args.hints, use_history=not args.no_history)
     print(terminal.from_view(report, Style.for_stream(sys.stdout)))
     for flag, path in report_paths(args).items():
         files.write_atomically(path, REPORTS[flag](report, config))

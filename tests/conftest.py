@@ -16,6 +16,10 @@ MUTANTS = ROOT / "tests" / "mutants"
 # Strict messages (grader.report.messages): a missing word, language or placeholder raises instead
 # of showing the key, in this process and in every grader it starts (they inherit os.environ).
 os.environ["LEASELAB_STRICT_MESSAGES"] = "1"
+# No local run history (grader.report.history) beside the graded files of the project (lab/,
+# solutions/, tests/mutants/): a verdict or a hint must not depend on the runs before it. The
+# history's own tests turn it back on with LEASELAB_NO_HISTORY="".
+os.environ["LEASELAB_NO_HISTORY"] = "1"
 
 
 @pytest.fixture

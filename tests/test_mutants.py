@@ -42,7 +42,9 @@ def declared(path: Path) -> dict:
 def graded_mutants(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("mutants")
     with ThreadPoolExecutor(max_workers=2) as pool:
-        done = pool.map(lambda p: (p.stem, grade(str(p), tmp)), MUTANT_FILES)
+        # --hints: the whole diagnosis a student can ask for, so EXPECT_TEXT can hold the
+        # hint that fits the bug (and EXPECT_NO_TEXT one that would not fit it)
+        done = pool.map(lambda p: (p.stem, grade(str(p), tmp, "--hints")), MUTANT_FILES)
         return dict(done)
 
 

@@ -64,10 +64,12 @@ def _failure_output(tmp_path, *extra):
 
 
 def test_detail_full_shows_expected_row_and_hint(tmp_path):
-    proc, output = _failure_output(tmp_path)
+    proc, output = _failure_output(tmp_path, "--hints")  # a local run shows hints when asked
     for part in ("Came back: True", "Expected: False", "expected", "≠ status", "Why it matters",
                  "Hint:"):
         assert part in output
+    proc, output = _failure_output(tmp_path)  # tests/test_hints.py: the hint policy
+    assert "Expected: False" in output and "Hint:" not in output
 
 
 def test_detail_actual_only_hides_expected_values(tmp_path):

@@ -3,9 +3,10 @@ its own result.
 
 The grader runs as `python -m grader --impl ... --json ...` in a new session, in a private work
 directory holding a copy of the submission (the original is never written to) and its own
-TMPDIR. A wall-clock limit bounds the whole run; on expiry, and after every run, every process
-left in that session is killed: the grader's sandbox puts each check in its own process group,
-so killing one group would leave a spinning check behind.
+TMPDIR, and with `--no-history`: no .leaselab-history.json is written beside the copy, and the
+hint policy counts no local runs. A wall-clock limit bounds the whole run; on expiry, and after
+every run, every process left in that session is killed: the grader's sandbox puts each check
+in its own process group, so killing one group would leave a spinning check behind.
 
 Whatever happens, the answer is a results.json-shaped dict: the grader's own, or a not-graded
 one (grader.report.results_json: score 0, every check failed with the reason).
@@ -79,7 +80,8 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
     env = {**os.environ, "PYTHONPATH": _pythonpath(), "TMPDIR": str(tmp), "NO_COLOR": "1",
            "PYTHONDONTWRITEBYTECODE": "1", SEALED_ENV: "1"}  # no reference, no tests
     cmd = [sys.executable, "-m", "grader", "--impl", str(target), "--json", str(out),
-           "--lang", lang, "--timeout-scale", f"{timeout_scale:g}", "--replay", str(seed)]
+           "--lang", lang, "--timeout-scale", f"{timeout_scale:g}", "--replay", str(seed),
+           "--no-history"]  # a recorded grade leaves no run history in the submission
     if select:
         cmd += ["-k", select]
     if config:  # the instructor's config file: its detail level and visibilities

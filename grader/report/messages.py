@@ -125,6 +125,16 @@ def _declared_check_ids() -> tuple[str, ...]:
 CHECK_TITLE = Family("check.{}.title", _declared_check_ids)
 CHECK_WHY = Family("check.{}.why", _declared_check_ids)
 CHECK_HINT = Family("check.{}.hint", _declared_check_ids)
+#: The hint for a function that returned a value of the wrong type (grader.report.view.hint_key).
+WRONG_TYPE_HINT = Family("hint.wrong-type.{}", ("claim", "finish", "work_once"))
+#: The hint for a function whose row is right but whose value is not (Kind.WRONG_VALUE); finish
+#: has none: a finish that answers wrongly over a right row changed another row, its rule.
+WRONG_VALUE_HINT = Family("hint.wrong-value.{}", ("claim", "work_once"))
+#: A failure's detail sentence with a hint of its own: the check meets another rule than its
+#: own there (in its setup, or on its way), and the check's hint would not fit it.
+DETAIL_HINT = Family("hint.detail.{}", (
+    "tokens.not-quarantined-for-requeue", "selection.only-spent-job-changes",
+))
 #: A check's outcome (grader.results.CheckResult.outcome).
 OUTCOME = Family("outcome.{}", ("passed", "failed", "errored", "timed_out", "not_implemented",
                                  "resource_limit"))
@@ -173,12 +183,12 @@ ROSTER_PROBLEM = Family("instructor.roster.{}", ("unreadable", "no-header", "unk
 QUIZ_ERROR = Family("quiz.error.{}", ("duplicate", "malformed", "unknown-choice",
                                       "unknown-question", "unreadable"))
 #: grader.cli: the one line `python -m grader --help` gives each command (cli.SUBCOMMANDS).
-CLI_COMMAND = Family("cli.command.{}", ("checks", "quiz", "batch", "gradescope-bundle",
+CLI_COMMAND = Family("cli.command.{}", ("checks", "hint", "quiz", "batch", "gradescope-bundle",
                                         "classroom50", "export-student"))
 
-FAMILIES = (CHECK_TITLE, CHECK_WHY, CHECK_HINT, OUTCOME, LIMIT, KIND, CAUSE, TIMELINE, DETAIL,
-            RACE_CHILD, LOCK_BLOCKED, STAMP_FORGED, CRASH_STATE, INTEGRATION_EVENT,
-            INSTRUCTOR_STATUS, INSTRUCTOR_NOT_GRADED, INSTRUCTOR_TOO_LARGE, ROSTER_PROBLEM,
+FAMILIES = (CHECK_TITLE, CHECK_WHY, CHECK_HINT, WRONG_TYPE_HINT, WRONG_VALUE_HINT, DETAIL_HINT,
+            OUTCOME, LIMIT, KIND, CAUSE, TIMELINE, DETAIL, RACE_CHILD, LOCK_BLOCKED, STAMP_FORGED, CRASH_STATE,
+            INTEGRATION_EVENT, INSTRUCTOR_STATUS, INSTRUCTOR_NOT_GRADED, INSTRUCTOR_TOO_LARGE, ROSTER_PROBLEM,
             QUIZ_ERROR, CLI_COMMAND)
 
 

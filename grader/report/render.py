@@ -86,8 +86,10 @@ def failure_lines(check: CheckView, lang: str, style: Style = PLAIN) -> list[str
     if check.row is not None:
         lines += row_lines(check.row, lang, style)
     lines.append(f"{text('ui.why', lang)} {check.why}")
-    if check.hint is not None:
-        lines.append(f"{text('ui.hint', lang)} {check.hint}")
+    if check.hint is not None:  # shown by itself after failing runs in a row: it says so
+        label = (text("ui.hint", lang) if check.hint_runs is None
+                 else text("hints.label-after", lang, runs=check.hint_runs))
+        lines.append(f"{label} {check.hint}")
     return lines
 
 

@@ -47,6 +47,10 @@ def from_view(report: ReportView, style: Style = PLAIN) -> str:
                                           ids=", ".join(report.unstable))))
     if report.failed == 0:
         lines.append(style("green", text("ui.all-passed", lang)))
+    if report.progress:  # this run against the last local one
+        lines += wrap(report.progress, lang)
+    if report.hint_note:
+        lines += [style("dim", line) for line in wrap(report.hint_note, lang)]
     for check in report.withheld:
         lines.append(style("yellow", text("ui.withheld", lang, **check)))
     return "\n".join(lines)

@@ -47,8 +47,8 @@ from lab.store import COLUMNS
 from grader.checkdef import REGISTRY
 from grader.config import DETAILS
 from grader.results import CheckResult, Failure, Kind, Outcome, RowDiff
-from .messages import (CAUSE, CHECK_HINT, CHECK_TITLE, CHECK_WHY, DETAIL, KIND, LIMIT, OUTCOME,
-                       TIMELINE, text)
+from .messages import (CAUSE, CHECK_HINT, CHECK_TITLE, CHECK_WHY, DETAIL, DETAIL_HINT, KIND, LIMIT,
+                       OUTCOME, TIMELINE, WRONG_TYPE_HINT, WRONG_VALUE_HINT, text)
 
 MARKS = {Outcome.PASSED: "✓", Outcome.FAILED: "✗", Outcome.ERRORED: "!",
          Outcome.TIMED_OUT: "⏱", Outcome.NOT_IMPLEMENTED: "·", Outcome.RESOURCE_LIMIT: "!"}
@@ -114,7 +114,9 @@ class CheckView:
     kind: str | None = None       # the failure's kind (grader.results.Kind), None when passed
     oracle: str | None = None     # what judged, when not the check's own expectations
     duration: float = 0.0         # seconds the check took
-    hint: str | None = None
+    hint: str | None = None       # the hint that fits this failure, when it is shown
+    hint_withheld: bool = False   # a hint fits, but the hint policy does not show it (yet)
+    hint_runs: int | None = None  # shown by itself: the check failed this many runs in a row
     problem: str | None = None    # what went wrong with the code itself (raised, hung, ...)
     sentence: str | None = None   # the check's own sentence about this failure
     events: list[dict] = field(default_factory=list)  # the timeline, for drawing it
@@ -172,6 +174,10 @@ class ReportView:
     withheld: list[dict] = field(default_factory=list)
     #: the shared causes of failures, most checks first (see the module docstring)
     causes: list[Cause] = field(default_factory=list)
+    #: how to see the hints the policy withheld (grader.report.hints), or None
+    hint_note: str | None = None
+    #: this run against the last local one (grader.report.history), or None
+    progress: str | None = None
 
     @property
     def uncaused(self) -> list[CheckView]:
@@ -341,8 +347,8 @@ def _add_failure(view: CheckView, failure: Failure, lang: str, detail: str) -> N
     full = detail == "full"
     view.kind = failure.kind
     problem = problem_line(failure, lang)
-    if full and not failure.setup:  # the hint is about the rule, which setup did not reach
-        view.hint = text(CHECK_HINT(view.id), lang)
+    if full:
+        view.hint = fitting_hint(view.id, failure, lang)
     if detail == "none":
         view.problem = problem if failure.outcome != Outcome.FAILED else None
         return
@@ -361,6 +367,59 @@ def _add_failure(view: CheckView, failure: Failure, lang: str, detail: str) -> N
         view.returned = Returned(failure.came_back, failure.expected if full else None)
     if failure.row is not None:
         view.row = row_view(failure.row, lang, with_expected=full)
+
+
+#: Failures about the check's rule: its own hint (or its detail's) may fit them.
+RULE_KINDS = (Kind.MISMATCH, Kind.ROW_MISMATCH, Kind.DETAIL, Kind.WRONG_VALUE)
+#: Detail sentences about another check's rule, met on the way: that rule's hint fits them.
+HINT_OF_DETAIL = {
+    "integration-journal-mode": "check.journal-mode-stays-delete.hint",
+    "race-journal-mode": "check.journal-mode-stays-delete.hint",
+    "integration-worker-rounds": "check.work-once-empty-queue.hint",
+    "work-once-send-uncommitted": "check.lock-free-during-send.hint",
+    "lock-probe-claim": "check.lowest-id-first.hint",  # the probe got another job than the next
+    "integration-stale-finish-value": "hint.wrong-type.finish",  # not False: None, 0...
+}
+#: Detail sentences no hint fits: the code ended, or did not answer the same way twice.
+NO_HINT_DETAILS = ("integration-worker-exited", "timeline-unreproduced")
+
+
+def fitting_hint(check_id: str, failure: Failure, lang: str) -> str | None:
+    """The hint that fits `failure` of check `check_id`, in words, or None: a hint follows only
+    the failure it is about.
+
+    - a wrong return type: the type hint of that function (`hint.wrong-type.<function>`), or of
+      a Claim's field (`hint.wrong-field-type`), never a hint about the rule's logic;
+    - a failure whose detail sentence is about another rule the check meets on its way (in its
+      setup too): that rule's hint (`HINT_OF_DETAIL`: another check's; `hint.detail.<detail>`:
+      one of its own), or none (`NO_HINT_DETAILS`);
+    - a right row with a wrong value returned by claim or work_once: the function's value hint
+      (`hint.wrong-value.<function>`; a finish that answers wrongly changed another row: the
+      check's rule);
+    - a failure while setting the check up: no hint (the check's rule was not reached);
+    - a failure of the rule (a value or a row not as the contract says): the check's hint;
+    - anything else (not implemented, not loadable, raised, exited, hung, out of a limit, its
+      own connection, the grader's bug): no hint; the problem line says what to fix."""
+    if failure.outcome != Outcome.FAILED:
+        return None
+    if failure.kind == Kind.WRONG_TYPE:
+        if failure.function not in WRONG_TYPE_HINT.members():
+            return None
+        return text(WRONG_TYPE_HINT(failure.function), lang)
+    if failure.kind == Kind.WRONG_FIELD_TYPE:
+        return text("hint.wrong-field-type", lang, field=(failure.params or {}).get("field"),
+                    wanted=failure.wanted)
+    if failure.kind not in RULE_KINDS or failure.detail in NO_HINT_DETAILS:
+        return None
+    if failure.detail in HINT_OF_DETAIL:
+        return text(HINT_OF_DETAIL[failure.detail], lang)
+    if failure.detail and failure.detail in DETAIL_HINT.members():
+        return text(DETAIL_HINT(failure.detail), lang)
+    if failure.kind == Kind.WRONG_VALUE and failure.function in WRONG_VALUE_HINT.members():
+        return text(WRONG_VALUE_HINT(failure.function), lang)  # the row is right, its answer not
+    if failure.setup:
+        return None
+    return text(CHECK_HINT(check_id), lang)
 
 
 def stability_line(r: CheckResult, lang: str) -> str:

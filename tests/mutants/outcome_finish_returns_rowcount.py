@@ -16,7 +16,10 @@ EXPECT_FAIL = {"double-finish-rejected", "empty-queue-returns-none", "finish-aft
                "same-name-restart", "skips-done-and-quarantined", "valid-lease-never-handed-over",
                "work-once-fresh-clock"}
 MAY_FAIL = {"integration-run", "lock-free-during-send", "random-timelines"}
-EXPECT_TEXT = {"finish-at-expiry": "it must return bool"}
+EXPECT_TEXT = {"finish-at-expiry": "it must return bool",
+               # the hint is about the type, not the rule's logic
+               "finish-before-expiry": "finish answers yes or no: return True when"}
+EXPECT_NO_TEXT = {"finish-at-expiry": "Compare with now < lease_until"}
 
 
 def finish(conn, claim, now):
