@@ -168,7 +168,7 @@ QUIZ_ERROR = Family("quiz.error.{}", ("duplicate", "malformed", "unknown-choice"
                                       "unknown-question", "unreadable"))
 #: grader.cli: the one line `python -m grader --help` gives each command (cli.SUBCOMMANDS).
 CLI_COMMAND = Family("cli.command.{}", ("checks", "quiz", "batch", "gradescope-bundle",
-                                        "classroom50", "export-student"))
+                                        "classroom50", "export-student", "watch"))
 
 FAMILIES = (CHECK_TITLE, CHECK_WHY, CHECK_HINT, OUTCOME, LIMIT, KIND, CAUSE, TIMELINE, DETAIL,
             RACE_CHILD, LOCK_BLOCKED, STAMP_FORGED, CRASH_STATE, INTEGRATION_EVENT,
