@@ -29,7 +29,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import select
+import shutil
 import signal
 import stat
 import sys
@@ -44,7 +46,7 @@ from .harness import sandbox
 from .harness.target import display_name, is_path
 from .report import files, summary
 from .report.messages import default_lang, text
-from .report.render import Style
+from .report.render import Style, width
 from .report.view import report_view
 from .results import CheckResult, result_from_json, result_to_json
 from .runner import GraderError, NoCheckSelected, run_checks
@@ -291,9 +293,36 @@ class Watch:
     def draw(self, status: str, body: list[str] = ()) -> None:
         header = self.style("dim", text("watch.header", self.lang,
                                         target=display_name(self.args.impl)))
-        screen = "\n".join([header, status, *([""] + list(body) if body else [])])
+        lines = [header, status, *([""] + list(body) if body else [])]
+        if self.tty:  # one line each, cut to the terminal's width (a pipe or a file gets it all)
+            columns = shutil.get_terminal_size().columns
+            lines = [fit(line, columns - 1) for line in lines]
+        screen = "\n".join(lines)
         self.out.write((CLEAR if self.tty else SEPARATOR + "\n") + screen + "\n")
         self.out.flush()
+
+
+_ESCAPE = re.compile(r"\033\[[0-9;]*m")
+
+
+def fit(line: str, columns: int) -> str:
+    """`line` cut to `columns` columns of a terminal, ending in "…" when cut; colour codes take
+    no column, and a cut line ends with a reset so no colour runs on."""
+    if width(_ESCAPE.sub("", line)) <= columns:
+        return line
+    out, used, i = [], 0, 0
+    while i < len(line):
+        code = _ESCAPE.match(line, i)
+        if code:
+            out.append(code.group())
+            i = code.end()
+            continue
+        if used + width(line[i]) > columns - 1:
+            break
+        out.append(line[i])
+        used += width(line[i])
+        i += 1
+    return "".join(out) + "…" + ("\033[0m" if "\033" in line else "")
 
 
 def _interrupt(signum, frame):

@@ -307,3 +307,12 @@ def test_not_a_terminal_gets_a_separator_a_terminal_a_cleared_screen(monkeypatch
         watch.Watch(args, ROOT / "lab" / "queue.py", "en", Config(), out).draw("status", ["body"])
         assert out.getvalue().startswith(starts)
         assert ("\033" in out.getvalue()) == tty
+
+
+def test_a_line_too_wide_for_the_terminal_is_cut_colour_codes_taking_no_column():
+    assert watch.fit("short", 10) == "short"
+    assert watch.fit("a" * 12, 10) == "a" * 9 + "…"
+    assert watch.fit("\033[1mScore\033[0m", 5) == "\033[1mScore\033[0m"
+    cut = watch.fit("\033[31m✗\033[0m " + "x" * 20, 8)
+    assert cut == "\033[31m✗\033[0m xxxxx…\033[0m"
+    assert watch.fit("採点中です", 6) == "採点…"  # wide characters take two columns
