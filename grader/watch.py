@@ -165,6 +165,7 @@ class Watch:
         finally:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut this
             self.cancel()
+            sandbox.end_strays(set())  # a child forked just before the interrupt was recorded
             signal.signal(signal.SIGTERM, old_term)
             signal.signal(signal.SIGINT, old_int)
         if self.tty:
@@ -212,7 +213,6 @@ class Watch:
             null = os.open(os.devnull, os.O_RDWR)
             for stream in (0, 1, 2):  # the screen is the parent's
                 os.dup2(null, stream)
-            unselected = None
             ran = 0
             for number, expression in enumerate(self.selects, 1):
                 try:
@@ -220,12 +220,14 @@ class Watch:
                                          timeout_scale=self.args.timeout_scale,
                                          select=expression or None, repeat=self.args.repeat,
                                          seed=self.args.seed)
-                except NoCheckSelected as exc:
-                    results, unselected = [], unselected or exc
+                except NoCheckSelected:
+                    results = []
                 ran += len(results)
-                if number == len(self.selects) and not ran and unselected:
+                last = number == len(self.selects)
+                if last and not ran:
                     raise GraderError(f"no check matches -k {self.args.select!r}")
-                _send(fd, {"pass": number, "results": [_encode(r) for r in results]})
+                if results or last:  # a first pass -k left empty has nothing to show
+                    _send(fd, {"pass": number, "results": [_encode(r) for r in results]})
         except GraderError as exc:
             _send(fd, {"error": str(exc)})
         except BaseException:
@@ -277,8 +279,7 @@ class Watch:
         """The child closed its pipe: reap it and whatever it left."""
         self.cancel()
         if not grade.finished:
-            self.draw(text("watch.error", self.lang,
-                           error="the grading process ended without a verdict"))
+            self.draw(text("watch.error", self.lang, error=text("watch.ended", self.lang)))
 
     def cancel(self) -> None:
         """End the grade running (its child, and every process started under it)."""

@@ -218,6 +218,23 @@ def test_a_save_during_a_grade_starts_the_grade_over(tmp_path):
     assert still_alive(w.seen) == []
 
 
+@pytest.mark.parametrize("select, shows", [
+    ("finish-at-expiry", "Score: 4 / 4"),               # the first pass only
+    ("race-one-winner", "Score: 7 / 7"),                # the second pass only
+    ("no-such-check", "no check matches -k 'no-such-check'"),
+])
+def test_k_selects_in_both_passes(tmp_path, select, shows):
+    w = Watching(student_folder(tmp_path) / "queue.py", "-k", select)
+    try:
+        screens = w.wait_for("the grade's end", lambda s: any(
+            FINAL in x or "could not run" in x for x in s))
+        code, stderr = w.interrupt()
+    finally:
+        w.stop()
+    assert shows in screens[-1] and "Traceback" not in stderr and code in (0, 130)
+    assert not any("Score: 0 / 0" in x for x in screens)
+
+
 @pytest.mark.parametrize("impl", ["no/such/queue.py", "no_such_module_here"])
 def test_a_target_that_does_not_exist_is_one_line_and_exit_2(impl):
     env = {**os.environ, "NO_COLOR": "1"}
