@@ -17,7 +17,9 @@ whose checks start processes of their own (`checkdef.PROCESS_FAMILIES`) and the 
 timelines (the longest check of a grade: about 2 s of the first pass's 5.7 s when it was in it).
 A save during a grade ends that grade (the child and every process it started) and grades the
 new file once it has settled: one grade at a time, never a queue. Ctrl-C (or SIGTERM) ends the
-grade the same way; the exit status is then 130.
+grade the same way; the exit status is then 130. The grading options are the grader's own
+(`cli.parser`): -k narrows both passes, and a report file asked for (--json, --html, ...) is
+written after each whole grade, removed when the next starts (no verdict of an older file stays).
 
 The screen. On a terminal it is cleared and redrawn; anywhere else (a pipe, a file, TERM=dumb)
 each redraw is printed after a SEPARATOR line, with no escape code (colours as everywhere:
@@ -266,10 +268,10 @@ class Watch:
                              duration=time.monotonic() - grade.since, withheld=withheld())
         if final:
             grade.finished = True
+            for flag, path in cli.report_paths(self.args).items():  # there once the screen says so
+                files.write_atomically(path, cli.REPORTS[flag](report, self.config))
             status = text("watch.graded", self.lang, seconds=seconds, time=_clock(grade.saved))
             self.draw(status, summary.from_view(report, self.style))
-            for flag, path in cli.report_paths(self.args).items():
-                files.write_atomically(path, cli.REPORTS[flag](report, self.config))
         else:
             status = text("watch.partial", self.lang, seconds=seconds, time=_clock(grade.saved),
                           ids=", ".join(self.later))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import io
+import json
 import os
 import shutil
 import signal
@@ -233,6 +234,20 @@ def test_k_selects_in_both_passes(tmp_path, select, shows):
         w.stop()
     assert shows in screens[-1] and "Traceback" not in stderr and code in (0, 130)
     assert not any("Score: 0 / 0" in x for x in screens)
+
+
+def test_a_report_file_is_written_after_each_whole_grade(tmp_path):
+    out = tmp_path / "results.json"
+    w = Watching(student_folder(tmp_path) / "queue.py", "-k", "finish-at-expiry", "--json",
+                 str(out))
+    try:
+        w.wait_for("the grade's end", lambda s: any(FINAL in x for x in s))
+        code, _ = w.interrupt()
+    finally:
+        w.stop()
+    tests = json.loads(out.read_text(encoding="utf-8"))["tests"]
+    assert [t["extra_data"]["check_id"] for t in tests] == ["finish-at-expiry"]
+    assert code in (0, 130)
 
 
 @pytest.mark.parametrize("impl", ["no/such/queue.py", "no_such_module_here"])
