@@ -13,8 +13,12 @@
    prepared interpreter (the zygote) against N with a fresh interpreter each, alternating:
    medians of wall and CPU time and the pairwise ratio.
 
+4. With --watch N: N saves into a temporary copy watched by `python -m grader watch`,
+   alternating a mutant and the solution: the median and p90 seconds from a save to the first
+   verdict redrawn and to the whole grade's (bench/watch.py).
+
     python -m bench.grade [--runs 50] [--load] [--trials 20] [--launchers N] [--json PATH]
-                          [--only NAME ...]
+                          [--watch N] [--only NAME ...]
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from pathlib import Path
 
 from lab import store
 
+from bench import watch
 from grader.harness import children
 from grader.harness.zygote import LAUNCH_ENV
 from grader.harness.interleave import Lockstep
@@ -204,6 +209,8 @@ def table(report: dict) -> str:
                   f"  spawn / zygote: wall {launchers['ratio_wall']:.2f}x, "
                   f"CPU {launchers['ratio_cpu']:.2f}x; same verdicts: "
                   f"{'yes' if z['same_verdicts'] and sp['same_verdicts'] else 'NO'}"]
+    if report.get("watch"):
+        lines += [""] + watch.lines(report["watch"])
     race = report.get("race")
     if race:
         lines += ["", f"Race test on {race['target']}, {race['trials']} trials each:",
@@ -225,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--launchers", type=int, default=0, metavar="N",
                    help="also N full grades of the solution with target processes forked from "
                         "the zygote and N spawned fresh, alternating (default 0: skip)")
+    p.add_argument("--watch", type=int, default=0, metavar="N",
+                   help="also N saves under `python -m grader watch`: seconds from a save to "
+                        "the first verdict and to the whole grade (default 0: skip)")
     args = p.parse_args(argv)
     report: dict = {"cpus": os.cpu_count(), "runs": args.runs}
     chosen = targets(args.only)
@@ -234,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
             report["loaded"] = {t: grade_runs(t, args.runs) for t in chosen}
     if args.launchers > 0:
         report["launchers"] = launcher_comparison(args.launchers)
+    if args.watch > 0:
+        report["watch"] = watch.save_to_verdict(args.watch)
     if args.trials > 0 and RACE_MUTANT.exists():
         report["race"] = race_comparison(args.trials)
     print(table(report))
@@ -241,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.json).write_text(json.dumps(report, indent=2), encoding="utf-8")
     stable = all(verdict(t, f) == "stable" for phase in ("unloaded", "loaded")
                  for t, f in report.get(phase, {}).items())
+    stable = stable and report.get("watch", {}).get("right_verdicts", True)
     return 0 if stable else 1
 
 

@@ -1,6 +1,7 @@
 """The lease lab's grader. The folders are the architecture; an import only goes down this list:
 
     grader/cli.py, __main__.py   `python -m grader`: parse arguments, grade, write the reports
+    grader/watch.py              `python -m grader watch`: regrade on every save (cli's options)
     grader/instructor/           batch grading, Gradescope bundle, student export (not shipped
                                  to students)
     grader/quiz/                 the quiz companion

@@ -41,6 +41,11 @@ MODULE_ORDER = (
     "transactions", "work_once", "lock_probe", "race", "crash", "integration", "differential",
 )
 
+#: The families whose checks start processes of their own besides the one target process every
+#: check has (race and crash claimers, integration workers: grader.harness.children, .workers).
+#: `python -m grader watch` shows the other checks' verdict first and runs these after.
+PROCESS_FAMILIES = ("race", "crash", "integration")
+
 
 def family(module_name: str) -> str:
     """The rule family a check module grades: `grader.checks.test_tokens` -> `tokens`."""

@@ -66,6 +66,7 @@ SUBCOMMANDS = {
     "gradescope-bundle": "grader.instructor.gradescope_bundle",
     "classroom50": "grader.instructor.classroom50",
     "export-student": "grader.instructor.export_student",
+    "watch": "grader.watch",
 }
 
 

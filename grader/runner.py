@@ -19,6 +19,10 @@ class GraderError(Exception):
     """The grader itself could not run (exit status 2)."""
 
 
+class NoCheckSelected(GraderError):
+    """`select` matches no check (a pass of `watch` may select none: not an error there)."""
+
+
 def run_checks(impl: str, *, lang: str = "en", timeout_scale: float = 1.0,
                select: str | None = None, repeat: int = 1, seed: int = 1,
                sweep: int = 1) -> list[CheckResult]:
@@ -40,8 +44,9 @@ def run_checks(impl: str, *, lang: str = "en", timeout_scale: float = 1.0,
         code = pytest.main(args, plugins=[plugin])
     report = plugin.report
     if code == pytest.ExitCode.NO_TESTS_COLLECTED and select:
-        raise GraderError(f"no check matches -k {select!r} (a check id such as finish-at-expiry,"
-                          " or a part of one; python -m grader checks lists every id)")
+        raise NoCheckSelected(f"no check matches -k {select!r} (a check id such as"
+                              " finish-at-expiry, or a part of one; python -m grader checks"
+                              " lists every id)")
     if report is None or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise GraderError(f"the checks could not run (pytest exit {int(code)}):\n{sink.getvalue()}")
     results = []

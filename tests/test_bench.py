@@ -1,4 +1,5 @@
-"""The benchmark runs end to end (one grade of the solution, one race trial each way)."""
+"""The benchmark runs end to end (one grade of the solution, one race trial each way, two saves
+under `python -m grader watch`)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def test_targets_are_the_solution_and_the_race_crash_lock_mutants():
 def test_one_run_of_the_solution(tmp_path, capsys):
     out = tmp_path / "bench.json"
     code = bench.main(["--runs", "1", "--only", "solutions.queue", "--trials", "1",
-                       "--launchers", "1", "--json", str(out)])
+                       "--launchers", "1", "--watch", "2", "--json", str(out)])
     assert code == 0
     report = json.loads(out.read_text())
     solution = report["unloaded"]["solutions.queue"]
@@ -26,8 +27,12 @@ def test_one_run_of_the_solution(tmp_path, capsys):
     launchers = report["launchers"]  # the same verdicts forked from the zygote or spawned
     assert launchers["zygote"]["same_verdicts"] and launchers["spawn"]["same_verdicts"]
     assert launchers["ratio_wall"] > 0 and launchers["zygote"]["cpu"] > 0
+    watched = report["watch"]  # a save of the mutant, then of the solution: each graded right
+    assert watched["saves"] == 2 and watched["right_verdicts"] and watched["exit"] in (0, 130)
+    assert len(watched["firsts"]) == len(watched["finals"]) == 2
     printed = capsys.readouterr().out
     assert "solutions.queue" in printed and "spawn / zygote" in printed
+    assert "save -> first verdict redrawn" in printed
 
 
 def test_percentile_and_verdict():

@@ -22,7 +22,7 @@ LAYERS = {
     "grader.checks": 2,
     "grader.runner": 3,
     "grader.quiz": 4, "grader.instructor": 4,
-    "grader.cli": 5, "grader.__main__": 6,
+    "grader.cli": 5, "grader.__main__": 6, "grader.watch": 6,
 }
 
 

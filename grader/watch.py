@@ -1,0 +1,390 @@
+"""`python -m grader watch [--impl FILE] [grading options]`: regrade whenever the file under grade,
+or a .py file beside it (in its folder), is saved, and redraw a short summary each time
+(`grader.report.summary`: the score, what to fix first with its one-line problem, how many
+checks failed).
+
+Watching. The folder is polled every POLL seconds, comparing each file's (mtime_ns, ctime_ns,
+size, inode). No watcher library: watchdog or watchfiles would be one more dependency for every
+student who installs the grader, a poll of a handful of files costs nothing, and it sees an
+editor's write-then-rename over the file like a plain write. A change is graded once nothing has
+changed for SETTLE seconds (an editor writes a file in several steps), so a half-written file is
+not graded; a file that does not compile is graded all the same, and the summary shows that cause.
+
+Grading. A grade runs in a child forked from this process (which imports the grader once, so a
+grade costs a fork, not an interpreter's start), in a session of its own, in two passes: first
+every check but SECOND_PASS, redrawn as soon as they are done; then SECOND_PASS: the families
+whose checks start processes of their own (`checkdef.PROCESS_FAMILIES`) and the random
+timelines (the longest check of a grade: about 2 s of the first pass's 5.7 s when it was in it).
+A save during a grade ends that grade (the child and every process it started) and grades the
+new file once it has settled: one grade at a time, never a queue. Ctrl-C (or SIGTERM) ends the
+grade the same way; the exit status is then 130. The grading options are the grader's own
+(`cli.parser`): -k narrows both passes, and a report file asked for (--json, --html, ...) is
+written after each whole grade, removed when the next starts (no verdict of an older file stays).
+
+The screen. On a terminal it is cleared and redrawn; anywhere else (a pipe, a file, TERM=dumb)
+each redraw is printed after a SEPARATOR line, with no escape code (colours as everywhere:
+a terminal without NO_COLOR).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import stat
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import arguments, cli, config as configs
+from .checkdef import PROCESS_FAMILIES, all_checks, family, withheld
+from .harness import sandbox
+from .harness.target import display_name, is_path
+from .harness.world import fresh_seed
+from .report import files, summary
+from .report.messages import default_lang, text
+from .report.render import Style, width
+from .report.view import report_view
+from .results import CheckResult, result_from_json, result_to_json
+from .runner import GraderError, NoCheckSelected, run_checks
+
+POLL = 0.1     # seconds between two looks at the folder
+SETTLE = 0.3   # seconds a change must stay as it is before it is graded
+#: The families whose checks run in the second pass, after the first redraw.
+SECOND_PASS = PROCESS_FAMILIES + ("differential",)
+SEPARATOR = "-" * 40
+CLEAR = "\033[H\033[2J"
+
+
+def main(argv: list[str]) -> int:
+    lang = cli.chosen_lang(argv)
+    p = cli.parser(lang)
+    p.prog, p.description = "python -m grader watch", text("cli.command.watch", lang)
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as exc:  # argparse: bad arguments, or --help
+        return 0 if exc.code == 0 else 2
+    if args.seed == arguments.FRESH:  # one world for the whole session: saves stay comparable
+        args.seed = fresh_seed()
+    problem = cli.bad_paths(args)
+    target = None if problem else watched_file(args.impl)
+    if target is None:
+        problem = problem or (f"--impl {args.impl}: no such module here (give a module name or "
+                              "the path of a .py file)")
+    if problem:
+        print(f"grader: {problem}", file=sys.stderr)
+        return 2
+    try:
+        config = configs.load(args.config, set(all_checks()))
+    except configs.ConfigError as exc:
+        print(f"grader: {exc}", file=sys.stderr)
+        return 2
+    return Watch(args, target, args.lang or default_lang(), config).run()
+
+
+def watched_file(impl: str) -> Path | None:
+    """The file `--impl` names (a path, or where the module is found from here), or None."""
+    if is_path(impl):
+        return Path(impl).absolute()
+    if os.getcwd() not in sys.path:  # as the runner does: modules resolve from here
+        sys.path.insert(0, os.getcwd())
+    try:
+        spec = importlib.util.find_spec(impl)
+    except (ImportError, ValueError):
+        return None
+    return Path(spec.origin) if spec is not None and spec.has_location and spec.origin else None
+
+
+def snapshot(target: Path) -> dict[str, tuple]:
+    """What the watched files look like now: {name: (mtime_ns, ctime_ns, size, inode)} for the
+    target and every .py file beside it (hidden ones, editors' lock and swap files, left out)."""
+    folder = target.parent
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        names = []
+    found = {}
+    for name in names:
+        if name != target.name and (name.startswith(".") or not name.endswith(".py")):
+            continue
+        try:
+            st = os.stat(folder / name)
+        except OSError:  # gone since the listing, or a dangling link
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found[name] = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+    return found
+
+
+def passes(select: str | None) -> tuple[list[str], list[str]]:
+    """The -k expressions of the two passes (the user's -k, if any, in both), and the ids of the
+    second pass's checks."""
+    later = [c.id for c in all_checks().values() if family(c.module) in SECOND_PASS]
+    if not later:
+        return [select or ""], []
+    ids = " or ".join(later)
+    if select:
+        return [f"({select}) and not ({ids})", f"({select}) and ({ids})"], later
+    return [f"not ({ids})", ids], later
+
+
+@dataclass
+class Grade:
+    """The grade running in a child: its pid (= its session), the pipe it reports on, the time
+    of the change it grades, and the results of the passes done."""
+    pid: int
+    fd: int
+    saved: float          # wall-clock time of the change (shown)
+    since: float          # monotonic time of the change (the seconds shown are counted from it)
+    buffer: bytes = b""
+    results: list[CheckResult] = field(default_factory=list)
+    finished: bool = False
+
+
+class Watch:
+    def __init__(self, args, target: Path, lang: str, config: configs.Config, out=None):
+        self.args, self.target, self.lang, self.config = args, target, lang, config
+        self.out = out or sys.stdout
+        self.style = Style.for_stream(self.out)
+        self.tty = self.out.isatty() and os.environ.get("TERM") != "dumb"
+        self.selects, self.later = passes(args.select)
+        self.grade: Grade | None = None
+
+    # -- the loop --------------------------------------------------------------------------------
+    def run(self) -> int:
+        sandbox.become_subreaper()  # what a killed grade left detached comes back to us
+        old_term = signal.signal(signal.SIGTERM, _interrupt)
+        old_int = signal.getsignal(signal.SIGINT)
+        try:
+            self.loop()
+        except KeyboardInterrupt:
+            pass
+        except BrokenPipeError:  # nobody reads the screen any more
+            pass
+        finally:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut this
+            self.cancel()
+            sandbox.end_strays(set())  # a child forked just before the interrupt was recorded
+            signal.signal(signal.SIGTERM, old_term)
+            signal.signal(signal.SIGINT, old_int)
+        if self.tty:
+            self.out.write("\n")
+            self.out.flush()
+        return 130
+
+    def loop(self) -> None:
+        state = snapshot(self.target)
+        self.start(time.time(), time.monotonic())
+        change = None   # (wall, monotonic) time of the first change not graded yet
+        quiet_since = 0.0
+        while True:
+            self.wait(POLL)
+            now = snapshot(self.target)
+            if now != state:
+                state, quiet_since = now, time.monotonic()
+                self.cancel()  # its verdict would be about a file that is no more
+                change = change or (time.time(), time.monotonic())
+            elif change is not None and time.monotonic() - quiet_since >= SETTLE:
+                self.start(*change)
+                change = None
+
+    # -- one grade -------------------------------------------------------------------------------
+    def start(self, saved: float, since: float) -> None:
+        self.cancel()
+        for path in cli.report_paths(self.args).values():
+            files.remove_stale(path)  # no earlier verdict stays beside a file being graded
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            self._child(write_fd)  # never returns
+        os.close(write_fd)
+        self.grade = Grade(pid, read_fd, saved, since)
+        self.draw(text("watch.grading", self.lang, time=_clock(saved)))
+
+    def _child(self, fd: int) -> None:
+        code = 0
+        try:
+            os.setsid()  # a session of its own: ended whole by `cancel`
+            _die_with(os.getppid())
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            null = os.open(os.devnull, os.O_RDWR)
+            for stream in (0, 1, 2):  # the screen is the parent's
+                os.dup2(null, stream)
+            ran = 0
+            for number, expression in enumerate(self.selects, 1):
+                try:
+                    results = run_checks(self.args.impl, lang=self.lang,
+                                         timeout_scale=self.args.timeout_scale,
+                                         select=expression or None, repeat=self.args.repeat,
+                                         seed=self.args.seed)
+                except NoCheckSelected:
+                    results = []
+                ran += len(results)
+                last = number == len(self.selects)
+                if last and not ran:
+                    raise GraderError(f"no check matches -k {self.args.select!r}")
+                if results or last:  # a first pass -k left empty has nothing to show
+                    _send(fd, {"pass": number, "results": [_encode(r) for r in results]})
+        except GraderError as exc:
+            _send(fd, {"error": str(exc)})
+        except BaseException:
+            try:
+                _send(fd, {"error": traceback.format_exc()})
+            except BaseException:
+                code = 70
+        os._exit(code)
+
+    def wait(self, timeout: float) -> None:
+        """Up to `timeout` seconds: read what the grade says, and redraw."""
+        grade = self.grade
+        if grade is None:
+            time.sleep(timeout)
+            return
+        if not select.select([grade.fd], [], [], timeout)[0]:
+            return
+        chunk = os.read(grade.fd, 1 << 16)
+        if not chunk:
+            self.ended(grade)
+            return
+        *lines, grade.buffer = (grade.buffer + chunk).split(b"\n")
+        for line in lines:
+            self.heard(grade, json.loads(line))
+
+    def heard(self, grade: Grade, message: dict) -> None:
+        seconds = f"{time.monotonic() - grade.since:.1f}"
+        if "error" in message:
+            grade.finished = True
+            self.draw(text("watch.error", self.lang, error=message["error"].strip()))
+            return
+        grade.results += [_decode(r) for r in message["results"]]
+        final = message["pass"] == len(self.selects)
+        report = report_view(grade.results, self.lang, target=display_name(self.args.impl),
+                             detail=self.args.detail or self.config.detail, seed=self.args.seed,
+                             duration=time.monotonic() - grade.since, withheld=withheld())
+        if final:
+            grade.finished = True
+            for flag, path in cli.report_paths(self.args).items():  # there once the screen says so
+                files.write_atomically(path, cli.REPORTS[flag](report, self.config))
+            status = text("watch.graded", self.lang, seconds=seconds, time=_clock(grade.saved))
+            self.draw(status, summary.from_view(report, self.style))
+        else:
+            status = text("watch.partial", self.lang, seconds=seconds, time=_clock(grade.saved),
+                          ids=", ".join(self.later))
+            self.draw(status, summary.from_view(report, self.style, running=self.later))
+
+    def ended(self, grade: Grade) -> None:
+        """The child closed its pipe: reap it and whatever it left."""
+        self.cancel()
+        if not grade.finished:
+            self.draw(text("watch.error", self.lang, error=text("watch.ended", self.lang)))
+
+    def cancel(self) -> None:
+        """End the grade running (its child, and every process started under it)."""
+        grade, self.grade = self.grade, None
+        if grade is None:
+            return
+        _end_session(grade.pid)
+        sandbox.end_strays(set())  # reaps the child, and the orphans a subreaper inherited
+        os.close(grade.fd)
+
+    # -- the screen ------------------------------------------------------------------------------
+    def draw(self, status: str, body: list[str] = ()) -> None:
+        header = self.style("dim", text("watch.header", self.lang,
+                                        target=display_name(self.args.impl)))
+        lines = [header, status, *([""] + list(body) if body else [])]
+        if self.tty:  # one line each, cut to the terminal's width (a pipe or a file gets it all)
+            columns = shutil.get_terminal_size().columns
+            lines = [fit(line, columns - 1) for line in lines]
+        screen = "\n".join(lines)
+        self.out.write((CLEAR if self.tty else SEPARATOR + "\n") + screen + "\n")
+        self.out.flush()
+
+
+_ESCAPE = re.compile(r"\033\[[0-9;]*m")
+
+
+def fit(line: str, columns: int) -> str:
+    """`line` cut to `columns` columns of a terminal, ending in "…" when cut; colour codes take
+    no column, and a cut line ends with a reset so no colour runs on."""
+    if width(_ESCAPE.sub("", line)) <= columns:
+        return line
+    out, used, i = [], 0, 0
+    while i < len(line):
+        code = _ESCAPE.match(line, i)
+        if code:
+            out.append(code.group())
+            i = code.end()
+            continue
+        if used + width(line[i]) > columns - 1:
+            break
+        out.append(line[i])
+        used += width(line[i])
+        i += 1
+    return "".join(out) + "…" + ("\033[0m" if "\033" in line else "")
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _clock(wall: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(wall))
+
+
+def _send(fd: int, message: dict) -> None:
+    data = (json.dumps(message) + "\n").encode()
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _encode(r: CheckResult) -> dict:
+    return {"id": r.id, "points": r.points, "outcome": r.outcome,
+            "result": result_to_json(r.result), "duration": r.duration, "runs": r.runs}
+
+
+def _decode(d: dict) -> CheckResult:
+    return CheckResult(d["id"], d["points"], d["outcome"], result_from_json(d["result"]),
+                       d["duration"], d["runs"])
+
+
+def _end_session(sid: int) -> None:
+    """SIGKILL every process of session `sid` (Linux /proc; elsewhere its first group)."""
+    try:
+        os.killpg(sid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for _ in range(100):  # a bound, not a clock
+        members = [pid for pid, state, _, session in sandbox.processes()
+                   if session == sid and state != "Z"]
+        if not members:
+            return
+        for pid in members:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.01)
+
+
+def _die_with(parent: int) -> None:
+    """Linux: this process is SIGKILLed when its parent ends (a watcher killed outright leaves
+    no grade running); elsewhere a no-op."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it ended before the call
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1

@@ -1,0 +1,350 @@
+"""`python -m grader watch`: driven as a student would, in a child process, on a copy of an
+implementation in a temporary folder. Every wait has a deadline and every assertion is about
+what the screen says, never about how long it took."""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from argparse import Namespace
+from pathlib import Path
+
+import pytest
+
+from grader import checkdef, watch
+from grader.config import Config
+from grader.report import summary
+from grader.report.view import report_view
+from grader.results import CheckResult, Failure, Kind, Outcome
+
+ROOT = Path(__file__).resolve().parent.parent
+MUTANTS = ROOT / "tests" / "mutants"
+SOLUTION = ROOT / "solutions" / "queue.py"
+MUTANT = MUTANTS / "tokens_finish_by_id_only.py"  # fails lesson-timeline, among others
+WAIT = 240.0  # seconds: a deadline for one grade on a loaded 2-core machine, not an expectation
+FINAL = "Graded in"
+PARTIAL = "still running:"
+
+
+def student_folder(tmp_path: Path) -> Path:
+    """A folder holding queue.py (the solution) and the mutants' shared parts it may import."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    shutil.copy(SOLUTION, folder / "queue.py")
+    for part in MUTANTS.glob("_*.py"):
+        shutil.copy(part, folder / part.name)
+    return folder
+
+
+class Watching:
+    """`python -m grader watch --impl PATH` in a child; its screens as they come, and every
+    process that was ever under it (pid and start time, so a reused pid is not mistaken)."""
+
+    def __init__(self, impl: Path, *extra: str):
+        env = {**os.environ, "NO_COLOR": "1", "LANG": "C.UTF-8"}
+        env.pop("LC_ALL", None)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "grader", "watch", "--impl", str(impl), *extra], cwd=ROOT,
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+        self.lines: list[str] = []
+        self.seen: set[tuple[int, str]] = set()
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.threads = [threading.Thread(target=self._read, daemon=True),
+                        threading.Thread(target=self._sample, daemon=True)]
+        for t in self.threads:
+            t.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.lock:
+                self.lines.append(line.rstrip("\n"))
+
+    def _sample(self):
+        while not self.done.is_set():
+            found = descendants(self.proc.pid)
+            with self.lock:
+                self.seen |= found
+            self.done.wait(0.02)
+
+    def screens(self) -> list[str]:
+        with self.lock:
+            text = "\n".join(self.lines)
+        return [s.strip("\n") for s in text.split(watch.SEPARATOR) if s.strip()]
+
+    def finals(self) -> list[str]:
+        return [s for s in self.screens() if FINAL in s]
+
+    def wait_for(self, what: str, predicate) -> list[str]:
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            screens = self.screens()
+            if predicate(screens):
+                return screens
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        self.stop()
+        pytest.fail(f"never saw {what}; screens:\n" + "\n----\n".join(self.screens())
+                    + f"\nstderr:\n{self.proc.stderr.read()}")
+
+    def interrupt(self) -> tuple[int, str]:
+        self.proc.send_signal(signal.SIGINT)
+        code = self.proc.wait(timeout=WAIT)
+        self.done.set()
+        for t in self.threads:
+            t.join(timeout=WAIT)
+        return code, self.proc.stderr.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.done.set()
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return data[data.rfind(b")") + 2:].decode().split()
+
+
+def descendants(root: int) -> set[tuple[int, str]]:
+    """(pid, start time) of every process under `root` now (Linux /proc)."""
+    parent = {}
+    for entry in os.listdir("/proc"):
+        fields = _stat(int(entry)) if entry.isdigit() else None
+        if fields:
+            parent[int(entry)] = (int(fields[1]), fields[19])
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, (ppid, _) in parent.items() if ppid in frontier}
+        found |= {(pid, parent[pid][1]) for pid in frontier}
+    return found
+
+
+def still_alive(seen: set[tuple[int, str]]) -> list[int]:
+    """The processes of `seen` that still run (a zombie or a dead one does not). Looked at
+    once, right after the watcher has exited: it ends and reaps every process of a grade before
+    it exits, so none may be left for a later look to miss."""
+    return [pid for pid, start in seen
+            if (fields := _stat(pid)) and fields[19] == start and fields[0] not in "ZX"]
+
+
+needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+
+
+@needs_proc
+def test_a_save_regrades_and_ctrl_c_ends_every_process(tmp_path):
+    folder = student_folder(tmp_path)
+    target = folder / "queue.py"
+    w = Watching(target)
+    try:
+        screens = w.wait_for("the first grade", lambda s: any(FINAL in x for x in s))
+        first = [s for s in screens if FINAL in s][0]
+        assert "Score: 100 / 100" in first and "Every check passed." in first
+        # the first pass is shown before the processes' checks have run
+        assert any(PARTIAL in s and "race-one-winner" in s for s in screens)
+
+        target.write_text(MUTANT.read_text(encoding="utf-8"), encoding="utf-8")
+        w.wait_for("the mutant's grade", lambda s: len([x for x in s if FINAL in x]) >= 2)
+        mutant = w.finals()[1]
+        assert "Score: 100 / 100" not in mutant and "Score: " in mutant
+        assert "[lesson-timeline]" in mutant  # the first failing check, named
+
+        # a file that does not compile: that cause, and nothing else to read
+        target.write_text("def claim(:\n", encoding="utf-8")
+        w.wait_for("the syntax error's grade", lambda s: len([x for x in s if FINAL in x]) >= 3)
+        broken = w.finals()[2]
+        assert "Score: 0 / 100" in broken and "does not compile" in broken
+
+        # a .py file beside it is watched too
+        (folder / "helper.py").write_text("X = 1\n", encoding="utf-8")
+        w.wait_for("the grade after a file beside it changed",
+                   lambda s: len([x for x in s if FINAL in x]) >= 4)
+        assert "does not compile" in w.finals()[3]
+
+        code, stderr = w.interrupt()
+    finally:
+        w.stop()
+    assert code in (0, 130)
+    assert "Traceback" not in stderr
+    assert "\033" not in "\n".join(w.lines)  # not a terminal: no clearing, no colour
+    assert w.seen, "no grading process was ever seen"
+    assert still_alive(w.seen) == []
+
+
+@needs_proc
+def test_ctrl_c_during_a_grade_ends_it(tmp_path):
+    folder = student_folder(tmp_path)
+    w = Watching(folder / "queue.py")
+    try:
+        w.wait_for("a grade under way", lambda s: bool(w.seen) and any("Grading" in x for x in s))
+        code, stderr = w.interrupt()
+    finally:
+        w.stop()
+    assert code in (0, 130) and "Traceback" not in stderr
+    assert still_alive(w.seen) == []
+
+
+def test_a_save_during_a_grade_starts_the_grade_over(tmp_path):
+    """Saved again before the first grade has finished: one grade of the new file comes, and
+    none of the old one after it."""
+    folder = student_folder(tmp_path)
+    target = folder / "queue.py"
+    w = Watching(target)
+    try:
+        w.wait_for("a grade under way", lambda s: bool(w.seen))
+        target.write_text(MUTANT.read_text(encoding="utf-8"), encoding="utf-8")
+        screens = w.wait_for("a finished grade", lambda s: any(FINAL in x for x in s))
+        # the last grade is the mutant's, whether or not the first had finished before the save
+        w.wait_for("the mutant's grade", lambda s: "[lesson-timeline]" in
+                   [x for x in s if FINAL in x][-1])
+        code, stderr = w.interrupt()
+    finally:
+        w.stop()
+    assert screens and code in (0, 130) and "Traceback" not in stderr
+    assert still_alive(w.seen) == []
+
+
+@pytest.mark.parametrize("select, shows", [
+    ("finish-at-expiry", "Score: 4 / 4"),               # the first pass only
+    ("race-one-winner", "Score: 7 / 7"),                # the second pass only
+    ("no-such-check", "no check matches -k 'no-such-check'"),
+])
+def test_k_selects_in_both_passes(tmp_path, select, shows):
+    w = Watching(student_folder(tmp_path) / "queue.py", "-k", select)
+    try:
+        screens = w.wait_for("the grade's end", lambda s: any(
+            FINAL in x or "could not run" in x for x in s))
+        code, stderr = w.interrupt()
+    finally:
+        w.stop()
+    assert shows in screens[-1] and "Traceback" not in stderr and code in (0, 130)
+    assert not any("Score: 0 / 0" in x for x in screens)
+
+
+def test_a_report_file_is_written_after_each_whole_grade(tmp_path):
+    out = tmp_path / "results.json"
+    w = Watching(student_folder(tmp_path) / "queue.py", "-k", "finish-at-expiry", "--json",
+                 str(out))
+    try:
+        w.wait_for("the grade's end", lambda s: any(FINAL in x for x in s))
+        code, _ = w.interrupt()
+    finally:
+        w.stop()
+    tests = json.loads(out.read_text(encoding="utf-8"))["tests"]
+    assert [t["extra_data"]["check_id"] for t in tests] == ["finish-at-expiry"]
+    assert code in (0, 130)
+
+
+@pytest.mark.parametrize("impl", ["no/such/queue.py", "no_such_module_here"])
+def test_a_target_that_does_not_exist_is_one_line_and_exit_2(impl):
+    env = {**os.environ, "NO_COLOR": "1"}
+    proc = subprocess.run([sys.executable, "-m", "grader", "watch", "--impl", impl], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=WAIT)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1 and impl in proc.stderr
+
+
+# -- the parts, without a grade ------------------------------------------------------------------
+def test_the_snapshot_sees_the_target_and_py_files_beside_it_only(tmp_path):
+    target = tmp_path / "queue.py"
+    target.write_text("a = 1\n")
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / ".#queue.py").write_text("lock")  # an editor's lock file
+    before = watch.snapshot(target)
+    assert set(before) == {"queue.py"}
+    (tmp_path / "notes.txt").write_text("changed")
+    assert watch.snapshot(target) == before
+    (tmp_path / "helper.py").write_text("b = 2\n")
+    assert set(watch.snapshot(target)) == {"queue.py", "helper.py"}
+    replacement = tmp_path / "queue.py.new"  # saved by rename over the file: a new inode
+    replacement.write_text("a = 1\n")
+    os.replace(replacement, target)
+    assert watch.snapshot(target)["queue.py"] != before["queue.py"]
+    target.unlink()
+    assert "queue.py" not in watch.snapshot(target)
+
+
+def test_every_check_runs_in_exactly_one_pass():
+    first, second = watch.passes(None)
+    ids = [c.id for c in checkdef.all_checks().values()]
+    later = {c.id for c in checkdef.all_checks().values()
+             if checkdef.family(c.module) in watch.SECOND_PASS}
+    assert second == [i for i in ids if i in later] and later
+    assert first == [f"not ({' or '.join(second)})", " or ".join(second)]
+    narrowed, _ = watch.passes("finish")
+    assert narrowed[0].startswith("(finish) and not (") and narrowed[1].startswith("(finish) and (")
+
+
+def test_the_process_families_are_the_modules_that_start_processes():
+    """checkdef.PROCESS_FAMILIES names the check modules that start claimers or workers."""
+    starting = set()
+    for path in (ROOT / "grader" / "checks").glob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.ImportFrom) else [])
+            module = node.module if isinstance(node, ast.ImportFrom) else ""
+            if module in ("grader.harness.children", "grader.harness.workers") or (
+                    module == "grader.harness" and {"children", "workers"} & set(names)):
+                starting.add(checkdef.family(path.stem))
+    assert starting == set(checkdef.PROCESS_FAMILIES)
+
+
+def _results() -> list[CheckResult]:
+    failure = Failure(Outcome.FAILED, Kind.DETAIL, detail="row-unreadable", params={
+        "job": 1, "error": "database is locked"})
+    return [CheckResult("finish-at-expiry", 4, Outcome.FAILED, failure),
+            CheckResult("finish-before-expiry", 2, Outcome.PASSED)]
+
+
+def test_the_summary_is_the_score_the_first_failure_and_the_count():
+    report = report_view(_results(), "en", target="lab/queue.py")
+    lines = summary.from_view(report)
+    assert lines[0].startswith("Score: 2 / 6") and "1 passed, 1 failed" in lines[0]
+    assert "[finish-at-expiry]" in lines[1]
+    assert "database is locked" in lines[2]
+    assert len(lines) == 3
+    partial = summary.from_view(report, running=["race-one-winner"])
+    assert "1 more checks running" in partial[0]
+
+
+def test_not_a_terminal_gets_a_separator_a_terminal_a_cleared_screen(monkeypatch):
+    class Screen(io.StringIO):
+        def __init__(self, tty):
+            super().__init__()
+            self.tty = tty
+
+        def isatty(self):
+            return self.tty
+
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setenv("NO_COLOR", "1")
+    args = Namespace(impl="lab.queue", select=None)
+    for tty, starts in ((False, watch.SEPARATOR + "\n"), (True, watch.CLEAR)):
+        out = Screen(tty)
+        watch.Watch(args, ROOT / "lab" / "queue.py", "en", Config(), out).draw("status", ["body"])
+        assert out.getvalue().startswith(starts)
+        assert ("\033" in out.getvalue()) == tty
+
+
+def test_a_line_too_wide_for_the_terminal_is_cut_colour_codes_taking_no_column():
+    assert watch.fit("short", 10) == "short"
+    assert watch.fit("a" * 12, 10) == "a" * 9 + "…"
+    assert watch.fit("\033[1mScore\033[0m", 5) == "\033[1mScore\033[0m"
+    cut = watch.fit("\033[31m✗\033[0m " + "x" * 20, 8)
+    assert cut == "\033[31m✗\033[0m xxxxx…\033[0m"
+    assert watch.fit("採点中です", 6) == "採点…"  # wide characters take two columns
