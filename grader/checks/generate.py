@@ -9,6 +9,7 @@ names come from a wide alphabet and times and lease lengths span their allowed r
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 from lab.store import Claim
@@ -23,6 +24,15 @@ BIG = 2 ** 40   # times and lease lengths stay far below SQLite's 64-bit limit
 def timeline(seed: int | str, index: int = 0, length: int | None = None) -> list[Step]:
     """The `index`-th timeline of `seed` (the same arguments always give the same steps)."""
     return Drawing(random.Random(f"{seed}:{index}")).draw(length)
+
+
+def shifted(steps: list[Step], offset: int) -> list[Step]:
+    """`steps` moved `offset` ms later: every instant and deadline (the contract compares
+    instants only with each other, so the timeline means the same; only its values change)."""
+    return [dataclasses.replace(step, now=step.now + offset,
+                                deadline=step.deadline + offset
+                                if step.op in ("enqueue", "move_deadline") else step.deadline)
+            for step in steps]
 
 
 def near_names(owner: str) -> list[str]:

@@ -9,6 +9,11 @@ is shrunk to a minimal one (grader.checks.shrink) and played once more through t
 failure reads like every other: what was done, what came back vs what was expected, the row
 current vs expected. The seed is printed; `python -m grader --replay SEED -k random-timelines`
 plays the same timelines.
+
+The timelines are the same in every grade: drawn from the lesson's seed (so the bugs they catch
+are caught for every student: a grade is never a lottery over which timelines a seed drew),
+moved in time to the world's t0. Only the shrunk failing timeline is ever shown, so their
+answers cannot be learned from the reports.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 from grader.checkdef import check
 from grader.harness.scenario import (CheckFailed, Lab, TargetRaised, error_line, lost_target,
                                      show, stamp)
+from grader.harness.world import LESSON_SEED
 from grader.harness.target_client import (ProtocolError, TargetEnded, TargetProcessError,
                                           TargetTimeout)
 
@@ -43,7 +49,7 @@ def test_random_timelines(lab):
     index = 0
     try:
         for index in range(TIMELINES):
-            steps = generate.timeline(lab.seed, index)
+            steps = world_timeline(lab, index)
             if first_difference(steps, lab.target, scratch / lab.world.file(str(index))) \
                     is not None:
                 small = shrink(steps, lambda s: _differs(s, lab.target,
@@ -54,6 +60,13 @@ def test_random_timelines(lab):
         _target_failed(lab, exc, index)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def world_timeline(lab: Lab, index: int) -> list[Step]:
+    """The `index`-th timeline as this world plays it: the same timelines in every grade (drawn
+    from the lesson's seed, so a bug they catch is caught for every student, whatever seed a
+    grade draws), moved to start at the world's t0, so their instants are not the lesson's."""
+    return generate.shifted(generate.timeline(LESSON_SEED, index), lab.world.t0)
 
 
 def _differs(steps: list[Step], queue, path: Path) -> bool:
