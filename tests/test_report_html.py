@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html as html_lib
 import json
 import os
 import re
@@ -42,6 +43,9 @@ IMPLS = {
     "raises": str(MUTANTS / "outcome_finish_raises_when_rejected.py"),
     "rowcount": str(MUTANTS / "outcome_finish_returns_rowcount.py"),
     "stubs": "lab.queue",
+    "rollback": str(MUTANTS / "tx_no_rollback_on_error.py"),
+    "race": str(MUTANTS / "race_split_with_own_trace_callback.py"),
+    "many": str(MUTANTS / "integration_stale_finish_by_id.py"),
 }
 HOSTILE = '<script>alert("owned")</script><img src=x onerror=alert(1)>'
 
@@ -169,7 +173,7 @@ def test_mutant_report_opens_the_failing_check_with_everything_a_student_needs(g
     # the timeline: an SVG sequence diagram with the lease and the failing step, and as text
     svg = re.search(r"<svg.*?</svg>", part, re.S).group(0)
     assert 'class="lease"' in svg and "token=1" in svg
-    assert 'class="ev finish failing"' in svg and "✓ accepted" in svg
+    assert 'class="ev finish failing"' in svg and "accepted, should be rejected" in svg
     assert '<li class="failing">' in part and "A finishes with token=1 → True" in part
     assert said(f"check.{r.id}.why", "en") in part
     assert said(f"check.{r.id}.hint", "en") in part
@@ -433,3 +437,138 @@ def test_the_diagram_survives_odd_timelines(name, lenient_messages):
     calls = [e for e in events if e["op"] in timeline_svg.CALLS]
     assert (svg.startswith("<svg") and svg.endswith("</svg>")) if calls else svg == ""
     assert svg.count("<g ") == svg.count("</g>") == (len(events) if calls else 0)
+
+
+# -- the diagram's layout (issue 15) ------------------------------------------------------------
+def diagram(graded, name: str, check_id: str, lang: str = "en") -> str:
+    part = section(alone(graded, name, check_id, lang=lang), check_id)
+    return re.search(r"<svg.*?</svg>", part, re.S).group(0)
+
+
+def marks(svg: str) -> list[tuple[str, bool, int, str]]:
+    """(op, failing, x, inside) of every event group, in timeline order."""
+    return [(op, bool(failing), int(x), inside) for op, failing, x, inside in re.findall(
+        r'<g class="ev ([a-z_-]+)( failing)?" data-x="(-?\d+)">(.*?)</g>', svg, re.S)]
+
+
+def texts(svg: str) -> list[tuple[str, float, float, str]]:
+    """(class, x, y, words) of every <text> outside the <title>s."""
+    return [(cls, float(x), float(y), html_lib.unescape(words)) for cls, x, y, words in
+            re.findall(r'<text class="([^"]+)" x="(-?[\d.]+)" y="(-?[\d.]+)">(.*?)</text>', svg)]
+
+
+def boxes(svg: str) -> list[tuple[float, float, float, str]]:
+    """(left, right, y, words) of every label as drawn: centred for the ones whose class
+    centres them (report.css), else starting at x; widths as the layout measures them."""
+    found = []
+    for cls, x, y, words in texts(svg):
+        size = {"lane": 12, "tick": timeline_svg.TICK, "this-step": 10}.get(cls.split()[0],
+                                                                            timeline_svg.SMALL)
+        width = timeline_svg.text_width(words, size)
+        left = x - width / 2 if cls in ("this-step", "qmark") else x
+        found.append((left, left + width, y, words))
+    return found
+
+
+def assert_no_overlap(svg: str) -> None:
+    drawn = boxes(svg)
+    for n, (l1, r1, y1, w1) in enumerate(drawn):
+        for l2, r2, y2, w2 in drawn[n + 1:]:
+            if abs(y1 - y2) < 11 and l1 < r2 and l2 < r1:
+                raise AssertionError(f"{w1!r} ({l1:.0f}-{r1:.0f}) and {w2!r} ({l2:.0f}-{r2:.0f}) "
+                                     f"overlap at y={y1:.0f}")
+
+
+def band_of(svg: str, tick: str) -> tuple[float, float]:
+    """The x range of the shaded band whose time label is `tick`."""
+    x = next(x for cls, x, _, words in texts(svg) if cls == "tick" and words == tick)
+    for bx, w in re.findall(r'<rect class="moment" x="(-?\d+)" y="\d+" width="(\d+)"', svg):
+        if abs(float(bx) + 2 - x) < 1:
+            return float(bx), float(bx) + float(w)
+    raise AssertionError(f"no band for {tick}")
+
+
+@pytest.mark.parametrize("name, check_id", [("rollback", "claim-rolls-back-on-error"),
+                                            ("race", "race-one-winner"),
+                                            ("boundary", "finish-at-expiry")])
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_diagram_labels_never_overlap_and_marks_go_left_to_right(graded, name, check_id, lang):
+    """issue 15: the two "enqueue" labels of claim-rolls-back-on-error were drawn on top of
+    each other; steps before the first claim were drawn right of it."""
+    svg = diagram(graded, name, check_id, lang)
+    assert_no_overlap(svg)
+    xs = [x for _, _, x, _ in marks(svg)]
+    assert xs == sorted(xs) and len(set(xs)) == len(xs), xs  # each mark its own x, in order
+
+
+def test_steps_before_the_first_claim_are_drawn_left_of_it(graded):
+    svg = diagram(graded, "rollback", "claim-rolls-back-on-error")
+    drawn = marks(svg)
+    claim = next(x for op, _, x, _ in drawn if op == "claim")
+    enqueues = [x for op, _, x, _ in drawn if op == "enqueue"]
+    assert len(enqueues) == 2 and max(enqueues) < claim
+    # the deadline at 10 ms is drawn at the claim made at 10 ms, not at the first enqueue
+    deadline = re.search(r'<line class="deadline" x1="(\d+)"', svg).group(1)
+    assert int(deadline) == claim
+
+
+def test_the_race_diagram_has_the_times_that_happened_and_no_others(graded):
+    """issue 15: everything in the race happened at 0 ms, yet a dozen marks were spread between
+    0 and 1000 ms on a time axis. Now the axis has a moment per time (0 ms: both claims, in
+    the order they were told; 1000 ms: where their leases end) and nothing between them."""
+    svg = diagram(graded, "race", "race-one-winner")
+    assert [words for cls, _, _, words in texts(svg) if cls == "tick"] == ["0 ms", "1000 ms"]
+    left, right = band_of(svg, "0 ms")
+    drawn = marks(svg)
+    claims = [x for op, _, x, _ in drawn if op == "claim"]
+    assert len(claims) == 2 and all(left < x < right for x in claims)
+    end = int(re.search(r'<line class="grid" x1="(\d+)"', svg).group(1))  # lease_until = 1000
+    assert all(x < end for _, _, x, _ in drawn)  # nothing drawn as if it happened later
+    for x, w in re.findall(r'<rect class="lease" x="(\d+)" y="\d+" width="(\d+)"', svg):
+        assert int(x) in claims and int(x) + int(w) == end
+    # the statements told before the claims are one labelled run, not a dozen bare marks
+    notes = [x for op, _, x, _ in drawn if op == "note"]
+    assert len(notes) >= 10 and all(x < min(claims) for x in notes)
+    assert f"✎ {len(notes)} steps, in the list below" in svg
+
+
+def test_a_wrong_verdict_is_said_in_words_not_with_a_red_tick(graded):
+    """issue 15: a finish accepted where it must be rejected read "✓ accepted", in red."""
+    for lang, said_here in (("en", "accepted, should be rejected"), ("ja", "受理(拒否すべき)")):
+        svg = diagram(graded, "boundary", "finish-at-expiry", lang)
+        (failing_finish,) = [inside for op, failing, _, inside in marks(svg) if failing]
+        assert said_here in failing_finish and "✓" not in failing_finish
+    # with the expected value hidden, the verdict is said plainly, still without the tick
+    html = alone(graded, "boundary", "finish-at-expiry", detail="actual-only")
+    svg = re.search(r"<svg.*?</svg>", section(html, "finish-at-expiry"), re.S).group(0)
+    (failing_finish,) = [inside for op, failing, _, inside in marks(svg) if failing]
+    assert ">accepted</text>" in failing_finish and "✓" not in failing_finish
+    # a finish that is not the failing step keeps its mark
+    events = [{"op": "claim", "actor": "A", "t": 0, "lease_ms": 5,
+               "result": {"token": 1, "lease_until": 5}},
+              {"op": "finish", "actor": "A", "t": 1, "stamp": {"token": 1}, "result": True},
+              {"op": "claim", "actor": "B", "t": 2, "lease_ms": 5, "result": None}]
+    assert "✓ accepted" in str(timeline_svg.build(events, "en"))
+
+
+CROWDED = [
+    {"op": "enqueue", "job": 1, "qty": 1, "deadline": 10, "max_attempts": 3},
+    {"op": "enqueue", "job": 2, "qty": 1, "deadline": 10, "max_attempts": 3},
+    {"op": "set-row", "job": 1, "values": {"status": "leased"}},
+    {"op": "claim", "actor": "worker-with-a-long-name", "t": 5, "lease_ms": 5,
+     "result": {"token": 1, "lease_until": 10}},
+    {"op": "claim", "actor": "B", "t": 5, "lease_ms": 5, "result": None},
+    {"op": "requeue", "job": 2},
+    {"op": "finish", "actor": "worker-with-a-long-name", "t": 5, "stamp": {"token": 1},
+     "result": False},
+    {"op": "work_once", "actor": "B", "t": 5, "lease_ms": 5, "result": None},
+    {"op": "finish", "actor": "B", "t": 10, "stamp": {"token": 1}, "result": True},
+]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_crowded_moment_keeps_its_labels_apart(lang):
+    svg = str(timeline_svg.build(CROWDED, lang, expected="False"))
+    assert_no_overlap(svg)
+    xs = [x for _, _, x, _ in marks(svg)]
+    assert xs == sorted(xs) and len(set(xs)) == len(xs)

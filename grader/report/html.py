@@ -58,7 +58,9 @@ def from_view(report: ReportView) -> str:
         css=(TEMPLATES / "report.css").read_text(encoding="utf-8"),
         script=script, script_hash=_csp_hash(script),
         t=lambda key, **params: text(key, lang, **params),
-        svg=lambda c: timeline_svg.build(c.events, lang, raised=c.raised) if c.events else "",
+        svg=lambda c: timeline_svg.build(
+            c.events, lang, raised=c.raised,
+            expected=c.returned.expected if c.returned else None) if c.events else "",
     )
 
 
