@@ -287,10 +287,14 @@ class _Diagram:
 
     # -- words -------------------------------------------------------------------------------
     def _queue_word(self, e: dict) -> str:
-        op = e.get("op")
-        if op not in ("enqueue", "requeue", "set-row"):
-            return ""
-        return _cut(text(f"html.svg.{op}", self.lang, job=e.get("job")), 18)
+        op, job = e.get("op"), e.get("job")
+        if op == "enqueue":
+            return _cut(text("html.svg.enqueue", self.lang, job=job), 18)
+        if op == "requeue":
+            return _cut(text("html.svg.requeue", self.lang, job=job), 18)
+        if op == "set-row":
+            return _cut(text("html.svg.set-row", self.lang, job=job), 18)
+        return ""
 
     def _claim_word(self, e: dict) -> str:
         word, result = self._outcome(e), e.get("result")
