@@ -572,3 +572,33 @@ def test_a_crowded_moment_keeps_its_labels_apart(lang):
     assert_no_overlap(svg)
     xs = [x for _, _, x, _ in marks(svg)]
     assert xs == sorted(xs) and len(set(xs)) == len(xs)
+
+
+def css_rule(selector: str) -> str:
+    css = (Path(report_html.TEMPLATES) / "report.css").read_text(encoding="utf-8")
+    found = re.search(rf"(?m)^{re.escape(selector)}\s*\{{([^}}]*)\}}", css)
+    assert found, f"no CSS rule for {selector}"
+    return found.group(1)
+
+
+def test_the_statements_a_function_ran_are_set_as_regular_monospace(graded):
+    """issue 15: the traced SQL was set inside the sentence, in its bold proportional type."""
+    part = section(alone(graded, "race", "claim-in-one-immediate-transaction"),
+                   "claim-in-one-immediate-transaction")
+    (listing,) = re.findall(r'<pre class="sql">(.*?)</pre>', part, re.S)
+    lines = listing.split("\n")
+    assert len(lines) >= 4 and "BEGIN IMMEDIATE" in lines[0] and "COMMIT" in listing
+    assert all(re.match(r"  [ ▶] +\d+  \S", line) for line in lines), lines
+    sentences = re.findall(r'<p class="sentence">(.*?)</p>', part, re.S)
+    assert sentences and not any("BEGIN IMMEDIATE\n" in s or "  1  " in s for s in sentences)
+    assert "Statements claim ran on conn, in order:" in sentences[-1]
+    rule = css_rule("pre.sql")
+    assert "monospace" in rule and re.search(r"font:\s*400\b", rule)
+
+
+def test_a_sentence_splits_into_prose_and_code_blocks():
+    assert report_html.blocks(None) == []
+    assert report_html.blocks("one line") == [("prose", "one line")]
+    assert report_html.blocks("Said.\nStatements:\n  ▶  1  BEGIN\n     2  COMMIT\nAfter.") == [
+        ("prose", "Said.\nStatements:"), ("code", "  ▶  1  BEGIN\n     2  COMMIT"),
+        ("prose", "After.")]
