@@ -28,7 +28,9 @@ from markupsafe import escape
 from conftest import MUTANTS, ROOT, run_grader
 from pngread import read_png
 
+from grader.checkdef import all_checks
 from grader.report import html as report_html, timeline_svg
+from grader.report.view import SHOWN_IDS
 from grader.report.messages import text
 from grader.report.render import value
 from grader.results import CheckResult, Failure
@@ -602,3 +604,22 @@ def test_a_sentence_splits_into_prose_and_code_blocks():
     assert report_html.blocks("Said.\nStatements:\n  ▶  1  BEGIN\n     2  COMMIT\nAfter.") == [
         ("prose", "Said.\nStatements:"), ("code", "  ▶  1  BEGIN\n     2  COMMIT"),
         ("prose", "After.")]
+
+
+def test_to_look_at_first_is_numbered_in_lesson_order_and_capped(graded):
+    """issue 15: "To look at first" listed all 17 failures of integration_stale_finish_by_id
+    as an unordered list; now the first SHOWN_IDS, numbered, in the order of the checks below
+    (lesson order), and how many more."""
+    html = report(graded, "many")
+    nav = re.search(r'<nav class="to-fix".*?</nav>', html, re.S).group(0)
+    listed = re.findall(r'<li><a href="#check-([a-z0-9-]+)"', nav)
+    failed = [r.id for r in graded["many"] if not r.passed]
+    assert len(failed) > SHOWN_IDS
+    lesson = [check_id for check_id in all_checks() if check_id in failed]
+    assert listed == lesson[:SHOWN_IDS]
+    assert "<ol>" in nav and "<ul>" not in nav
+    assert said("html.to-fix-more", count=len(failed) - SHOWN_IDS) in nav
+    # a short list is shown whole, with no "more"
+    small = re.search(r'<nav class="to-fix".*?</nav>', report(graded, "race"), re.S).group(0)
+    assert len(re.findall(r"<li>", small)) == len([r for r in graded["race"] if not r.passed])
+    assert 'class="more"' not in small

@@ -2,7 +2,9 @@
 
 Score at the top, then the shared causes ("fix this first": the mistake and the checks it
 makes fail, grader.report.view.root_causes; a list longer than SHOWN_IDS starts folded) and the
-failures no cause explains, first in lesson order; then one `<details>` per check: failures
+failures no cause explains ("to look at first"), numbered in lesson order, the first SHOWN_IDS
+of them and how many more, as the terminal report leads with the causes, then the first
+failure and how many more; then one `<details>` per check: failures
 open, passes collapsed; a check a shared cause explains is one line (title, points, a link to
 its cause). A failure shows, as far as `detail` allows, what went wrong (the statements a
 function ran, when the sentence lists them, as a monospace block), the timeline (an SVG
