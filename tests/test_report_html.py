@@ -623,3 +623,29 @@ def test_to_look_at_first_is_numbered_in_lesson_order_and_capped(graded):
     small = re.search(r'<nav class="to-fix".*?</nav>', report(graded, "race"), re.S).group(0)
     assert len(re.findall(r"<li>", small)) == len([r for r in graded["race"] if not r.passed])
     assert 'class="more"' not in small
+
+
+#: The pages issue 15 item 4 was about, each as a screenshot a person can look at (committed in
+#: artifacts/screenshots/issue-15-*.png): (name, implementation, the checks shown, size).
+ISSUE_15_PAGES = (
+    ("race", "race", ["race-one-winner"], (820, 940)),
+    ("rollback", "rollback", ["claim-rolls-back-on-error"], (820, 880)),
+    ("verdict", "boundary", ["finish-at-expiry"], (820, 660)),
+    ("sql", "race", ["claim-in-one-immediate-transaction"], (820, 760)),
+    ("to-fix", "many", None, (820, 600)),
+)
+
+
+@pytest.mark.parametrize("name, impl, ids, size", ISSUE_15_PAGES,
+                         ids=[page[0] for page in ISSUE_15_PAGES])
+def test_browser_issue_15_pages(chromium, graded, name, impl, ids, size):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page = SCREENSHOTS / f"issue-15-{name}.html"
+    results = [r for r in graded[impl] if ids is None or r.id in ids]
+    report_html.write(page, results, "en", target=target(impl))
+    image = screenshot(chromium, page, SCREENSHOTS / f"issue-15-{name}.png", *size)
+    assert_not_blank(image)
+    assert reddish(image, 0, image.height) > 150, "no failure colour on a failing page"
+    dom = browse(chromium, page, "--dump-dom").stdout
+    for r in results:
+        assert f'id="check-{r.id}"' in dom
