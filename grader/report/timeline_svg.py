@@ -234,10 +234,12 @@ class _Diagram:
             start = LEFT + FIRST if last is None else last.x1 + GAP
             x = max(start, tick_free + PAD + BAND)
             for n, i in enumerate(m.events):
-                if n:
-                    both_notes = {self.events[i].get("op"), self.events[i - 1].get("op")} == {"note"}
-                    x = xs[i - 1] + (NOTE_STEP if both_notes else STEP)
-                x = max([x] + [free[key] + PAD + 6 for key in self.labels[i]])
+                if n and self.events[i].get("op") == self.events[i - 1].get("op") == "note":
+                    x = xs[i - 1] + NOTE_STEP  # a row of ✎: the one before it is all there is
+                else:
+                    if n:
+                        x = xs[i - 1] + STEP
+                    x = max([x] + [free[key] + PAD + 6 for key in self.labels[i]])
                 xs[i] = x
                 for key, reach in self.labels[i].items():
                     free[key] = max(free[key], x + reach)
