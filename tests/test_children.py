@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -19,7 +20,7 @@ from lab import store
 from grader.harness import children
 from grader.harness.interleave import Lockstep
 
-from conftest import CHANNEL_FDS
+from conftest import CHANNEL_FDS, MUTANTS, by_check, grade
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -328,3 +329,17 @@ def test_no_multiprocessing_and_no_pickle_on_the_judge_side(tmp_path):
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == {"kinds": ["claim", "none"], "modules": []}
+
+
+@pytest.mark.parametrize("lang, said", [
+    ("en", r"[AB] holds the write lock since its statement 2 \(BEGIN IMMEDIATE\) .* runs on from "
+           r"statement 3 "),
+    ("ja", r"[AB] は 2 番目の文\(BEGIN IMMEDIATE\)から書き込みロックを持ち"),
+])
+def test_the_race_report_numbers_the_statement_that_took_the_lock(tmp_path, lang, said):
+    """issue 15: the statements of race_busy_timeout_zero are PRAGMA (1), BEGIN IMMEDIATE (2),
+    ...: whichever of the two got the lock holds it since its statement 2, not 3."""
+    proc, results = grade(str(MUTANTS / "race_busy_timeout_zero.py"), tmp_path,
+                          "-k", "race-one-winner", "--lang", lang)
+    output = by_check(results)["race-one-winner"]["output"]
+    assert re.search(said, output), output

@@ -7,6 +7,9 @@ import sqlite3
 
 import pytest
 
+from grader.checks.test_race import lock_taken_at, narrate
+from grader.report.messages import text
+
 from grader.harness.interleave import (Lockstep, WriteLockWatch, bare, changes_database,
                                        is_statement, takes_write_lock, verb,
                                        waits_for_write_lock)
@@ -221,3 +224,47 @@ def test_the_watch_forgets_a_write_once_the_transaction_is_over(tmp_path):
     # autocommit write: no lock held at the next statement; in a deferred transaction the
     # lock is held from the statement after the first write on
     assert [holds for _, holds in seen] == [False, False, False, False, False, True, True, False]
+
+
+# -- how the race check tells the lockstep (grader/checks/test_race.py) -------------------------
+class _Notes:
+    """What `narrate` needs of a Lab: notes on a timeline."""
+
+    def __init__(self):
+        self.timeline = []
+
+    def note(self, key, **params):
+        self.timeline.append({"op": "note", "key": key, "params": params})
+
+
+def _told(policy) -> list[str]:
+    lab = _Notes()
+    narrate(lab, {}, policy)
+    return [text(e["key"], "en", **e["params"]) for e in lab.timeline]
+
+
+def test_the_race_names_the_statement_that_took_the_write_lock():
+    """issue 15: "A holds the write lock from statement 3 on" came right after A's BEGIN
+    IMMEDIATE, its statement 2: the lock is A's since statement 2; it runs on from 3."""
+    policy, _ = lockstep("A", "B")
+    both_let_go_at(policy, 1, "PRAGMA busy_timeout = 0")
+    both_let_go_at(policy, 2, "BEGIN IMMEDIATE")
+    policy.arrived("A", 3, "UPDATE jobs SET status = 'quarantined'", holds_write=True)
+    assert policy.releasable() == [("A", "go")]
+    told = _told(policy)
+    runs_on = next(i for i, line in enumerate(told) if "holds the write lock" in line)
+    assert told[runs_on - 1].endswith("statement 2: BEGIN IMMEDIATE")
+    assert told[runs_on + 1].startswith("A, statement 3: UPDATE")
+    assert "since its statement 2 (BEGIN IMMEDIATE)" in told[runs_on]
+    assert "runs on from statement 3 " in told[runs_on]
+    assert "statement 3 on" not in told[runs_on]
+
+
+def test_after_a_deferred_begin_the_lock_is_taken_by_the_first_write():
+    log = [("A", 1, "BEGIN"), ("A", 2, "SELECT id FROM jobs"), ("B", 1, "BEGIN"),
+           ("A", 3, "UPDATE jobs SET token = 1"), ("A", 4, "SELECT 1")]
+    assert lock_taken_at(log, "A", 4) == (3, "UPDATE jobs SET token = 1")
+    # an earlier transaction's write is not the one held now
+    log = [("A", 1, "BEGIN IMMEDIATE"), ("A", 2, "COMMIT"), ("A", 3, "BEGIN"),
+           ("A", 4, "SELECT 1")]
+    assert lock_taken_at(log, "A", 5) is None

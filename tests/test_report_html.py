@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html as html_lib
 import json
 import os
 import re
@@ -27,7 +28,9 @@ from markupsafe import escape
 from conftest import MUTANTS, ROOT, run_grader
 from pngread import read_png
 
+from grader.checkdef import all_checks
 from grader.report import html as report_html, timeline_svg
+from grader.report.view import SHOWN_IDS
 from grader.report.messages import text
 from grader.report.render import value
 from grader.results import CheckResult, Failure
@@ -42,6 +45,9 @@ IMPLS = {
     "raises": str(MUTANTS / "outcome_finish_raises_when_rejected.py"),
     "rowcount": str(MUTANTS / "outcome_finish_returns_rowcount.py"),
     "stubs": "lab.queue",
+    "rollback": str(MUTANTS / "tx_no_rollback_on_error.py"),
+    "race": str(MUTANTS / "race_split_with_own_trace_callback.py"),
+    "many": str(MUTANTS / "integration_stale_finish_by_id.py"),
 }
 HOSTILE = '<script>alert("owned")</script><img src=x onerror=alert(1)>'
 
@@ -169,7 +175,7 @@ def test_mutant_report_opens_the_failing_check_with_everything_a_student_needs(g
     # the timeline: an SVG sequence diagram with the lease and the failing step, and as text
     svg = re.search(r"<svg.*?</svg>", part, re.S).group(0)
     assert 'class="lease"' in svg and "token=1" in svg
-    assert 'class="ev finish failing"' in svg and "✓ accepted" in svg
+    assert 'class="ev finish failing"' in svg and "accepted, should be rejected" in svg
     assert '<li class="failing">' in part and "A finishes with token=1 → True" in part
     assert said(f"check.{r.id}.why", "en") in part
     assert said(f"check.{r.id}.hint", "en") in part
@@ -433,3 +439,213 @@ def test_the_diagram_survives_odd_timelines(name, lenient_messages):
     calls = [e for e in events if e["op"] in timeline_svg.CALLS]
     assert (svg.startswith("<svg") and svg.endswith("</svg>")) if calls else svg == ""
     assert svg.count("<g ") == svg.count("</g>") == (len(events) if calls else 0)
+
+
+# -- the diagram's layout (issue 15) ------------------------------------------------------------
+def diagram(graded, name: str, check_id: str, lang: str = "en") -> str:
+    part = section(alone(graded, name, check_id, lang=lang), check_id)
+    return re.search(r"<svg.*?</svg>", part, re.S).group(0)
+
+
+def marks(svg: str) -> list[tuple[str, bool, int, str]]:
+    """(op, failing, x, inside) of every event group, in timeline order."""
+    return [(op, bool(failing), int(x), inside) for op, failing, x, inside in re.findall(
+        r'<g class="ev ([a-z_-]+)( failing)?" data-x="(-?\d+)">(.*?)</g>', svg, re.S)]
+
+
+def texts(svg: str) -> list[tuple[str, float, float, str]]:
+    """(class, x, y, words) of every <text> outside the <title>s."""
+    return [(cls, float(x), float(y), html_lib.unescape(words)) for cls, x, y, words in
+            re.findall(r'<text class="([^"]+)" x="(-?[\d.]+)" y="(-?[\d.]+)">(.*?)</text>', svg)]
+
+
+def boxes(svg: str) -> list[tuple[float, float, float, str]]:
+    """(left, right, y, words) of every label as drawn: centred for the ones whose class
+    centres them (report.css), else starting at x; widths as the layout measures them."""
+    found = []
+    for cls, x, y, words in texts(svg):
+        size = {"lane": 12, "tick": timeline_svg.TICK, "this-step": 10}.get(cls.split()[0],
+                                                                            timeline_svg.SMALL)
+        width = timeline_svg.text_width(words, size)
+        left = x - width / 2 if cls in ("this-step", "qmark") else x
+        found.append((left, left + width, y, words))
+    return found
+
+
+def assert_no_overlap(svg: str) -> None:
+    drawn = boxes(svg)
+    for n, (l1, r1, y1, w1) in enumerate(drawn):
+        for l2, r2, y2, w2 in drawn[n + 1:]:
+            if abs(y1 - y2) < 11 and l1 < r2 and l2 < r1:
+                raise AssertionError(f"{w1!r} ({l1:.0f}-{r1:.0f}) and {w2!r} ({l2:.0f}-{r2:.0f}) "
+                                     f"overlap at y={y1:.0f}")
+
+
+def band_of(svg: str, tick: str) -> tuple[float, float]:
+    """The x range of the shaded band whose time label is `tick`."""
+    x = next(x for cls, x, _, words in texts(svg) if cls == "tick" and words == tick)
+    for bx, w in re.findall(r'<rect class="moment" x="(-?\d+)" y="\d+" width="(\d+)"', svg):
+        if abs(float(bx) + 2 - x) < 1:
+            return float(bx), float(bx) + float(w)
+    raise AssertionError(f"no band for {tick}")
+
+
+@pytest.mark.parametrize("name, check_id", [("rollback", "claim-rolls-back-on-error"),
+                                            ("race", "race-one-winner"),
+                                            ("boundary", "finish-at-expiry")])
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_diagram_labels_never_overlap_and_marks_go_left_to_right(graded, name, check_id, lang):
+    """issue 15: the two "enqueue" labels of claim-rolls-back-on-error were drawn on top of
+    each other; steps before the first claim were drawn right of it."""
+    svg = diagram(graded, name, check_id, lang)
+    assert_no_overlap(svg)
+    xs = [x for _, _, x, _ in marks(svg)]
+    assert xs == sorted(xs) and len(set(xs)) == len(xs), xs  # each mark its own x, in order
+
+
+def test_steps_before_the_first_claim_are_drawn_left_of_it(graded):
+    svg = diagram(graded, "rollback", "claim-rolls-back-on-error")
+    drawn = marks(svg)
+    claim = next(x for op, _, x, _ in drawn if op == "claim")
+    enqueues = [x for op, _, x, _ in drawn if op == "enqueue"]
+    assert len(enqueues) == 2 and max(enqueues) < claim
+    # the deadline at 10 ms is drawn at the claim made at 10 ms, not at the first enqueue
+    deadline = re.search(r'<line class="deadline" x1="(\d+)"', svg).group(1)
+    assert int(deadline) == claim
+
+
+def test_the_race_diagram_has_the_times_that_happened_and_no_others(graded):
+    """issue 15: everything in the race happened at 0 ms, yet a dozen marks were spread between
+    0 and 1000 ms on a time axis. Now the axis has a moment per time (0 ms: both claims, in
+    the order they were told; 1000 ms: where their leases end) and nothing between them."""
+    svg = diagram(graded, "race", "race-one-winner")
+    assert [words for cls, _, _, words in texts(svg) if cls == "tick"] == ["0 ms", "1000 ms"]
+    left, right = band_of(svg, "0 ms")
+    drawn = marks(svg)
+    claims = [x for op, _, x, _ in drawn if op == "claim"]
+    assert len(claims) == 2 and all(left < x < right for x in claims)
+    end = int(re.search(r'<line class="grid" x1="(\d+)"', svg).group(1))  # lease_until = 1000
+    assert all(x < end for _, _, x, _ in drawn)  # nothing drawn as if it happened later
+    for x, w in re.findall(r'<rect class="lease" x="(\d+)" y="\d+" width="(\d+)"', svg):
+        assert int(x) in claims and abs(int(x) + int(w) - end) <= 1  # rounded apiece
+    # the statements told before the claims are one labelled run, not a dozen bare marks
+    notes = [x for op, _, x, _ in drawn if op == "note"]
+    assert len(notes) >= 10 and all(x < min(claims) for x in notes)
+    assert f"✎ {len(notes)} steps, in the list below" in svg
+
+
+def test_a_wrong_verdict_is_said_in_words_not_with_a_red_tick(graded):
+    """issue 15: a finish accepted where it must be rejected read "✓ accepted", in red."""
+    for lang, said_here in (("en", "accepted, should be rejected"), ("ja", "受理(拒否すべき)")):
+        svg = diagram(graded, "boundary", "finish-at-expiry", lang)
+        (failing_finish,) = [inside for op, failing, _, inside in marks(svg) if failing]
+        assert said_here in failing_finish and "✓" not in failing_finish
+    # with the expected value hidden, the verdict is said plainly, still without the tick
+    html = alone(graded, "boundary", "finish-at-expiry", detail="actual-only")
+    svg = re.search(r"<svg.*?</svg>", section(html, "finish-at-expiry"), re.S).group(0)
+    (failing_finish,) = [inside for op, failing, _, inside in marks(svg) if failing]
+    assert ">accepted</text>" in failing_finish and "✓" not in failing_finish
+    # a finish that is not the failing step keeps its mark
+    events = [{"op": "claim", "actor": "A", "t": 0, "lease_ms": 5,
+               "result": {"token": 1, "lease_until": 5}},
+              {"op": "finish", "actor": "A", "t": 1, "stamp": {"token": 1}, "result": True},
+              {"op": "claim", "actor": "B", "t": 2, "lease_ms": 5, "result": None}]
+    assert "✓ accepted" in str(timeline_svg.build(events, "en"))
+
+
+CROWDED = [
+    {"op": "enqueue", "job": 1, "qty": 1, "deadline": 10, "max_attempts": 3},
+    {"op": "enqueue", "job": 2, "qty": 1, "deadline": 10, "max_attempts": 3},
+    {"op": "set-row", "job": 1, "values": {"status": "leased"}},
+    {"op": "claim", "actor": "worker-with-a-long-name", "t": 5, "lease_ms": 5,
+     "result": {"token": 1, "lease_until": 10}},
+    {"op": "claim", "actor": "B", "t": 5, "lease_ms": 5, "result": None},
+    {"op": "requeue", "job": 2},
+    {"op": "finish", "actor": "worker-with-a-long-name", "t": 5, "stamp": {"token": 1},
+     "result": False},
+    {"op": "work_once", "actor": "B", "t": 5, "lease_ms": 5, "result": None},
+    {"op": "finish", "actor": "B", "t": 10, "stamp": {"token": 1}, "result": True},
+]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_crowded_moment_keeps_its_labels_apart(lang):
+    svg = str(timeline_svg.build(CROWDED, lang, expected="False"))
+    assert_no_overlap(svg)
+    xs = [x for _, _, x, _ in marks(svg)]
+    assert xs == sorted(xs) and len(set(xs)) == len(xs)
+
+
+def css_rule(selector: str) -> str:
+    css = (Path(report_html.TEMPLATES) / "report.css").read_text(encoding="utf-8")
+    found = re.search(rf"(?m)^{re.escape(selector)}\s*\{{([^}}]*)\}}", css)
+    assert found, f"no CSS rule for {selector}"
+    return found.group(1)
+
+
+def test_the_statements_a_function_ran_are_set_as_regular_monospace(graded):
+    """issue 15: the traced SQL was set inside the sentence, in its bold proportional type."""
+    part = section(alone(graded, "race", "claim-in-one-immediate-transaction"),
+                   "claim-in-one-immediate-transaction")
+    (listing,) = re.findall(r'<pre class="sql">(.*?)</pre>', part, re.S)
+    lines = listing.split("\n")
+    assert len(lines) >= 4 and "BEGIN IMMEDIATE" in lines[0] and "COMMIT" in listing
+    assert all(re.match(r"  [ ▶] +\d+  \S", line) for line in lines), lines
+    sentences = re.findall(r'<p class="sentence">(.*?)</p>', part, re.S)
+    assert sentences and not any("BEGIN IMMEDIATE\n" in s or "  1  " in s for s in sentences)
+    assert "Statements claim ran on conn, in order:" in sentences[-1]
+    rule = css_rule("pre.sql")
+    assert "monospace" in rule and re.search(r"font:\s*400\b", rule)
+
+
+def test_a_sentence_splits_into_prose_and_code_blocks():
+    assert report_html.blocks(None) == []
+    assert report_html.blocks("one line") == [("prose", "one line")]
+    assert report_html.blocks("Said.\nStatements:\n  ▶  1  BEGIN\n     2  COMMIT\nAfter.") == [
+        ("prose", "Said.\nStatements:"), ("code", "  ▶  1  BEGIN\n     2  COMMIT"),
+        ("prose", "After.")]
+
+
+def test_to_look_at_first_is_numbered_in_lesson_order_and_capped(graded):
+    """issue 15: "To look at first" listed all 17 failures of integration_stale_finish_by_id
+    as an unordered list; now the first SHOWN_IDS, numbered, in the order of the checks below
+    (lesson order), and how many more."""
+    html = report(graded, "many")
+    nav = re.search(r'<nav class="to-fix".*?</nav>', html, re.S).group(0)
+    listed = re.findall(r'<li><a href="#check-([a-z0-9-]+)"', nav)
+    failed = [r.id for r in graded["many"] if not r.passed]
+    assert len(failed) > SHOWN_IDS
+    lesson = [check_id for check_id in all_checks() if check_id in failed]
+    assert listed == lesson[:SHOWN_IDS]
+    assert "<ol>" in nav and "<ul>" not in nav
+    assert said("html.to-fix-more", count=len(failed) - SHOWN_IDS) in nav
+    # a short list is shown whole, with no "more"
+    small = re.search(r'<nav class="to-fix".*?</nav>', report(graded, "race"), re.S).group(0)
+    assert len(re.findall(r"<li>", small)) == len([r for r in graded["race"] if not r.passed])
+    assert 'class="more"' not in small
+
+
+#: The pages issue 15 item 4 was about, each as a screenshot a person can look at (committed in
+#: artifacts/screenshots/issue-15-*.png): (name, implementation, the checks shown, size).
+ISSUE_15_PAGES = (
+    ("race", "race", ["race-one-winner"], (820, 940)),
+    ("rollback", "rollback", ["claim-rolls-back-on-error"], (820, 880)),
+    ("verdict", "boundary", ["finish-at-expiry"], (820, 660)),
+    ("sql", "race", ["claim-in-one-immediate-transaction"], (820, 760)),
+    ("to-fix", "many", None, (820, 600)),
+)
+
+
+@pytest.mark.parametrize("name, impl, ids, size", ISSUE_15_PAGES,
+                         ids=[page[0] for page in ISSUE_15_PAGES])
+def test_browser_issue_15_pages(chromium, graded, name, impl, ids, size):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page = SCREENSHOTS / f"issue-15-{name}.html"
+    results = [r for r in graded[impl] if ids is None or r.id in ids]
+    report_html.write(page, results, "en", target=target(impl))
+    image = screenshot(chromium, page, SCREENSHOTS / f"issue-15-{name}.png", *size)
+    assert_not_blank(image)
+    assert reddish(image, 0, image.height) > 150, "no failure colour on a failing page"
+    dom = browse(chromium, page, "--dump-dom").stdout
+    for r in results:
+        assert f'id="check-{r.id}"' in dom

@@ -384,3 +384,34 @@ def test_a_driver_script_without_a_main_guard_runs_once(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["passed", "passed", "passed"]
     assert marks.read_text() == "x"  # the top level ran once
+
+
+INT_FINISH = """
+from solutions import queue as reference
+
+
+def finish(conn, claim, now):
+    {finish}
+
+
+def work_once(conn, owner, send, clock, lease_ms):
+    c = claim(conn, owner, clock(), lease_ms)
+    if c is None:
+        return None
+    send(c)
+    return finish(conn, c, clock())
+"""
+
+
+@pytest.mark.parametrize("finish", ["return int(reference.finish(conn, claim, now))",
+                                    "return 0"], ids=["rowcount-like", "always-0"])
+def test_a_finish_that_returns_an_int_is_named_by_its_type(tmp_path, finish):
+    """issue 15: finish returning 0 for False made the check say the stale finish "came back
+    0 ... must be rejected with False", as if 0 had accepted it, never naming int."""
+    spec = write_target(tmp_path, INT_FINISH.format(finish=finish))
+    proc, results = grade(spec, tmp_path, "-k", "integration-run")
+    (test,) = results["tests"]
+    assert test["extra_data"]["outcome"] == "failed"
+    assert "work_once returned 0 (type int); it must return bool | None." in test["output"]
+    assert "must be rejected with False" not in test["output"]
+    assert "S: work_once for job 1 (token=1) → 0" in test["output"]

@@ -33,6 +33,8 @@ from grader.results import Failure, Kind, Outcome
 QTYS = (2, 3, 5, 7, 11, 13, 17, 19)  # distinct, so a qty at the receiver tells which job it is
 RUN_S = 20.0  # wall-clock bound for the whole run (a safety net; a passing run takes ~1 s)
 SLOW, FAST = "S", "F"  # the roles: the workers are named as the check's world names them
+#: What work_once may return (the type names the workers report): finish's bool, or None.
+RETURN_TYPES = ("bool", "NoneType")
 
 
 def _slow(lab) -> str:
@@ -194,6 +196,9 @@ def _judge(lab, crew: Crew, jobs: dict[int, int], stale: dict, receiver: Receive
     """The verdict, the most telling problem first."""
     _judge_workers(lab, crew)
     _judge_stale(lab, crew, stale)
+    for event in crew.events:
+        if event["op"] == "returned" and event.get("type") not in RETURN_TYPES:
+            _wrong_type(lab, crew, event)
     accepted = Counter(e.get("job") for e in crew.events
                        if e["op"] == "returned" and e["result"] is True)
     twice = [job for job in jobs if accepted[job] > 1]
@@ -217,10 +222,13 @@ def _judge(lab, crew: Crew, jobs: dict[int, int], stale: dict, receiver: Receive
 
 
 def _judge_stale(lab, crew: Crew, stale: dict) -> None:
-    """S's late finish must come back False. When it did not, but the row is as F left it
-    (done), only the value is wrong: say so, with its type."""
+    """S's late finish must come back False. A value that is no bool (finish's 0) is a wrong
+    type, named as such; None with the row as F left it (done) is only the wrong value: say so,
+    with its type."""
     if stale["op"] == "returned" and stale["result"] is False:
         return
+    if stale["op"] == "returned" and stale.get("type") not in RETURN_TYPES:
+        _wrong_type(lab, crew, stale)  # 0 is no False: name its type, as the other checks do
     job = stale.get("job")
     new = next((e for e in crew.events if e["op"] == "sent" and e["worker"] == _fast(lab)
                 and e["job"] == job), {})
@@ -231,6 +239,14 @@ def _judge_stale(lab, crew: Crew, stale: dict) -> None:
               result=stale["result"], type=stale.get("type"), new_token=new.get("token"))
     _fail(lab, crew, "integration-stale-finish-accepted", job=job, token=stale.get("token"),
           result=stale.get("result"), new_token=new.get("token"))
+
+
+def _wrong_type(lab, crew: Crew, event: dict) -> None:
+    """A work_once that returned something other than a bool or None (finish's 0 or 1, say):
+    the value and its type, as every check words a wrong return type."""
+    _judge_channel(lab, crew)
+    _summary(lab, crew)
+    lab.fail_wrong_type("work_once", event["result"], event["type"], "bool | None")
 
 
 # -- the timeline ----------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from grader.harness import children
 from grader.checkdef import check
 from . import txshape
 from .situations import leased
-from grader.harness.interleave import Lockstep, sql_line
+from grader.harness.interleave import Lockstep, sql_line, takes_write_lock, verb
 from grader.harness.journal import busy_timeout_set, switched_to
 from grader.harness.scenario import CheckFailed, Lab
 from grader.results import Failure, Kind, Outcome, RowDiff
@@ -49,9 +49,14 @@ def narrate(lab: Lab, outcomes: dict[str, dict], lockstep: Lockstep) -> dict[str
     gave_up = lockstep.gave_up
     passes = first_passes(lockstep.passes)
     for actor, step, sql in lockstep.log:
+        if (actor, step) in passes:  # said before the statement that runs on, not after it
+            taken = lock_taken_at(lockstep.log, actor, step)
+            if taken is None:
+                lab.note("race.runs-on-held", actor=actor, other=passes[actor, step], step=step)
+            else:
+                lab.note("race.runs-on", actor=actor, other=passes[actor, step], step=step,
+                         since=taken[0], sql=sql_line(taken[1]))
         lab.note("race.step", step=step, actor=actor, sql=sql_line(sql))
-        if (actor, step) in passes:
-            lab.note("race.runs-on", actor=actor, other=passes[actor, step], step=step)
         if gave_up and (gave_up.actor, gave_up.step) == (actor, step):
             key = "race.gave-up" if gave_up.holds_write else "race.gave-up-slow"
             lab.note(key, actor=actor, other=_other(lab, actor), step=step,
@@ -82,6 +87,21 @@ def untrusted(lab: Lab, outcomes: dict[str, dict], events: dict[str, dict]) -> N
         if o["kind"] == "protocol-error":
             raise CheckFailed(Failure(Outcome.ERRORED, Kind.PROTOCOL, error=o["error"],
                                       step=events[actor], timeline=lab.timeline))
+
+
+def lock_taken_at(log: list, actor: str, step: int) -> tuple[int, str] | None:
+    """(step, sql) of the statement by which `actor` took the write lock it holds at `step`: the
+    first statement that may take it in the transaction `step` belongs to (BEGIN IMMEDIATE, or
+    the first write after a deferred BEGIN). None when the log does not show it."""
+    mine = [(s, sql) for a, s, sql in log if a == actor and s < step]
+    transaction = []
+    for s, sql in reversed(mine):
+        if verb(sql) in ("COMMIT", "END", "ROLLBACK"):
+            break
+        transaction.insert(0, (s, sql))
+        if verb(sql) == "BEGIN":
+            break
+    return next(((s, sql) for s, sql in transaction if takes_write_lock(sql)), None)
 
 
 def first_passes(passes: list) -> dict[tuple[str, int], str]:

@@ -2,9 +2,12 @@
 
 Score at the top, then the shared causes ("fix this first": the mistake and the checks it
 makes fail, grader.report.view.root_causes; a list longer than SHOWN_IDS starts folded) and the
-failures no cause explains, first in lesson order; then one `<details>` per check: failures
+failures no cause explains ("to look at first"), numbered in lesson order, the first SHOWN_IDS
+of them and how many more, as the terminal report leads with the causes, then the first
+failure and how many more; then one `<details>` per check: failures
 open, passes collapsed; a check a shared cause explains is one line (title, points, a link to
-its cause). A failure shows, as far as `detail` allows, what went wrong, the timeline (an SVG
+its cause). A failure shows, as far as `detail` allows, what went wrong (the statements a
+function ran, when the sentence lists them, as a monospace block), the timeline (an SVG
 sequence diagram from `grader.report.timeline_svg` and the same steps as text), what came back
 vs what was expected, the row current vs expected with differing columns marked (≠ and
 colour), why it matters and a hint.
@@ -57,9 +60,25 @@ def from_view(report: ReportView) -> str:
         percent=round(100 * report.score / report.max_score) if report.max_score else 0,
         css=(TEMPLATES / "report.css").read_text(encoding="utf-8"),
         script=script, script_hash=_csp_hash(script),
-        t=lambda key, **params: text(key, lang, **params),
-        svg=lambda c: timeline_svg.build(c.events, lang, raised=c.raised) if c.events else "",
+        t=lambda key, **params: text(key, lang, **params), blocks=blocks,
+        svg=lambda c: timeline_svg.build(
+            c.events, lang, raised=c.raised,
+            expected=c.returned.expected if c.returned else None) if c.events else "",
     )
+
+
+def blocks(sentence: str | None) -> list[tuple[str, str]]:
+    """A check's sentence as ("prose", text) and ("code", text) blocks: its indented lines (the
+    statements a function ran, one a line: grader.checks.txshape.listing) are code, set apart
+    in a regular monospace block rather than in the sentence's bold proportional type."""
+    found: list[tuple[str, list[str]]] = []
+    for line in sentence.split("\n") if sentence else ():
+        kind = "code" if line.startswith("  ") else "prose"
+        if found and found[-1][0] == kind:
+            found[-1][1].append(line)
+        else:
+            found.append((kind, [line]))
+    return [(kind, "\n".join(lines)) for kind, lines in found]
 
 
 def _environment() -> jinja2.Environment:
