@@ -3,7 +3,9 @@ values under any other, the same values for the same seed and check, different o
 
 from __future__ import annotations
 
+import ast
 import re
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +67,49 @@ def test_a_fresh_seed_is_never_the_lessons():
     seeds = {fresh_seed() for _ in range(50)}
     assert LESSON_SEED not in seeds and len(seeds) == 50
     assert all(2 <= s < 2 ** 63 for s in seeds)
+
+
+# -- no check hard-codes an instant ----------------------------------------------------------------
+CHECKS = Path(__file__).resolve().parent.parent / "grader" / "checks"
+#: Module constants in milliseconds that are wall-clock waits, not instants of the story.
+WALL_CLOCK = {"LOCKED_BUSY_MS", "PROBE_BUSY_MS"}
+TIME_WORDS = ("now", "deadline", "lease_ms", "lease_until", "at", "t")  # instants, lease lengths
+
+
+def hard_coded_instants(source: str) -> list[str]:
+    """Where `source` (a check module) gives a time as a number of its own: a keyword argument
+    such as now=1000, a ManualClock(0), or a module constant such as LEASE_MS = 1000."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.keyword) and node.arg in TIME_WORDS \
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, int):
+            found.append(f"line {node.value.lineno}: {node.arg}={node.value.value}")
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "ManualClock" \
+                and node.args and isinstance(node.args[0], ast.Constant):
+            found.append(f"line {node.lineno}: ManualClock({node.args[0].value})")
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, int) and not isinstance(node.value.value, bool):
+            for target in node.targets:
+                name = getattr(target, "id", "")
+                if re.search(r"(_MS|DEADLINE|_AT|NOW)$", name) and name not in WALL_CLOCK:
+                    found.append(f"line {node.lineno}: {name} = {node.value.value}")
+    return found
+
+
+def test_no_check_hard_codes_an_instant():
+    """Every check derives its times from its world (t0, lease_ms, what it picked, what the code
+    was handed), so it means the same in every world."""
+    # The random timelines' generator and shrinker draw and simplify values of their own domain.
+    modules = sorted(p for p in CHECKS.glob("*.py") if p.name not in ("generate.py", "shrink.py"))
+    assert len(modules) > 10
+    found = {p.name: hard_coded_instants(p.read_text(encoding="utf-8")) for p in modules}
+    assert {name: where for name, where in found.items() if where} == {}
+
+
+def test_the_instant_finder_finds_what_it_looks_for():
+    assert hard_coded_instants("LEASE_MS = 1000\nFINISH_AT = 500\nLOCKED_BUSY_MS = 50\n") == [
+        "line 1: LEASE_MS = 1000", "line 2: FINISH_AT = 500"]
+    assert sorted(hard_coded_instants("lab.claim('B', now=1000, lease_ms=w.lease_ms)\n"
+                                      "c = ManualClock(0)\nf(now=w.t0 + 1)\n")) == [
+        "line 1: now=1000", "line 2: ManualClock(0)"]

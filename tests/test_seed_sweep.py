@@ -1,0 +1,129 @@
+"""The seed sweep (issue 13): a grade is right in every world, not only in the lesson's. The
+reference and every correct alternative pass every check in every world of a sweep; every
+mutant fails the checks that must catch it in every world. A sweep runs each check in N worlds
+drawn from seeds 1 (the lesson's) to N (`python -m grader --sweep N`).
+
+What it costs decides how wide each sweep is (CI runs on 2 cores): the reference runs every
+check in 24 worlds; each alternative every check in 12 (the random timelines are the same
+timelines in every world, moved in time: the reference's 24 cover their moves); each mutant its
+catching checks in 24, except the few whose verdict is a wall-clock timeout (a hang: 4 worlds,
+each waits out its limit)."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, by_check, run_grader
+from test_mutants import MUTANT_FILES, declared
+
+WORLDS = 24
+ALTERNATIVE_WORLDS = 12
+HANG_WORLDS = 4
+ALTERNATIVES = sorted(p for p in (ROOT / "tests" / "alternatives").glob("*.py")
+                      if not p.name.startswith("_"))
+
+
+def sweep(impl: str, out: Path, worlds: int, select: str | None = None) -> dict[str, dict]:
+    """Grade `impl` in `worlds` worlds: check id -> its results.json test."""
+    args = ["--impl", impl, "--json", str(out), "--sweep", str(worlds)]
+    proc = run_grader(*args, *(["-k", select] if select else []), timeout=900)
+    assert out.exists(), f"no results.json (exit {proc.returncode}):\n{proc.stderr}"
+    return by_check(json.loads(out.read_text(encoding="utf-8")))
+
+
+def failed_in(test: dict) -> list[int]:
+    return test["extra_data"].get("failed_seeds", [])
+
+
+def passed_in(test: dict) -> list[int]:
+    extra = test["extra_data"]
+    return sorted({seed for seed, outcome in zip(extra["run_seeds"], extra["run_outcomes"])
+                   if outcome == "passed"})
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    """Every sweep, two at a time: name -> (worlds, check id -> test)."""
+    tmp = tmp_path_factory.mktemp("sweeps")
+    jobs = [("reference", "solutions.queue", WORLDS, None)]
+    jobs += [(f"alternative:{p.stem}", str(p), ALTERNATIVE_WORLDS, "not random-timelines")
+             for p in ALTERNATIVES]
+    for path in MUTANT_FILES:
+        spec = declared(path)
+        hangs = "timed_out" in {spec.get("OUTCOME"), *spec.get("EXPECT_OUTCOME", {}).values()}
+        jobs.append((f"mutant:{path.stem}", str(path), HANG_WORLDS if hangs else WORLDS,
+                     " or ".join(sorted(spec["EXPECT_FAIL"]))))
+
+    def run(job):
+        name, impl, worlds, select = job
+        return name, (worlds, sweep(impl, tmp / f"{name.replace(':', '-')}.json", worlds, select))
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(run, jobs))
+
+
+def test_the_reference_passes_every_check_in_every_world(swept):
+    worlds, tests = swept["reference"]
+    assert len(tests) >= 40
+    for cid, test in tests.items():
+        assert test["extra_data"]["run_seeds"] == list(range(1, worlds + 1)), cid
+        assert failed_in(test) == [], (cid, failed_in(test), test["output"][:2000])
+
+
+@pytest.mark.parametrize("path", ALTERNATIVES, ids=[p.stem for p in ALTERNATIVES])
+def test_every_alternative_passes_every_check_in_every_world(path, swept):
+    worlds, tests = swept[f"alternative:{path.stem}"]
+    assert len(tests) >= 39
+    for cid, test in tests.items():
+        assert len(set(test["extra_data"]["run_seeds"])) == worlds, cid
+        assert failed_in(test) == [], (cid, failed_in(test), test["output"][:2000])
+
+
+@pytest.mark.parametrize("path", MUTANT_FILES, ids=[p.stem for p in MUTANT_FILES])
+def test_every_mutant_fails_its_checks_in_every_world(path, swept):
+    worlds, tests = swept[f"mutant:{path.stem}"]
+    expect_fail = declared(path)["EXPECT_FAIL"]
+    assert set(tests) == set(expect_fail)
+    for cid in expect_fail:
+        assert len(set(tests[cid]["extra_data"]["run_seeds"])) == worlds, cid
+        assert passed_in(tests[cid]) == [], (cid, "passed in the worlds of these seeds")
+
+
+def test_a_sweep_reports_the_worlds_where_a_check_did_not_pass(tmp_path):
+    """A bug that shows only in some worlds (a claim that keeps the lesson's 1000 ms lease
+    whatever lease_ms says) passes in the lesson's world and fails in the drawn ones, and the
+    report names those seeds, to replay."""
+    source = (ROOT / "solutions" / "queue.py").read_text(encoding="utf-8")
+    fixed = source.replace("MIN(:now + :lease_ms, deadline)", "MIN(:now + 1000, deadline)")
+    assert fixed != source
+    impl = tmp_path / "fixed_lease.py"
+    impl.write_text(fixed, encoding="utf-8")
+    tests = sweep(str(impl), tmp_path / "r.json", 4, "reclaim-at-expiry")
+    test = tests["reclaim-at-expiry"]
+    assert passed_in(test) == [1] and failed_in(test) == [2, 3, 4]
+    assert "passed in 1 of 4 worlds" in test["output"] or test["status"] == "failed"
+    proc = run_grader("--impl", str(impl), "-k", "reclaim-at-expiry", "--sweep", "4")
+    assert "passed in 1 of 4 worlds" in proc.stdout and "seed(s) 2, 3, 4" in proc.stdout
+    replay = run_grader("--impl", str(impl), "-k", "reclaim-at-expiry", "--replay", "3")
+    assert replay.returncode == 1 and "Replay exactly: --replay 3" in replay.stdout
+
+
+def test_a_fresh_seed_is_drawn_for_recorded_grades_and_reported(tmp_path):
+    """--replay fresh draws a seed and says which; --prairielearn does so by itself; a local
+    run keeps the lesson's world and says nothing of worlds."""
+    out = tmp_path / "r.json"
+    proc = run_grader("--impl", "solutions.queue", "-k", "finish-at-expiry", "--replay", "fresh",
+                      "--json", str(out))
+    seed = json.loads(out.read_text(encoding="utf-8"))["extra_data"]["seed"]
+    assert proc.returncode == 0 and seed != 1
+    assert f"drawn from seed {seed}" in proc.stdout.replace("\n", " ")
+    pl = run_grader("--impl", "solutions.queue", "-k", "finish-at-expiry", "--prairielearn",
+                    str(tmp_path / "pl.json"))
+    assert "drawn from seed" in json.loads((tmp_path / "pl.json").read_text())["output"]
+    local = run_grader("--impl", "solutions.queue", "-k", "finish-at-expiry", "--json", str(out))
+    assert json.loads(out.read_text(encoding="utf-8"))["extra_data"]["seed"] == 1
+    assert "drawn from seed" not in local.stdout
