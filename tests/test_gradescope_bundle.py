@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, by_check, run_grader
+from learning import KEYS, honest_second_claimer, learn, learned_submission
 
 SOLUTION = (ROOT / "solutions" / "queue.py").read_text(encoding="utf-8")
 
@@ -168,6 +169,32 @@ def test_a_claim_on_its_own_connection_scores_no_more_than_on_the_given_one(auto
     for cid, test in graded["attack"].items():
         assert test["score"] <= graded["honest"][cid]["score"], cid
         assert "opened a connection of its own" in test["output"], (cid, test["output"])
+
+
+def test_no_learned_table_or_role_trick_scores_more_than_its_honest_counterpart(
+        autograder, tmp_path):
+    """Uploaded to Gradescope (each grade a fresh seed): a table of answers learned from the
+    grader's reports, keyed on the calls or on what could name the check, scores no more than a
+    naive honest queue; a claim that plays dead as the second claimer no more than the same
+    claim without the trick, check by check."""
+    calls = learn(tmp_path / "learning")
+
+    def graded(files: dict[str, str]) -> dict[str, int]:
+        proc, results = autograder(files)
+        assert proc.returncode == 0, proc.stderr
+        assert results["extra_data"]["seed"] != 1  # a world of its own
+        return {cid: t["score"] for cid, t in by_check(results).items()}
+
+    attacks = ROOT / "tests" / "attacks"
+    naive = graded({"queue.py": (attacks / "naive_queue.py").read_text()})
+    assert sum(naive.values()) > 0
+    for key in KEYS:
+        learned = graded(learned_submission(calls, key))
+        assert sum(learned.values()) <= sum(naive.values()), (key, learned)
+    trick = graded({"queue.py": (attacks / "second_claimer.py").read_text()})
+    fair = graded({"queue.py": honest_second_claimer()})
+    assert set(trick) == set(fair)
+    assert all(trick[cid] <= fair[cid] for cid in trick), (trick, fair)
 
 
 def test_the_bundle_grades_with_the_instructors_config(tmp_path):

@@ -82,7 +82,7 @@ def _run(lab, crew: Crew, url: str) -> dict:
     _say(lab, "clock", t=crew.now, worker=slow, job=job, lease_until=held["lease_until"])
     crew.tell(fast, "go")
     lost_job = lambda e: e["op"] == "returned" and e.get("job") == job  # noqa: E731
-    gate = _wait(lab, crew, deadline, fast, lost_job)
+    gate = _until(lab, crew, deadline, fast, lost_job)
     _say(lab, "release" if gate["op"] == "returned" else "release-after-stop", worker=slow, job=job)
     crew.tell(slow, "release")
     stale = _wait(lab, crew, deadline, slow, lost_job)
@@ -108,6 +108,22 @@ def _take_turns(lab, crew: Crew, deadline: float) -> None:
                                    deadline, after=seen)
             if answer is None:
                 _fail(lab, crew, "integration-stuck", seconds=RUN_S)
+
+
+def _until(lab, crew: Crew, deadline: float, worker: str, wanted) -> dict:
+    """Let `worker` (which takes turns) work, one work_once a turn, until an event of its is
+    `wanted` or it ends: a queue that hands it other jobs first gets there later, not never."""
+    seen = 0
+    while True:
+        event = crew.wait_for(lambda e: e["worker"] == worker
+                              and (wanted(e) or e["op"] == "returned" or e["op"] in ENDED),
+                              deadline, after=seen)
+        if event is None:
+            _fail(lab, crew, "integration-stuck", seconds=RUN_S)
+        if wanted(event) or event["op"] in ENDED:
+            return event
+        seen = crew.events.index(event) + 1
+        crew.tell(worker, "turn")
 
 
 def _first_job(lab) -> int:
