@@ -357,21 +357,7 @@ def _decode(d: dict) -> CheckResult:
 
 def _end_session(sid: int) -> None:
     """SIGKILL every process of session `sid` (Linux /proc; elsewhere its first group)."""
-    try:
-        os.killpg(sid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    for _ in range(100):  # a bound, not a clock
-        members = [pid for pid, state, _, session in sandbox.processes()
-                   if session == sid and state != "Z"]
-        if not members:
-            return
-        for pid in members:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        time.sleep(0.01)
+    sandbox.kill_session(sid)
 
 
 def _die_with(parent: int) -> None:

@@ -306,3 +306,24 @@ def _redirect_stdin() -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL every process of session `sid` (a grade and whatever it left running): its
+    group at once, then every live member /proc still lists, until none is left (Linux /proc;
+    elsewhere its first group only)."""
+    try:
+        os.killpg(sid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for _ in range(100):  # a bound, not a clock
+        members = [pid for pid, state, _, session in processes()
+                   if session == sid and state != "Z"]
+        if not members:
+            return
+        for pid in members:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.01)  # let the kernel deliver the signals before looking again

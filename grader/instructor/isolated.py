@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -118,20 +117,7 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
 
 def kill_session(sid: int) -> None:
     """SIGKILL every process of session `sid` (the grader and whatever it left running)."""
-    try:
-        os.killpg(sid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    for _ in range(100):
-        pids = _session_members(sid)
-        if not pids:
-            return
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        time.sleep(0.01)  # let the kernel deliver the signals before looking again
+    sandbox.kill_session(sid)
 
 
 def kill_all() -> None:
@@ -140,12 +126,6 @@ def kill_all() -> None:
         live = list(_live)
     for sid in live:
         kill_session(sid)
-
-
-def _session_members(sid: int) -> list[int]:
-    """Live (non-zombie) processes of session `sid`; Linux /proc only, else none known."""
-    return [pid for pid, state, _, session in sandbox.processes()
-            if state != "Z" and session == sid]
 
 
 def _copy_submission(queue_py: Path, workdir: Path, with_folder: bool) -> Path:
