@@ -3,11 +3,13 @@ reference and every correct alternative pass every check in every world of a swe
 mutant fails the checks that must catch it in every world. A sweep runs each check in N worlds
 drawn from seeds 1 (the lesson's) to N (`python -m grader --sweep N`).
 
-What it costs decides how wide each sweep is (CI runs on 2 cores): the reference runs every
-check in 24 worlds; each alternative every check in 12 (the random timelines are the same
-timelines in every world, moved in time: the reference's 24 cover their moves); each mutant its
-catching checks in 24, except the few whose verdict is a wall-clock timeout (a hang: 4 worlds,
-each waits out its limit)."""
+What it costs decides how wide each sweep is (CI runs on 2 cores). The reference runs every
+check in 24 worlds. Each alternative runs every check but the random timelines in 8 worlds (the
+random timelines are the same timelines in every world, moved in time: the reference's 24 cover
+their moves). Each mutant runs the checks that must catch it: those of one process in 24 worlds,
+those that start processes of their own (race, crash, integration, whose failures often wait
+out a busy timeout) in 3, and all of them in 3 for a mutant whose verdict is a hang (each world
+waits out its wall-clock limit)."""
 
 from __future__ import annotations
 
@@ -18,11 +20,12 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, by_check, run_grader
+from grader.checkdef import PROCESS_FAMILIES, REGISTRY, all_checks, family
 from test_mutants import MUTANT_FILES, declared
 
 WORLDS = 24
-ALTERNATIVE_WORLDS = 12
-HANG_WORLDS = 4
+ALTERNATIVE_WORLDS = 8
+FEW_WORLDS = 3  # checks that start processes, and hangs
 ALTERNATIVES = sorted(p for p in (ROOT / "tests" / "alternatives").glob("*.py")
                       if not p.name.startswith("_"))
 
@@ -47,6 +50,7 @@ def passed_in(test: dict) -> list[int]:
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
+    all_checks()  # the registry, to tell the checks that start processes
     """Every sweep, two at a time: name -> (worlds, check id -> test)."""
     tmp = tmp_path_factory.mktemp("sweeps")
     jobs = [("reference", "solutions.queue", WORLDS, None)]
@@ -55,15 +59,23 @@ def swept(tmp_path_factory):
     for path in MUTANT_FILES:
         spec = declared(path)
         hangs = "timed_out" in {spec.get("OUTCOME"), *spec.get("EXPECT_OUTCOME", {}).values()}
-        jobs.append((f"mutant:{path.stem}", str(path), HANG_WORLDS if hangs else WORLDS,
-                     " or ".join(sorted(spec["EXPECT_FAIL"]))))
+        many = sorted(c for c in spec["EXPECT_FAIL"] if not hangs and not starts_processes(c))
+        few = sorted(set(spec["EXPECT_FAIL"]) - set(many))
+        for part, worlds, ids in (("one", WORLDS, many), ("processes", FEW_WORLDS, few)):
+            if ids:
+                jobs.append((f"mutant:{path.stem}:{part}", str(path), worlds, " or ".join(ids)))
 
     def run(job):
         name, impl, worlds, select = job
         return name, (worlds, sweep(impl, tmp / f"{name.replace(':', '-')}.json", worlds, select))
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    # Most of a sweep's time is spent waiting (busy timeouts, wall-clock limits), not computing.
+    with ThreadPoolExecutor(max_workers=4) as pool:
         return dict(pool.map(run, jobs))
+
+
+def starts_processes(check_id: str) -> bool:
+    return family(REGISTRY[check_id].module) in PROCESS_FAMILIES
 
 
 def test_the_reference_passes_every_check_in_every_world(swept):
@@ -85,12 +97,14 @@ def test_every_alternative_passes_every_check_in_every_world(path, swept):
 
 @pytest.mark.parametrize("path", MUTANT_FILES, ids=[p.stem for p in MUTANT_FILES])
 def test_every_mutant_fails_its_checks_in_every_world(path, swept):
-    worlds, tests = swept[f"mutant:{path.stem}"]
+    parts = [swept[name] for name in (f"mutant:{path.stem}:one", f"mutant:{path.stem}:processes")
+             if name in swept]
     expect_fail = declared(path)["EXPECT_FAIL"]
-    assert set(tests) == set(expect_fail)
-    for cid in expect_fail:
-        assert len(set(tests[cid]["extra_data"]["run_seeds"])) == worlds, cid
-        assert passed_in(tests[cid]) == [], (cid, "passed in the worlds of these seeds")
+    assert {cid for _, tests in parts for cid in tests} == set(expect_fail)
+    for worlds, tests in parts:
+        for cid, test in tests.items():
+            assert len(set(test["extra_data"]["run_seeds"])) == worlds, cid
+            assert passed_in(test) == [], (cid, "passed in the worlds of these seeds")
 
 
 def test_a_sweep_reports_the_worlds_where_a_check_did_not_pass(tmp_path):

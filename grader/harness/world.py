@@ -73,7 +73,8 @@ class World:
             self._first_id = rng.randrange(1, 10 ** 6)
             self._gaps = tuple(rng.choice((1, 1, 2, 3, 7, rng.randrange(1, 10 ** 4)))
                                for _ in range(8))
-        self._qty: dict[int, int] = {}
+        scale = self._draw("qty")
+        self._qty_scale, self._qty_offset = scale.randrange(1, 1000), scale.randrange(0, 10 ** 5)
         self._files: dict[str, str] = {}
         self._ids = 0
         self._used: set[str] = set()
@@ -91,17 +92,13 @@ class World:
         return {} if self.lesson else {role: self.roles[role] for role in sorted(self._used)}
 
     def qty(self, lesson_qty: int) -> int:
-        """The quantity this world gives the lesson's quantity `lesson_qty`: distinct lesson
-        quantities stay distinct (a qty at the receiver still tells which job it is)."""
+        """The quantity this world gives the lesson's quantity `lesson_qty`: `a * q + b` for a
+        scale and offset of the world's, so quantities keep their order and stay distinct (a
+        check whose story needs a smaller job, or a qty that tells a job at the receiver, means
+        the same in every world)."""
         if self.lesson:
             return lesson_qty
-        if lesson_qty not in self._qty:
-            taken, rng = set(self._qty.values()), self._draw(f"qty:{lesson_qty}")
-            value = rng.randrange(1, 10 ** 6)
-            while value in taken:
-                value = rng.randrange(1, 10 ** 6)
-            self._qty[lesson_qty] = value
-        return self._qty[lesson_qty]
+        return self._qty_scale * lesson_qty + self._qty_offset
 
     def pick(self, label: str, lesson_value: int, low: int, high: int) -> int:
         """`lesson_value` in the lesson's world, else a whole number from `low` to `high`,

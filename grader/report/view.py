@@ -428,7 +428,7 @@ def stability_line(r: CheckResult, lang: str) -> str:
     if r.seeds:
         worlds = list(dict.fromkeys(r.seeds))
         line = text("ui.passed-worlds", lang, k=len(worlds) - len(r.failed_seeds), n=len(worlds))
-        if r.failed_seeds:
+        if r.failed_seeds and len(r.failed_seeds) < len(worlds):  # all: the count says it
             line += " — " + text("ui.failed-worlds", lang,
                                  seeds=", ".join(map(str, r.failed_seeds)))
         if r.unstable:
