@@ -10,7 +10,9 @@ rows read on the judge's own connection), the connection handed to the target, w
 callback never replaces the grader's (`watched`), the statement barrier for concurrent claims
 (`interleave`), the race and crash claimers, each a target process on a gated connection
 (`children`), the integration workers, judge threads each driving a target process (`workers`),
-the HTTP receiver (`receiver`), and spotting a journal-mode switch in traced SQL (`journal`).
+the HTTP receiver (`receiver`), spotting a journal-mode switch in traced SQL (`journal`), and
+the world a check runs in, drawn from one seed: times, lease length, names, quantities, job
+ids, file names (`world`; the lesson's seed gives the lesson's values).
 
 May import: `lab`, the standard library and the grader's top-level basics (`grader.results`,
 `grader.checkdef`, `grader.config`). Never `grader.report` (words are not decided here),
