@@ -83,7 +83,13 @@ def batch(tmp_path_factory):
 def test_gradebook_has_one_row_per_submission_and_a_column_per_check(batch):
     assert batch["proc"].returncode == 0, batch["proc"].stderr
     assert batch["table"][0] == ["submission", "status", "score", "max_score", *BOUNDARY_IDS,
-                                 "message"]
+                                 "message", "seed"]
+    # Each submission graded in a world of its own (a fresh seed), written down to replay it;
+    # one that never reached the grader (no queue.py) has none.
+    seeds = {r["submission"]: r["seed"] for r in batch["rows"].values()}
+    assert seeds["empty"] == ""
+    drawn = [int(seed) for name, seed in seeds.items() if name != "empty"]
+    assert len(set(drawn)) == len(drawn) and 1 not in drawn
     assert [r[0] for r in batch["table"][1:]] == [
         "borrower", "correct", "crash_at_import", "crash_in_claim", "empty", "hang", "mutant",
         "repo", "syntax"]

@@ -157,13 +157,14 @@ FORMULA_NAMES = ['=HYPERLINK("http://x","y")', "+1+1", "-2+3", "@SUM(A1)", "\tTA
 
 @pytest.mark.parametrize("name", FORMULA_NAMES, ids=repr)
 def test_a_formula_cell_is_neutralised_and_numbers_stay_numbers(tmp_path, name):
-    rows = [gradebook.Row(name, "graded", 15, 20, {"finish-at-expiry": (4, "passed")}),
+    rows = [gradebook.Row(name, "graded", 15, 20, {"finish-at-expiry": (4, "passed")},
+                          seed=2 ** 62),
             gradebook.Row("bob", "crashed", 0, 20, message=name)]
     gradebook.write_csv(tmp_path / "g.csv", rows, ["finish-at-expiry"])
     with open(tmp_path / "g.csv", newline="", encoding="utf-8") as f:
         header, alice, bob = list(csv.reader(f))
-    assert alice == ["'" + name, "graded", "15", "20", "4", ""]
-    assert bob == ["bob", "crashed", "0", "20", "", "'" + name]
+    assert alice == ["'" + name, "graded", "15", "20", "4", "", str(2 ** 62)]
+    assert bob == ["bob", "crashed", "0", "20", "", "'" + name, ""]
     assert header[0] == "submission"
 
 
