@@ -35,11 +35,8 @@ _WORDS = ("worker", "w", "node", "host", "ingest", "mailer", "billing", "crawler
 
 
 def fresh_seed() -> int:
-    """A seed for a recorded grade: unpredictable, never the lesson's."""
-    while True:
-        seed = random.SystemRandom().randrange(2, 2 ** 63)
-        if seed != LESSON_SEED:
-            return seed
+    """A seed for a recorded grade: unpredictable, never the lesson's (1)."""
+    return random.SystemRandom().randrange(LESSON_SEED + 1, 2 ** 63)
 
 
 @dataclass
@@ -57,9 +54,7 @@ class World:
 
     def __post_init__(self):
         self.lesson = self.seed == LESSON_SEED
-        digest = hashlib.sha256(f"{self.seed}:{self.check}".encode()).digest()
-        self._rng = random.Random(int.from_bytes(digest[:16], "big"))
-        rng = self._rng
+        rng = _random(f"{self.seed}:{self.check}")
         if self.lesson:
             self.t0, self.lease_ms = 0, 1000
             self.far = self.t0 + 1_000_000
@@ -69,14 +64,13 @@ class World:
             self.t0 = rng.choice([rng.randrange(1, 10 ** 4), rng.randrange(10 ** 4, 10 ** 9)])
             self.lease_ms = rng.choice([rng.randrange(20, 1000), rng.randrange(1000, 60_000)])
             self.far = self.t0 + self.lease_ms * rng.randrange(200, 5000)
-            self.roles = dict(zip(ROLES, self._names(len(ROLES))))
+            self.roles = dict(zip(ROLES, _names(rng, len(ROLES))))
             self._first_id = rng.randrange(1, 10 ** 6)
             self._gaps = tuple(rng.choice((1, 1, 2, 3, 7, rng.randrange(1, 10 ** 4)))
                                for _ in range(8))
         scale = self._draw("qty")
         self._qty_scale, self._qty_offset = scale.randrange(1, 1000), scale.randrange(0, 10 ** 5)
-        self._files: dict[str, str] = {}
-        self._ids = 0
+        self._ids = 0  # jobs enqueued so far
         self._used: set[str] = set()
         self.db_name = self.file("queue")
 
@@ -110,11 +104,15 @@ class World:
     def next_id(self) -> int:
         """The id the next enqueued job gets: increasing, with gaps in a drawn world."""
         self._ids += 1
-        if self._ids == 1:
-            self._last_id = self._first_id
-        else:
-            self._last_id += self._gaps[self._ids % len(self._gaps)]
-        return self._last_id
+        return self._id(self._ids)
+
+    def peek_id(self) -> int:
+        """The id `next_id` will give (for a job that must have the same id in another file)."""
+        return self._id(self._ids + 1)
+
+    def _id(self, n: int) -> int:
+        """The n-th job's id (1-based)."""
+        return self._first_id + sum(self._gaps[k % len(self._gaps)] for k in range(2, n + 1))
 
     def label(self, kind: str, lesson_value: str) -> str:
         """An SQL identifier or message of the grader's (`kind`: a trigger's name...):
@@ -125,34 +123,32 @@ class World:
         return rng.choice(string.ascii_lowercase) + "".join(
             rng.choices(string.ascii_lowercase + string.digits, k=11))
 
-    def peek_id(self) -> int:
-        """The id `next_id` will give (for a job that must have the same id in another file)."""
-        ids, last = self._ids, getattr(self, "_last_id", None)
-        job = self.next_id()
-        self._ids, self._last_id = ids, last
-        return job
-
     def file(self, kind: str) -> str:
         """The name of a database file of the check's (`kind`: queue, rehearsal, crash-3...):
         `<kind>.db` in the lesson's world, a name that says nothing otherwise."""
         if self.lesson:
             return f"{kind}.db"
-        if kind not in self._files:
-            self._files[kind] = "".join(self._draw(f"file:{kind}").choices(string.ascii_lowercase + string.digits,
-                                                          k=10)) + ".db"
-        return self._files[kind]
+        rng = self._draw(f"file:{kind}")  # the same kind, the same name: drawn, not kept
+        return "".join(rng.choices(string.ascii_lowercase + string.digits, k=10)) + ".db"
 
     def _draw(self, label: str) -> random.Random:
-        digest = hashlib.sha256(f"{self.seed}:{self.check}:{label}".encode()).digest()
-        return random.Random(int.from_bytes(digest[:16], "big"))
+        """The random source of `label` in this world: the same label, the same numbers."""
+        return _random(f"{self.seed}:{self.check}:{label}")
 
-    def _names(self, count: int) -> list[str]:
-        rng, names = self._rng, []
-        while len(names) < count:
-            word = rng.choice(_WORDS)
-            name = rng.choice([f"{word}-{rng.randrange(1, 100)}", f"{word}{rng.randrange(1, 10)}",
-                               f"{word}-{rng.choice(string.ascii_lowercase)}"
-                               f"{rng.randrange(10, 1000)}"])
-            if name not in names:
-                names.append(name)
-        return names
+
+def _random(key: str) -> random.Random:
+    """A random source seeded by `key` (a hash of it: any seed and check spread evenly)."""
+    return random.Random(int.from_bytes(hashlib.sha256(key.encode()).digest()[:16], "big"))
+
+
+def _names(rng: random.Random, count: int) -> list[str]:
+    """`count` distinct worker names drawn from `rng`."""
+    names: list[str] = []
+    while len(names) < count:
+        word = rng.choice(_WORDS)
+        name = rng.choice([f"{word}-{rng.randrange(1, 100)}", f"{word}{rng.randrange(1, 10)}",
+                           f"{word}-{rng.choice(string.ascii_lowercase)}"
+                           f"{rng.randrange(10, 1000)}"])
+        if name not in names:
+            names.append(name)
+    return names
