@@ -21,7 +21,7 @@ from grader.harness import children
 from grader.checkdef import check
 from .situations import leased
 from grader.harness.interleave import changes_database, sql_line
-from grader.harness.scenario import CheckFailed, Lab
+from grader.harness.scenario import CheckFailed, Lab, insert_job
 from grader.results import Failure, Kind, Outcome, RowDiff
 
 QTY = 5
@@ -78,7 +78,7 @@ def rehearse(lab: Lab) -> dict:
     conn = store.connect(path)
     try:
         store.init_db(conn)
-        job = _insert(conn, {"id": w.peek_id(), "qty": w.qty(QTY), "deadline": w.far})
+        job = insert_job(conn, w.peek_id(), w.qty(QTY), w.far)
         lab.note("crash.rehearsal")
         lab.target.open(lab.conn.name, path)
         with lab.setup():  # a claim that fails here ends the check: nothing to reopen for
@@ -110,17 +110,11 @@ def fresh_database(lab: Lab, k: int, row: dict):
     conn = store.connect(path)
     try:
         store.init_db(conn)
-        _insert(conn, row)
+        insert_job(conn, row["id"], row["qty"], row["deadline"], row["max_attempts"])
     finally:
         conn.close()
     return path
 
-
-def _insert(conn, row: dict) -> int:
-    """Insert the pending job `row` (its id, qty, deadline, and max_attempts if given)."""
-    conn.execute("INSERT INTO jobs(id, qty, deadline, max_attempts) VALUES (?, ?, ?, ?)",
-                 (row["id"], row["qty"], row["deadline"], row.get("max_attempts", 3)))
-    return row["id"]
 
 
 def inspect(lab: Lab, c: children.Claimer, job: int, before: dict, full: dict) -> dict:

@@ -135,7 +135,6 @@ class Lab:
     def __init__(self, target_spec: str | None, workdir: str, seed: int = LESSON_SEED,
                  call_timeout: float = 10.0, check: str = ""):
         self.target_spec = target_spec  # what --impl said: for checks that start processes
-        self.seed = seed  # what the check's world and its random timelines are drawn from
         self.world = World(seed, check)  # times, lease length, names, ids, file names
         self.dir = Path(workdir)
         self.path = self.dir / self.world.db_name
@@ -159,6 +158,11 @@ class Lab:
             raise
 
     # -- the world -------------------------------------------------------------------------
+    @property
+    def seed(self) -> int:
+        """What the check's world and its random timelines are drawn from (--replay SEED)."""
+        return self.world.seed
+
     def connect(self, busy_timeout_ms: int = store.BUSY_TIMEOUT_MS) -> Conn:
         """A connection to the check's database, opened in the target process as
         lab.store.connect opens it, to hand to the target (traced by the grader)."""
@@ -176,9 +180,7 @@ class Lab:
         the id the world gives it next and `deadline` (default: one no step reaches)."""
         qty = self.world.qty(qty)
         deadline = self.world.far if deadline is None else deadline
-        job = self.world.next_id()
-        self.observer.execute("INSERT INTO jobs(id, qty, deadline, max_attempts) VALUES (?, ?, ?, ?)",
-                              (job, qty, deadline, max_attempts))
+        job = insert_job(self.observer, self.world.next_id(), qty, deadline, max_attempts)
         self.timeline.append({"op": "enqueue", "job": job, "qty": qty, "deadline": deadline,
                               "max_attempts": max_attempts})
         return job
@@ -419,6 +421,14 @@ class Lab:
             self.observer.close()
         except Exception:
             pass
+
+
+def insert_job(conn: sqlite3.Connection, job: int, qty: int, deadline: int,
+               max_attempts: int = 3) -> int:
+    """A pending job with the id `job` (what lab.store.enqueue does, with the world's id)."""
+    conn.execute("INSERT INTO jobs(id, qty, deadline, max_attempts) VALUES (?, ?, ?, ?)",
+                 (job, qty, deadline, max_attempts))
+    return job
 
 
 def own_files(paths: list[str]) -> str:
