@@ -46,9 +46,8 @@ def parser(lang: str = "en") -> argparse.ArgumentParser:
                    help=text("cli.option.repeat", lang))
     g.add_argument("--sweep", type=arguments.positive_int, default=1, metavar="N",
                    help=text("cli.option.sweep", lang))
-    g.add_argument("--replay", "--seed", type=arguments.seed, default=LESSON_SEED,
-                   metavar="SEED", dest="seed",
-                   help=text("cli.option.replay", lang))
+    g.add_argument("--replay", "--seed", type=arguments.seed, metavar="SEED", dest="seed",
+                   help=text("cli.option.replay", lang, lesson=LESSON_SEED))  # see chosen_seed
     g.add_argument("--detail", choices=configs.DETAILS, help=text("cli.option.detail", lang))
     g.add_argument("--config", metavar="PATH", help=text("cli.option.config", lang))
     g.add_argument("--hints", action="store_true", help=text("cli.option.hints", lang))
@@ -179,6 +178,15 @@ def bad_paths(args: argparse.Namespace) -> str | None:
     return None
 
 
+def chosen_seed(given: int | str | None, recorded: bool = False) -> int:
+    """The seed a grade's worlds are drawn from: the one --replay gave; a fresh one for
+    `--replay fresh`, or when none was given to a grade that is `recorded` (PrairieLearn's);
+    else the lesson's."""
+    if given == arguments.FRESH or (given is None and recorded):
+        return fresh_seed()
+    return LESSON_SEED if given is None else given
+
+
 def grade(argv: list[str]) -> int:
     try:
         args = parser(chosen_lang(argv)).parse_args(argv)
@@ -189,11 +197,7 @@ def grade(argv: list[str]) -> int:
         print(f"grader: {problem}", file=sys.stderr)
         return 2
     lang = args.lang or default_lang()
-    if args.seed == arguments.FRESH or (args.prairielearn and "--replay" not in argv
-                                        and "--seed" not in argv
-                                        and not any(a.startswith(("--replay=", "--seed="))
-                                                    for a in argv)):
-        args.seed = fresh_seed()  # PrairieLearn's grades are recorded: a world of their own
+    args.seed = chosen_seed(args.seed, recorded=bool(args.prairielearn))
     for path in report_paths(args).values():  # a grade killed from here on must not leave
         files.remove_stale(path)              # an earlier verdict in place
     start = time.monotonic()

@@ -42,11 +42,10 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import arguments, cli, config as configs
+from . import cli, config as configs
 from .checkdef import PROCESS_FAMILIES, all_checks, family, withheld
 from .harness import sandbox
 from .harness.target import display_name, is_path
-from .harness.world import fresh_seed
 from .report import files, summary
 from .report.messages import default_lang, text
 from .report.render import Style, width
@@ -70,8 +69,7 @@ def main(argv: list[str]) -> int:
         args = p.parse_args(argv)
     except SystemExit as exc:  # argparse: bad arguments, or --help
         return 0 if exc.code == 0 else 2
-    if args.seed == arguments.FRESH:  # one world for the whole session: saves stay comparable
-        args.seed = fresh_seed()
+    args.seed = cli.chosen_seed(args.seed)  # one world for the session: saves stay comparable
     problem = cli.bad_paths(args)
     target = None if problem else watched_file(args.impl)
     if target is None:
