@@ -49,12 +49,18 @@ def learned_submission(calls: list[dict], key: str) -> dict[str, str]:
     return {"queue.py": keyed, "learned_answers.json": json.dumps(table(calls, key))}
 
 
-def honest_second_claimer() -> str:
-    """second_claimer.py with its trick switched off: its honest counterpart."""
-    source = (ATTACKS / "second_claimer.py").read_text(encoding="utf-8")
-    honest = source.replace("\nROLE_TRICK = True", "\nROLE_TRICK = False")
-    assert honest != source
+def trick_off(attack: str, flag: str) -> str:
+    """The source of tests/attacks/<attack>.py with its trick (the module constant `flag`)
+    switched off: its honest counterpart, the same queue without the trick."""
+    source = (ATTACKS / f"{attack}.py").read_text(encoding="utf-8")
+    honest = source.replace(f"\n{flag} = True", f"\n{flag} = False")
+    assert honest != source, f"{attack}.py sets no {flag} = True"
     return honest
+
+
+def honest_second_claimer() -> str:
+    """second_claimer.py without its trick."""
+    return trick_off("second_claimer", "ROLE_TRICK")
 
 
 def write(folder: Path, files: dict[str, str]) -> Path:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, by_check, grade, run_grader
+from learning import trick_off
 from grader.harness import sandbox
 
 ATTACKS = ROOT / "tests" / "attacks"
@@ -147,11 +148,8 @@ def test_in_batch_no_attack_scores_more_than_doing_nothing(tmp_path):
 
 def honest_counterpart(tmp_path: Path) -> Path:
     """own_connection.py with its trick switched off: the same queue on the given connection."""
-    source = (ATTACKS / "own_connection.py").read_text(encoding="utf-8")
-    assert "\nOWN_CONNECTION = True" in source
     path = tmp_path / "own_connection_honest.py"
-    path.write_text(source.replace("\nOWN_CONNECTION = True", "\nOWN_CONNECTION = False"),
-                    encoding="utf-8")
+    path.write_text(trick_off("own_connection", "OWN_CONNECTION"), encoding="utf-8")
     return path
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, by_check, run_grader
-from learning import KEYS, honest_second_claimer, learn, learned_submission
+from learning import KEYS, honest_second_claimer, learn, learned_submission, trick_off
 
 SOLUTION = (ROOT / "solutions" / "queue.py").read_text(encoding="utf-8")
 
@@ -157,8 +157,7 @@ def test_a_claim_on_its_own_connection_scores_no_more_than_on_the_given_one(auto
     """The attack catalogue's own_connection, uploaded: check by check no more than its honest
     counterpart (the same queue on the connection it is given), each failure naming the cause."""
     source = (ROOT / "tests" / "attacks" / "own_connection.py").read_text()
-    honest = source.replace("\nOWN_CONNECTION = True", "\nOWN_CONNECTION = False")
-    assert honest != source
+    honest = trick_off("own_connection", "OWN_CONNECTION")
     graded = {}
     for name, text in (("attack", source), ("honest", honest)):
         proc, results = autograder({"queue.py": text})
