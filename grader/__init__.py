@@ -5,7 +5,7 @@
     grader/instructor/           batch grading, Gradescope bundle, student export (not shipped
                                  to students)
     grader/quiz/                 the quiz companion
-    grader/runner.py             run the checks (through pytest), collect one result per check
+    grader/runner/               run the checks, on several cores; one result per check
     grader/checks/               the graded checks, one module per rule family
     grader/harness/              load and run the code under grade: sandbox, Lab, processes
     grader/report/               results to words and files, every format; the catalogue

@@ -4,18 +4,21 @@
     def test_finish_exactly_at_expiry(lab):
         ...
 
-The body runs in a sandbox child with a fresh `Lab`; the decorator turns it into a pytest test
-that takes the `graded` fixture (see grader/checks/conftest.py). Titles, whys and hints live in
-the message catalogue under `check.<id>.*`.
+The body runs in a sandbox child with a fresh `Lab` (grader.runner runs it: no test framework
+is involved, and the decorator returns the body unchanged). Titles, whys and hints live in the
+message catalogue under `check.<id>.*`.
+
+A check whose work divides into independent parts (`parts=N`) takes a second argument, its
+`Part`: the runner runs the parts as separate units (at once, on several cores) and the check's
+result is the first part's, in part order, that did not pass: the same as one body running every
+part in turn and stopping at the first failure.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
-
-import pytest
 
 ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 DEFAULT_TIMEOUT = 3.0  # wall-clock seconds per check: only a safety net against hangs
@@ -30,6 +33,27 @@ class CheckInfo:
     #: What the code's answers are compared with, when it is not the check's own expectations
     #: (results name it: an instructor knows what judged).
     oracle: str | None = None
+    #: The function that does the check (`body(lab)`, or `body(lab, part)` when parts > 1).
+    body: Callable | None = field(default=None, compare=False, repr=False)
+    #: Independent parts the runner may run at once (see the module's docstring).
+    parts: int = 1
+
+    @property
+    def name(self) -> str:
+        """The function's name (`-k` matches it too)."""
+        return getattr(self.body, "__name__", "")
+
+
+@dataclass(frozen=True)
+class Part:
+    """Part `index` (0-based) of `count` of a check's work."""
+    index: int
+    count: int
+
+    def of(self, total: int) -> range:
+        """This part's share of `total` items numbered 0..total-1: consecutive, in order, every
+        item in exactly one part."""
+        return range(self.index * total // self.count, (self.index + 1) * total // self.count)
 
 
 #: Every declared check, in declaration order (module import order, then source order).
@@ -65,25 +89,20 @@ def module_rank(module_name: str) -> int:
 
 
 def check(check_id: str, points: int, timeout: float = DEFAULT_TIMEOUT,
-          oracle: str | None = None):
+          oracle: str | None = None, parts: int = 1):
+    """Declare a check (`timeout`: wall-clock seconds per run, or per part: a safety net)."""
     if not ID_PATTERN.match(check_id):
         raise ValueError(f"check id must be kebab-case: {check_id!r}")
+    if type(parts) is not int or parts < 1:
+        raise ValueError(f"parts must be a positive int: {parts!r}")
 
     def decorate(body: Callable) -> Callable:
         module_rank(body.__module__)  # a check module must be in MODULE_ORDER
         if check_id in REGISTRY and REGISTRY[check_id].module != body.__module__:
             raise ValueError(f"duplicate check id {check_id!r}")
-        REGISTRY[check_id] = CheckInfo(check_id, points, body.__module__, timeout, oracle)
-
-        @pytest.mark.check(id=check_id, points=points)
-        def test(graded):
-            graded.run(check_id, body, timeout)
-
-        test.__name__ = body.__name__
-        test.__qualname__ = body.__qualname__
-        test.__doc__ = body.__doc__
-        test.__module__ = body.__module__
-        return test
+        REGISTRY[check_id] = CheckInfo(check_id, points, body.__module__, timeout, oracle,
+                                       body, parts)
+        return body
 
     return decorate
 

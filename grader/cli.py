@@ -21,7 +21,8 @@ from .report import files, hints, junit, markdown, prairielearn, results_json, t
 from .report.messages import CLI_COMMAND, LANGS, default_lang, text
 from .report.render import Style
 from .report.view import ReportView, report_view
-from .runner import GraderError, run_checks
+from .report.live import LiveLine
+from .runner import GraderError, iter_checks, selected
 
 
 def parser(lang: str = "en") -> argparse.ArgumentParser:
@@ -46,6 +47,8 @@ def parser(lang: str = "en") -> argparse.ArgumentParser:
                    help=text("cli.option.repeat", lang))
     g.add_argument("--sweep", type=arguments.positive_int, default=1, metavar="N",
                    help=text("cli.option.sweep", lang))
+    g.add_argument("--jobs", "-j", type=arguments.positive_int, default=None, metavar="N",
+                   help=text("cli.option.jobs", lang))
     g.add_argument("--replay", "--seed", type=arguments.seed, metavar="SEED", dest="seed",
                    help=text("cli.option.replay", lang, lesson=LESSON_SEED))  # see chosen_seed
     g.add_argument("--detail", choices=configs.DETAILS, help=text("cli.option.detail", lang))
@@ -203,9 +206,16 @@ def grade(argv: list[str]) -> int:
     start = time.monotonic()
     try:
         config = configs.load(args.config, set(all_checks()))
-        results = run_checks(args.impl, lang=lang, timeout_scale=args.timeout_scale,
-                             select=args.select, repeat=args.repeat, seed=args.seed,
-                             sweep=args.sweep)
+        live = LiveLine(sys.stdout, len(selected(args.select)), lang)
+        results = []
+        try:
+            for result in iter_checks(args.impl, timeout_scale=args.timeout_scale,
+                                      select=args.select, repeat=args.repeat, seed=args.seed,
+                                      sweep=args.sweep, jobs=args.jobs):
+                results.append(result)
+                live.show(result)
+        finally:
+            live.clear()
     except (configs.ConfigError, GraderError) as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2

@@ -10,8 +10,9 @@ editor's write-then-rename over the file like a plain write. A change is graded 
 changed for SETTLE seconds (an editor writes a file in several steps), so a half-written file is
 not graded; a file that does not compile is graded all the same, and the summary shows that cause.
 
-Grading. A grade runs in a child forked from this process (which imports the grader once, so a
-grade costs a fork, not an interpreter's start), in a session of its own, in two passes: first
+Grading. A grade runs in a child forked from this process (which imports the grader once and
+starts the zygote once, so a grade costs a fork, not an interpreter's start, and its target
+processes are forked too), in a session of its own, in two passes: first
 every check but SECOND_PASS, redrawn as soon as they are done; then SECOND_PASS: the families
 whose checks start processes of their own (`checkdef.PROCESS_FAMILIES`) and the random
 timelines (the longest check of a grade: about 2 s of the first pass's 5.7 s when it was in it).
@@ -44,7 +45,7 @@ from pathlib import Path
 
 from . import cli, config as configs
 from .checkdef import PROCESS_FAMILIES, all_checks, family, withheld
-from .harness import sandbox
+from .harness import sandbox, zygote
 from .harness.target import display_name, is_path
 from .report import files, summary
 from .report.messages import default_lang, text
@@ -53,8 +54,9 @@ from .report.view import report_view
 from .results import CheckResult, result_from_json, result_to_json
 from .runner import GraderError, NoCheckSelected, run_checks
 
-POLL = 0.1     # seconds between two looks at the folder
-SETTLE = 0.3   # seconds a change must stay as it is before it is graded
+POLL = 0.05    # seconds between two looks at the folder
+SETTLE = 0.1   # seconds a change must stay as it is before it is graded (an editor's steps
+#                of one save come within milliseconds; a later change restarts the grade anyway)
 #: The families whose checks run in the second pass, after the first redraw.
 SECOND_PASS = PROCESS_FAMILIES + ("differential",)
 SEPARATOR = "-" * 40
@@ -157,6 +159,7 @@ class Watch:
     # -- the loop --------------------------------------------------------------------------------
     def run(self) -> int:
         sandbox.become_subreaper()  # what a killed grade left detached comes back to us
+        zygote.start()  # every grade's targets fork from it (it is not in a grade's session)
         old_term = signal.signal(signal.SIGTERM, _interrupt)
         old_int = signal.getsignal(signal.SIGINT)
         try:
@@ -219,10 +222,10 @@ class Watch:
             ran = 0
             for number, expression in enumerate(self.selects, 1):
                 try:
-                    results = run_checks(self.args.impl, lang=self.lang,
+                    results = run_checks(self.args.impl,
                                          timeout_scale=self.args.timeout_scale,
                                          select=expression or None, repeat=self.args.repeat,
-                                         seed=self.args.seed)
+                                         seed=self.args.seed, jobs=self.args.jobs)
                 except NoCheckSelected:
                     results = []
                 ran += len(results)

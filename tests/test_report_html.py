@@ -53,7 +53,7 @@ HOSTILE = '<script>alert("owned")</script><img src=x onerror=alert(1)>'
 
 DUMP = ("import dataclasses, json, sys\n"
         "from grader.runner import run_checks\n"
-        "results = run_checks(sys.argv[1], lang='en')\n"
+        "results = run_checks(sys.argv[1])\n"
         "with open(sys.argv[2], 'w', encoding='utf-8') as out:\n"
         "    json.dump([dataclasses.asdict(r) for r in results], out)\n")
 

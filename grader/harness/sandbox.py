@@ -51,7 +51,7 @@ def run(body: Callable[[], Failure | None], timeout: float) -> Failure | None:
     global _progress_fd, _token
     become_subreaper()
     zygote.start()  # before the fork: the check's judge inherits it and forks its targets there
-    before = _children()
+    before = child_pids()
     token = secrets.token_hex(16)
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -221,11 +221,12 @@ def _limit_resources(timeout: float) -> None:
 _PR_SET_CHILD_SUBREAPER = 36
 
 
-def become_subreaper() -> None:
+def become_subreaper(again: bool = False) -> None:
     """Linux: orphans of our descendants become our children, not init's, however they
-    detached (a double fork, setsid): so `sweep` can find and end them. Elsewhere a no-op."""
+    detached (a double fork, setsid): so `sweep` can find and end them. Elsewhere a no-op.
+    `again`: in a forked child (a fork does not inherit the setting)."""
     global _subreaper
-    if _subreaper is None:
+    if _subreaper is None or again:
         try:
             import ctypes
 
@@ -256,7 +257,7 @@ def processes():
         yield int(entry), fields[0].decode(), int(fields[1]), int(fields[3])
 
 
-def _children() -> set[int]:
+def child_pids() -> set[int]:
     """Our live child processes (zombies included: they are reaped by whoever ends them)."""
     me = os.getpid()
     return {pid for pid, _, parent, _ in processes() if parent == me}
@@ -276,7 +277,7 @@ def sweep(group: int, before: set[int]) -> None:
 def end_strays(keep: set[int]) -> None:
     """Kill and reap every child of this process but `keep` (orphans a subreaper inherited)."""
     for _ in range(500):  # a bound, not a clock: each round ends or reaps what it finds
-        strays = _children() - keep
+        strays = child_pids() - keep
         if not strays:
             return
         for pid in strays:

@@ -1,0 +1,234 @@
+"""Run the graded checks and collect one result per check, in the order the lesson tells its rules.
+
+No test framework runs the checks: a grade imports the check modules (grader.checkdef's
+registry), picks the checks a `-k` expression selects (`keywords`), and runs each one, `repeat`
+times in each of `sweep` worlds, every run in a sandbox child of its own (grader.harness.sandbox)
+that starts the target process and drives a fresh Lab. Checks run `jobs` at a time on as many
+lanes (`lanes`): forked copies of this process, each a subreaper running its share one check at a
+time; the long checks start at once beside the short ones, and the results are the same as
+one lane's, in lesson order.
+
+Lives here: what runs checks and in what order. May import grader.checks, grader.harness,
+grader.report's nothing (results are plain `grader.results` objects), and the top-level basics.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from grader.checkdef import PROCESS_FAMILIES, CheckInfo, Part, all_checks, family
+from grader.harness import sandbox, scenario
+from grader.harness.target_client import TargetProcess, TargetProcessError
+from grader.harness.world import LESSON_SEED
+from grader.results import CheckResult, Failure, outcome_of
+
+from . import keywords
+
+PREFLIGHT_TIMEOUT = 10.0  # seconds to import the code under grade (times --timeout-scale)
+
+
+class GraderError(Exception):
+    """The grader itself could not run (exit status 2)."""
+
+
+class NoCheckSelected(GraderError):
+    """`select` matches no check (a pass of `watch` may select none: not an error there)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every run of every check of one grade shares."""
+    spec: str
+    timeout_scale: float
+    seeds: tuple[int, ...]  # one run per entry: `repeat` runs in each of `sweep` worlds
+    swept: bool
+
+
+@dataclass(frozen=True)
+class Unit:
+    """What one lane runs in one go: a check, or one part of a check with parts."""
+    check: CheckInfo
+    part: Part | None
+
+
+def run_checks(impl: str, *, timeout_scale: float = 1.0, select: str | None = None,
+               repeat: int = 1, seed: int = LESSON_SEED, sweep: int = 1,
+               jobs: int | None = None) -> list[CheckResult]:
+    """Grade `impl` (module name or .py path); `select` is a -k expression (`keywords`);
+    `repeat` runs every check that many times on fresh databases; `seed` draws the checks'
+    worlds; `sweep` runs every check in that many worlds (seed, seed + 1...); `jobs`: how many
+    checks run at once (default: the cores this process may use)."""
+    return list(iter_checks(impl, timeout_scale=timeout_scale, select=select, repeat=repeat,
+                            seed=seed, sweep=sweep, jobs=jobs))
+
+
+def iter_checks(impl: str, *, timeout_scale: float = 1.0, select: str | None = None,
+                repeat: int = 1, seed: int = LESSON_SEED, sweep: int = 1,
+                jobs: int | None = None) -> Iterator[CheckResult]:
+    """`run_checks`, one result at a time, in lesson order, each as soon as it and every check
+    before it are done."""
+    checks = selected(select)
+    repeat, sweep = max(1, repeat), max(1, sweep)
+    settings = Settings(impl, timeout_scale,
+                        tuple((seed + i) % 2 ** 63 for i in range(sweep) for _ in range(repeat)),
+                        sweep > 1)
+    refused = preflight(impl, timeout_scale)
+    if refused is not None:  # every check says why at once, none waits for its own timeout
+        for info in checks:
+            yield _result(info, [[refused] * len(settings.seeds)], 0.0, settings)
+        return
+    units = [Unit(info, Part(i, info.parts) if info.parts > 1 else None)
+             for info in checks for i in range(info.parts)]
+    lanes_wanted = min(default_jobs() if jobs is None else max(1, jobs), len(units))
+    if lanes_wanted > 1:
+        from . import lanes
+        done = lanes.run(units, lanes_wanted, settings, *schedule(units))
+    else:
+        done = ((i, run_unit(unit, settings)) for i, unit in enumerate(units))
+    yield from _assemble(checks, units, done, settings)
+
+
+def selected(select: str | None) -> list[CheckInfo]:
+    """The checks `select` picks, in lesson order (NoCheckSelected: none; GraderError: the
+    expression cannot be read)."""
+    try:
+        match = keywords.matcher(select)
+    except keywords.BadExpression as bad:
+        raise GraderError(f"cannot read -k {select!r}: {bad}") from None
+    checks = [info for info in all_checks().values()
+              if match((info.id, info.name, info.module.rsplit(".", 1)[-1] + ".py",
+                        family(info.module)))]
+    if not checks:
+        raise NoCheckSelected(f"no check matches -k {select!r} (a check id such as"
+                              " finish-at-expiry, or a part of one; python -m grader checks"
+                              " lists every id)")
+    return checks
+
+
+def default_jobs() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def schedule(units: list[Unit]) -> tuple[list[int], list[int]]:
+    """The units lanes take, as two queues: the long ones (a check in parts, then the checks
+    that start processes of their own: race, crash, integration), and the rest in lesson order.
+    The first lane takes long units first, the others short ones first (each lane the other
+    queue once its own is empty): the long units overlap with the many short ones, and the
+    first checks of the lesson are done early, for a report that shows them as they come."""
+    def long(i: int) -> bool:
+        return units[i].check.parts > 1 or family(units[i].check.module) in PROCESS_FAMILIES
+
+    order = range(len(units))
+    return (sorted((i for i in order if long(i)), key=lambda i: (units[i].check.parts == 1, i)),
+            [i for i in order if not long(i)])
+
+
+def preflight(spec: str, timeout_scale: float) -> Failure | None:
+    """Start the target once (in a target process of its own, like every check): the failure
+    every check gets if the code cannot be loaded, else None."""
+    timeout = PREFLIGHT_TIMEOUT * timeout_scale
+
+    def probe():
+        sandbox.report_step({"op": "import", "target": spec})
+        try:
+            TargetProcess(spec, start_timeout=timeout).close()
+        except TargetProcessError as exc:
+            return scenario.start_failure(exc, spec, timeout)
+        return None
+
+    with _cwd_on_path():
+        return sandbox.run(probe, timeout=timeout + 5)
+
+
+def run_unit(unit: Unit, settings: Settings) -> tuple[list[Failure | None], float]:
+    """Every run of one unit (one per seed in `settings.seeds`), and the seconds they took."""
+    start = time.monotonic()
+    body: Callable = unit.check.body
+    if unit.part is not None:
+        body = functools.partial(body, part=unit.part)
+    runs = [_run_once(unit.check, body, settings, seed) for seed in settings.seeds]
+    return runs, time.monotonic() - start
+
+
+def _run_once(info: CheckInfo, body: Callable, settings: Settings, seed: int) -> Failure | None:
+    timeout = info.timeout * settings.timeout_scale
+    with tempfile.TemporaryDirectory(prefix="leaselab-", dir=ram_folder()) as workdir, \
+            _cwd_on_path():
+        return sandbox.run(lambda: scenario.run_check(body, settings.spec, workdir, seed,
+                                                      call_timeout=timeout + 5, check=info.id),
+                           timeout=timeout)
+
+
+def _assemble(checks: list[CheckInfo], units: list[Unit],
+              done: Iterator[tuple[int, tuple[list[Failure | None], float]]],
+              settings: Settings) -> Iterator[CheckResult]:
+    """Results in lesson order, each once every unit of it and of the checks before it is done."""
+    finished: dict[int, tuple[list[Failure | None], float]] = {}
+    first_unit, position = {}, 0
+    for info in checks:
+        first_unit[info.id] = position
+        position += info.parts
+    next_check = 0
+    for index, outcome in done:
+        finished[index] = outcome
+        while next_check < len(checks):
+            info = checks[next_check]
+            mine = range(first_unit[info.id], first_unit[info.id] + info.parts)
+            if any(i not in finished for i in mine):
+                break
+            yield _result(info, [finished[i][0] for i in mine],
+                          sum(finished[i][1] for i in mine), settings)
+            next_check += 1
+
+
+def _result(info: CheckInfo, parts: list[list[Failure | None]], duration: float,
+            settings: Settings) -> CheckResult:
+    """One check's result from its parts' runs: run r's failure is the first part's, in part
+    order, that did not pass in run r; the check's is the first run's that did not pass."""
+    runs = [next((part[r] for part in parts if part[r] is not None), None)
+            for r in range(len(settings.seeds))]
+    failure = next((f for f in runs if f is not None), None)
+    return CheckResult(id=info.id, points=info.points, outcome=outcome_of(failure),
+                       result=failure, duration=duration,
+                       runs=[outcome_of(f) for f in runs] if len(runs) > 1 else [],
+                       seeds=list(settings.seeds) if settings.swept else [])
+
+
+RAM_FOLDER = "/dev/shm"
+RAM_NEEDED = 512 * 1024 * 1024  # free bytes: room for a check's file-size limit, and more
+
+
+def ram_folder() -> str | None:
+    """Where a check's databases go: a RAM-backed folder where there is one with room to spare
+    (SQLite's fsyncs cost nothing there; a SIGKILLed process loses nothing there either, so
+    the crash check stays honest), else the temporary folder (None)."""
+    try:
+        stats = os.statvfs(RAM_FOLDER)
+    except OSError:
+        return None
+    room = stats.f_bavail * stats.f_frsize
+    return RAM_FOLDER if room >= RAM_NEEDED and os.access(RAM_FOLDER, os.W_OK) else None
+
+
+class _cwd_on_path:
+    """`lab.queue` and a student's own modules resolve from the folder the grader runs in."""
+
+    def __enter__(self):
+        cwd = os.getcwd()
+        self.added = cwd if cwd not in sys.path else None
+        if self.added:
+            sys.path.insert(0, cwd)
+
+    def __exit__(self, *exc):
+        if self.added and self.added in sys.path:
+            sys.path.remove(self.added)

@@ -1,0 +1,190 @@
+"""Checks at once: `jobs` lanes, each a forked copy of the grading process that runs the units
+it is handed one at a time, exactly as the grading process runs them when there is one lane.
+
+A lane is a judge: it is forked from the grading process before any check ran and never imports
+the code under grade (that runs only in target processes, which the zygote forks: they inherit
+no fd of a lane). It is a subreaper of its own, so what a check left detached comes back to the
+lane that ran it and is swept there, at the end of that check, as with one lane; nothing of one
+lane's checks is ever killed by another's sweep.
+
+The grading process hands a lane one unit at a time (a line: the unit's number) and the lane
+answers with one line: `{"unit", "runs": [result JSON, ...], "duration"}`. Results are data, read
+with json, never unpickled. Units are handed out in `order` (long ones first), results come back
+in any order; grader.runner puts them in lesson order. A lane that ends without answering (a
+grader bug, or it was killed) gives its unit a grader-bug failure and the rest go to the others;
+if none is left, a new lane is forked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import time
+import traceback
+from typing import Iterator
+
+from grader.harness import sandbox
+from grader.results import Failure, result_from_json, result_to_json
+
+
+class _Lane:
+    def __init__(self, units, settings, others: list["_Lane"]):
+        from_main, to_lane = os.pipe()  # (read end, write end)
+        from_lane, to_main = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the lane
+            for lane in others:  # else a lane would hold another's inbox open past its end
+                lane.close()
+            os.close(to_lane)
+            os.close(from_lane)
+            code = 0
+            try:
+                _serve(units, settings, from_main, to_main)
+            except BaseException:
+                traceback.print_exc()
+                code = 70
+            os._exit(code)
+        os.close(from_main)
+        os.close(to_main)
+        self.pid, self.out, self.inbox = pid, to_lane, from_lane
+        self.buffer = b""
+        self.unit: int | None = None  # what it is running
+
+    def give(self, index: int) -> None:
+        self.unit = index
+        os.write(self.out, f"{index}\n".encode())
+
+    def close(self) -> None:
+        for fd in (self.out, self.inbox):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.out = self.inbox = -1
+
+
+def _serve(units, settings, inbox: int, out: int) -> None:
+    """The lane's life: run each unit it is given, answer, until its inbox closes."""
+    from grader.runner import run_unit
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # the grading process decides about Ctrl-C
+    sandbox.become_subreaper(again=True)  # a fork does not inherit the parent's
+    pending = b""
+    while True:
+        chunk = os.read(inbox, 4096)
+        if not chunk:
+            return
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            index = int(line)
+            try:
+                runs, duration = run_unit(units[index], settings)
+                answer = {"unit": index, "runs": [result_to_json(f) for f in runs],
+                          "duration": duration}
+            except Exception:  # a bug of the runner's own: every run of the unit says so
+                bug = Failure.grader_bug(traceback.format_exc())
+                answer = {"unit": index, "runs": [result_to_json(bug)] * len(settings.seeds),
+                          "duration": 0.0}
+            data = (json.dumps(answer) + "\n").encode()
+            while data:
+                data = data[os.write(out, data):]
+
+
+def run(units, jobs: int, settings, long: list[int], short: list[int]
+        ) -> Iterator[tuple[int, tuple]]:
+    """Run `units` on `jobs` lanes; yield (unit number, (runs, duration)) as each is done. The
+    first lane (the first half of them, with many) takes the `long` units first, the others
+    the `short` ones first; a lane whose queue is empty takes from the other."""
+    sandbox.become_subreaper()
+    before = sandbox.child_pids()
+    queue = _Queues(long, short, max(1, jobs // 2))
+    lanes: list[_Lane] = []
+    ended: list[_Lane] = []  # replaced after they died: still to be reaped
+    completed = False
+    try:
+        for _ in range(min(jobs, len(units))):
+            lane = _Lane(units, settings, lanes)
+            lane.give(queue.take(len(lanes)))
+            lanes.append(lane)
+        while any(lane.unit is not None for lane in lanes):
+            busy = [lane for lane in lanes if lane.unit is not None]
+            for lane in _readable(busy):
+                for index, outcome in _answers(lane, settings):
+                    yield index, outcome
+                    if queue:
+                        lane.give(queue.take(lanes.index(lane)))
+                if lane.unit is not None and lane.inbox < 0:  # it ended without answering
+                    yield lane.unit, _lost(settings)
+                    lane.unit = None
+                    if queue:
+                        replacement = _Lane(units, settings, lanes)
+                        replacement.give(queue.take(lanes.index(lane)))
+                        ended.append(lane)
+                        lanes[lanes.index(lane)] = replacement
+        completed = True
+    finally:
+        for lane in lanes + ended:
+            lane.close()
+        for lane in lanes + ended:
+            _end(lane.pid, at_once=not completed)  # interrupted: its check is not waited for
+        sandbox.end_strays(before)  # what the lanes' checks left to us
+
+
+class _Queues:
+    """The long and the short units; lanes numbered below `long_lanes` prefer the long."""
+
+    def __init__(self, long: list[int], short: list[int], long_lanes: int):
+        self.long, self.short, self.long_lanes = list(long), list(short), long_lanes
+
+    def __bool__(self) -> bool:
+        return bool(self.long or self.short)
+
+    def take(self, lane: int) -> int:
+        first, second = ((self.long, self.short) if lane < self.long_lanes
+                         else (self.short, self.long))
+        return (first or second).pop(0)
+
+
+def _readable(lanes: list[_Lane]) -> list[_Lane]:
+    ready = select.select([lane.inbox for lane in lanes], [], [])[0]
+    return [lane for lane in lanes if lane.inbox in ready]
+
+
+def _answers(lane: _Lane, settings):
+    """The answers the lane has written since the last look (marks it ended at its pipe's end)."""
+    chunk = os.read(lane.inbox, 1 << 16)
+    if not chunk:
+        os.close(lane.inbox)
+        lane.inbox = -1
+        return
+    *lines, lane.buffer = (lane.buffer + chunk).split(b"\n")
+    for line in lines:
+        answer = json.loads(line)
+        runs = [result_from_json(r) for r in answer["runs"]]
+        lane.unit = None
+        yield answer["unit"], (runs, answer["duration"])
+
+
+def _lost(settings) -> tuple:
+    bug = Failure.grader_bug("a lane of the grader ended while it ran this check")
+    return [bug] * len(settings.seeds), 0.0
+
+
+def _end(pid: int, at_once: bool) -> None:
+    """Reap a lane whose inbox is closed (an idle lane ends on its own at once); kill it first
+    when `at_once` or when it does not end within a second."""
+    for _ in range(0 if at_once else 100):  # a bound, not a clock
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                return
+        except ChildProcessError:
+            return
+        time.sleep(0.01)
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass

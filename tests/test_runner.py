@@ -1,0 +1,225 @@
+"""The runner (grader/runner/): checks at once on several lanes give the results one lane gives,
+in lesson order; -k reads pytest's syntax without pytest; a check in parts reports its first
+failing part; lanes leave nothing running; a terminal grade imports no test framework."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import MUTANTS, ROOT
+from grader import runner
+from grader.checkdef import PROCESS_FAMILIES, REGISTRY, Part, all_checks, family
+from grader.harness import sandbox
+from grader.results import Failure, Kind, Outcome, result_to_json
+from grader.runner import keywords
+
+#: One program per way a check can end: passed, failed by a check of each kind (single-process,
+#: race, crash, integration, a random timeline in a late part), timed out, not implemented, and
+#: a program that leaves processes behind.
+PROGRAMS = {
+    "reference": "solutions.queue",
+    "stubs": "lab.queue",
+    "race": str(MUTANTS / "race_read_before_begin.py"),
+    "crash": str(MUTANTS / "crash_token_then_lease.py"),
+    "integration": str(MUTANTS / "integration_stale_finish_by_id.py"),
+    "late-timeline": str(MUTANTS / "blind_finish_owner_like.py"),
+    "hang": str(MUTANTS / "outcome_finish_hangs_at_lease_end.py"),
+    "detaches": str(ROOT / "tests" / "attacks" / "detach_and_linger.py"),
+}
+
+
+def comparable(result) -> tuple:
+    """What must be the same however many lanes ran: the verdict, and the whole failure except
+    what a run measures (the receiver's port) and the race's story of who came first (the two
+    claimers are really concurrent; the verdict and its kind do not depend on it)."""
+    data = result_to_json(result.result)
+    if family(REGISTRY[result.id].module) == "race":
+        data = {k: data.get(k) for k in ("outcome", "kind", "detail", "error")}
+    text = json.dumps(data, sort_keys=True)
+    for url in {part.split('"')[0] for part in text.split('"url": "')[1:]}:
+        text = text.replace(url, "URL")
+    return result.id, result.outcome, text
+
+
+@pytest.fixture(scope="module")
+def graded_both_ways():
+    return {name: ([comparable(r) for r in runner.run_checks(impl, jobs=1)],
+                   [comparable(r) for r in runner.run_checks(impl, jobs=2)])
+            for name, impl in PROGRAMS.items()}
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_two_lanes_give_what_one_lane_gives(graded_both_ways, name):
+    one, two = graded_both_ways[name]
+    assert [r[0] for r in one] == list(all_checks())  # every check, in lesson order
+    assert two == one
+
+
+def test_the_programs_end_every_way_they_should(graded_both_ways):
+    """The comparison above is worth something only if the programs really fail as meant."""
+    outcomes = {name: {r[0]: r[1] for r in one} for name, (one, _) in graded_both_ways.items()}
+    assert set(outcomes["reference"].values()) == {Outcome.PASSED}
+    assert outcomes["race"]["race-one-winner"] == Outcome.FAILED
+    assert outcomes["crash"]["crash-mid-claim-atomic"] == Outcome.FAILED
+    assert outcomes["integration"]["integration-run"] == Outcome.FAILED
+    assert outcomes["late-timeline"]["random-timelines"] == Outcome.FAILED
+    assert outcomes["hang"]["finish-at-expiry"] == Outcome.TIMED_OUT
+    assert outcomes["stubs"]["finish-at-expiry"] == Outcome.NOT_IMPLEMENTED
+
+
+def test_a_check_in_parts_reports_its_first_failing_timeline(graded_both_ways):
+    """blind_finish_owner_like first differs from the model at timeline 58 (in the third of
+    four parts): the result is that timeline's, shrunk, as a single pass over all 100 gives."""
+    _, two = graded_both_ways["late-timeline"]
+    failure = json.loads(dict((r[0], r[2]) for r in two)["random-timelines"])
+    replay = [e for e in failure["timeline"] if e.get("key") == "timeline.random.replay"]
+    assert replay and replay[0]["params"]["index"] == 58
+
+
+def test_nothing_is_left_running_after_lanes(graded_both_ways):
+    """detach_and_linger leaves processes behind in its checks: after both grades no child of
+    this process is left (lanes, judges, targets and what they detached are all reaped)."""
+    assert {pid for pid in sandbox.child_pids() if not _is_zygote(pid)} == set()
+
+
+def _is_zygote(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"grader.harness.zygote" in f.read()
+    except OSError:
+        return False
+
+
+def test_a_lane_that_dies_costs_only_its_own_check(monkeypatch):
+    """A lane that ends while it runs a check (a grader bug, or killed) gives that check an
+    errored grader-bug result; the other checks are graded, by the other lane or a new one."""
+    real = runner.run_unit
+
+    def dies_on_one(unit, settings):
+        if unit.check.id == "finish-at-expiry":
+            os._exit(9)
+        return real(unit, settings)
+
+    monkeypatch.setattr(runner, "run_unit", dies_on_one)  # the lanes are forks: they see it
+    results = runner.run_checks("solutions.queue", jobs=2, select="boundaries")
+    by_id = {r.id: r for r in results}
+    assert by_id["finish-at-expiry"].outcome == Outcome.ERRORED
+    assert by_id["finish-at-expiry"].result.kind == Kind.GRADER_BUG
+    assert all(r.passed for r in results if r.id != "finish-at-expiry")
+    assert len(results) == 6
+
+
+# -- parts ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("total", [0, 1, 7, 100, 101])
+@pytest.mark.parametrize("count", [1, 3, 4, 8])
+def test_parts_share_the_items_in_order_each_once(total, count):
+    shares = [list(Part(i, count).of(total)) for i in range(count)]
+    assert [i for share in shares for i in share] == list(range(total))
+
+
+def test_the_first_failing_part_is_the_result_and_runs_combine_per_run():
+    info = REGISTRY["random-timelines"]
+    settings = runner.Settings("x", 1.0, (1, 1), False)
+    late, early = Failure.grader_bug("late"), Failure(Outcome.FAILED, Kind.DETAIL, detail="x")
+    result = runner._result(info, [[None, None], [None, early], [late, late], [None, None]],
+                            1.0, settings)
+    assert result.result is late  # run 1: part 2 is the first that failed; run 2: part 1
+    assert result.runs == [Outcome.ERRORED, Outcome.FAILED] and result.outcome == Outcome.ERRORED
+    result = runner._result(info, [[None], [None]], 0.5, runner.Settings("x", 1.0, (1,), False))
+    assert result.passed and result.runs == [] and result.duration == 0.5
+
+
+# -- -k ---------------------------------------------------------------------------------------------
+NAMES = ("finish-at-expiry", "test_finish_exactly_at_expiry", "test_boundaries.py", "boundaries")
+
+
+@pytest.mark.parametrize("expression, matches", [
+    ("", True), ("finish-at-expiry", True), ("FINISH-AT", True), ("exactly_at", True),
+    ("boundaries", True), ("test_boundaries.py", True), ("reclaim", False),
+    ("finish and not reclaim", True), ("not finish", False), ("reclaim or expiry", True),
+    ("(reclaim or finish) and at-expiry", True), ("not (reclaim or finish)", False),
+    ("not not finish", True),
+])
+def test_k_reads_pytests_syntax(expression, matches):
+    assert keywords.matcher(expression)(NAMES) is matches
+
+
+@pytest.mark.parametrize("expression", ["finish or", "(finish", "finish)", "and", "finish reclaim",
+                                        "finish $", "not", "()"])
+def test_an_unreadable_k_is_a_usage_error(expression):
+    with pytest.raises(runner.GraderError, match="cannot read -k"):
+        runner.selected(expression)
+
+
+def test_an_unreadable_k_is_one_line_and_exit_2():
+    proc = subprocess.run([sys.executable, "-m", "grader", "-k", "finish or"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "cannot read -k 'finish or'" in proc.stderr
+
+
+def test_k_selects_in_lesson_order_and_by_family():
+    assert [c.id for c in runner.selected("boundaries")] == [
+        c.id for c in all_checks().values() if family(c.module) == "boundaries"]
+    process = " or ".join(PROCESS_FAMILIES)
+    assert {family(c.module) for c in runner.selected(process)} == set(PROCESS_FAMILIES)
+
+
+def test_long_units_form_their_own_queue_the_rest_stay_in_lesson_order():
+    checks = list(all_checks().values())
+    units = [runner.Unit(info, runner.Part(i, info.parts) if info.parts > 1 else None)
+             for info in checks for i in range(info.parts)]
+    long, short = runner.schedule(units)
+    assert sorted(long + short) == list(range(len(units)))
+    assert [units[i].check.id for i in long[:4]] == ["random-timelines"] * 4  # its parts first
+    assert {family(units[i].check.module) for i in long[4:]} == set(PROCESS_FAMILIES)
+    assert short == sorted(short) and units[short[0]].check.id == checks[0].id
+
+
+def test_the_first_lane_prefers_long_units_the_others_short_ones():
+    from grader.runner.lanes import _Queues
+
+    queues = _Queues([10, 11], [1, 2, 3], long_lanes=1)
+    assert [queues.take(1), queues.take(0), queues.take(1), queues.take(0)] == [1, 10, 2, 11]
+    assert [queues.take(0), bool(queues)] == [3, False]  # the long queue is empty: a short one
+
+
+# -- what a grade imports ----------------------------------------------------------------------------
+def test_a_terminal_grade_imports_no_test_framework_and_no_template_engine(tmp_path):
+    script = textwrap.dedent("""
+        import sys, grader.cli
+        grader.cli.main(["--impl", "solutions.queue", "--no-history", "-k", "finish-at-expiry",
+                         "--json", sys.argv[1]])
+        print(sorted({m.split(".")[0] for m in sys.modules} & {"pytest", "_pytest", "jinja2",
+                                                                "pytest_jsonreport"}))
+    """)
+    proc = subprocess.run([sys.executable, "-c", script, str(tmp_path / "r.json")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stderr
+
+
+# -- a target's top level -----------------------------------------------------------------------------
+GUARDLESS = '''
+import builtins, os
+# No `if __name__ == "__main__":` guard, and a top level that must run once per process, as a
+# module: a second run in the same process, or a run as a main module, ends the process.
+if __name__ in ("__main__", "__mp_main__") or getattr(builtins, "_top_level_ran", False):
+    os._exit(7)
+builtins._top_level_ran = True
+from solutions.queue import claim, finish, work_once
+'''
+
+
+def test_a_target_without_a_main_guard_runs_its_top_level_once_per_target(tmp_path):
+    """Every process that runs the code under grade imports it once, by name: none re-runs a
+    main module's top level (no multiprocessing spawn worker exists to do it)."""
+    target = tmp_path / "queue.py"
+    target.write_text(GUARDLESS, encoding="utf-8")
+    results = runner.run_checks(str(target), jobs=2)
+    assert all(r.passed for r in results), [(r.id, r.outcome) for r in results if not r.passed]
