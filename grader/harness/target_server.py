@@ -154,6 +154,7 @@ class FileWatch:
         self.ignored: set[int] = set()  # during a nested call: the fds the outer ones opened
         # bound now: code under grade that patches os or os.path later does not change them
         self._stat, self._listdir, self._readlink = os.stat, os.listdir, os.readlink
+        self._fstat = os.fstat
         self._realpath, self._join, self._getcwd = os.path.realpath, os.path.join, os.getcwd
         self._fspath = os.fspath
 
@@ -219,8 +220,9 @@ class FileWatch:
     def scan(self) -> None:
         if not self.inodes:
             return
-        for fd, file in self._fds().items():
-            if file in self.inodes and fd not in self.server_fds and fd not in self.ignored:
+        # the server's own fds and the outer calls' are never recorded: not even looked at
+        for fd, file in self._fds(skip=self.server_fds | self.ignored).items():
+            if file in self.inodes:
                 try:
                     self._record(self._readlink(f"/proc/self/fd/{fd}"))
                 except OSError:
@@ -269,9 +271,11 @@ class FileWatch:
         if path not in self.seen and len(self.seen) < MAX_OWN:
             self.seen.append(_clean(path, wire.MAX_MESSAGE))
 
-    def _fds(self) -> dict[int, tuple[int, int]]:
-        """{fd: (st_dev, st_ino)} of the open fds (not the one listdir itself used a moment
-        ago: it is closed by the time it is looked at); {} where /proc cannot be read."""
+    def _fds(self, skip: set[int] | frozenset = frozenset()) -> dict[int, tuple[int, int]]:
+        """{fd: (st_dev, st_ino)} of the open fds but those in `skip` (not the one listdir
+        itself used a moment ago: it is closed by the time it is looked at); {} where /proc
+        cannot be read. fstat: the file an fd is open on, as a stat of /proc/self/fd/N would
+        follow it there, without walking that path."""
         found = {}
         try:
             names = self._listdir("/proc/self/fd")
@@ -279,8 +283,11 @@ class FileWatch:
             return found
         for name in names:
             try:
-                st = self._stat(f"/proc/self/fd/{name}")
-                found[int(name)] = (st.st_dev, st.st_ino)
+                fd = int(name)
+                if fd in skip:
+                    continue
+                st = self._fstat(fd)
+                found[fd] = (st.st_dev, st.st_ino)
             except (OSError, ValueError):
                 pass
         return found
