@@ -495,10 +495,10 @@ def _mismatch(handle: _Handle, python: str, env: dict) -> str | None:
 
 def _umask() -> int | None:
     """This process's umask without setting it (os.umask would, for a moment, for all threads)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
+    try:  # read as bytes: a text file would look its codec up, in every judge (a fork)
+        with open("/proc/self/status", "rb") as status:
             for line in status:
-                if line.startswith("Umask:"):
+                if line.startswith(b"Umask:"):
                     return int(line.split()[1], 8)
     except (OSError, ValueError, IndexError):
         pass
