@@ -782,9 +782,7 @@ def die_with_parent() -> None:
     forked it for the judge) ends, however that ends: a grader killed with SIGKILL leaves no
     target running, even where no subreaper is left to sweep it. Elsewhere a no-op."""
     try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        jail.c_library().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         return
     if os.getppid() == 1:  # it ended before the line above: nobody is left to serve
