@@ -204,11 +204,14 @@ class Direct:
         self.module = module
         self.conns: dict[str, sqlite3.Connection] = {}
 
-    def open(self, name: str, path, busy_timeout_ms: int = store.BUSY_TIMEOUT_MS) -> None:
+    def open(self, name: str, path, busy_timeout_ms: int = store.BUSY_TIMEOUT_MS,
+             synchronous_off: bool = False) -> None:
         old = self.conns.pop(name, None)
         if old is not None:
             old.close()
         self.conns[name] = watched.connect(path, busy_timeout_ms)  # as the target server does
+        if synchronous_off:
+            self.conns[name].execute("PRAGMA synchronous = OFF")
 
     def execute(self, name: str, sql: str, params: tuple = ()) -> None:
         self.conns[name].execute(sql, params)
@@ -244,8 +247,7 @@ class Database:
         store.init_db(self.operator)
         self.name = f"timeline-{next(_names)}"
         try:
-            queue.open(self.name, path)
-            queue.execute(self.name, "PRAGMA synchronous = OFF")
+            queue.open(self.name, path, synchronous_off=True)  # no check here is about durability
         except BaseException:
             self.operator.close()
             raise
