@@ -35,7 +35,7 @@ from .shrink import shrink
 from .timelines import (Difference, Outcome, Step, compare, first_difference, play_step,
                         stamp_for, stamps_after)
 
-TIMELINES = 100  # about 1 s for a correct claim (about 2,400 round trips to its process)
+TIMELINES = 100  # about 1 s for a correct claim (about 1,300 round trips to its process)
 
 
 @check("random-timelines", points=10, timeout=20.0,
