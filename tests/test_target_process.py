@@ -780,6 +780,26 @@ def test_journal_mode_and_close_conn(tmp_path):
             target.in_transaction("A")
 
 
+SYNCHRONOUS = """
+def claim(conn, owner, now, lease_ms):
+    return conn.execute("PRAGMA synchronous").fetchone()[0]
+"""
+
+
+def test_open_with_synchronous_off_sets_it_on_that_connection(tmp_path):
+    """open(..., synchronous_off=True) leaves PRAGMA synchronous = OFF (0) on the connection it
+    opens, as an execute of it would; a connection opened without it keeps the default."""
+    path, judge = fresh_db(tmp_path)
+    with TargetProcess(write_target(tmp_path, SYNCHRONOUS), timeout=10) as target:
+        target.open("A", path)
+        target.open("B", path, synchronous_off=True)
+        assert target.claim("A", "A", 0, LEASE_MS) != 0
+        assert target.claim("B", "B", 0, LEASE_MS) == 0
+        with pytest.raises(TypeError):
+            target.open("C", path, synchronous_off=1)
+    judge.close()
+
+
 ENVIRONMENT = """
 import os
 

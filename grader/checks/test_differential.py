@@ -35,7 +35,7 @@ from .shrink import shrink
 from .timelines import (Difference, Outcome, Step, compare, first_difference, play_step,
                         stamp_for, stamps_after)
 
-TIMELINES = 100  # about 1 s for a correct claim (about 2,400 round trips to its process)
+TIMELINES = 100  # about 1 s for a correct claim (about 1,300 round trips to its process)
 #: The timelines run in this many parts, each with a target process of its own (at once, on
 #: several cores): the result is the first failing part's, which holds the first failing timeline.
 PARTS = 4

@@ -54,10 +54,25 @@ DEVICES_RW = ("/dev/null",)
 DEVICES_R = ("/dev/urandom", "/dev/random", "/dev/zero")
 
 
+_libc: ctypes.CDLL | None = None
+
+
+def c_library() -> ctypes.CDLL:
+    """The C library (its prctl and syscall), loaded once per process: the zygote's children
+    use the zygote's rather than each loading it again. Raises OSError or AttributeError as
+    ctypes does where there is none."""
+    global _libc
+    if _libc is None:
+        lib = ctypes.CDLL(None, use_errno=True)
+        lib.prctl, lib.syscall  # noqa: B018  (their function pointers, looked up once too)
+        _libc = lib
+    return _libc
+
+
 def abi() -> int:
     """The kernel's Landlock ABI version (0: none)."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
+        libc = c_library()
         version = libc.syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0),
                                ctypes.c_uint32(_CREATE_RULESET_VERSION))
     except (OSError, AttributeError):
@@ -78,7 +93,7 @@ def enter(read: list[str], write: list[str]) -> int:
     version = abi()
     if version <= 0 or not sys.platform.startswith("linux"):
         return 0
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = c_library()
     fs = _FS_BY_ABI[max(k for k in _FS_BY_ABI if k <= version)]
     if version >= 6:
         attr = struct.pack("=QQQ", fs, _NET_ALL, _SCOPE_ALL)

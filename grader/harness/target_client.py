@@ -6,8 +6,9 @@ pickle), or has the zygote fork one set up the same way (`grader.harness.zygote`
 of an interpreter's start-up; `LAUNCH_ENV` or the `launcher` argument choose), and waits for its
 "ready". Its methods mirror what a check does with the code under grade:
 
-    open(name, path, busy_timeout_ms, gated=False)
+    open(name, path, busy_timeout_ms, gated=False, synchronous_off=False)
                                           a traced lab.store connection in the target, by name
+                                          (synchronous_off: then PRAGMA synchronous = OFF on it)
     execute(name, sql, params)            setup SQL on it (TEMP triggers); params JSON scalars
     claim(conn, owner, now, lease_ms, statement=None)
                                           -> None | bool | int | str | Claim | Foreign
@@ -248,14 +249,18 @@ class TargetProcess:
 
     # -- the calls ---------------------------------------------------------------------------------
     def open(self, name: str, path, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
-             gated: bool = False) -> None:
-        """Open (or reopen) connection `name`; `gated`: its claims ask before each statement."""
-        if type(gated) is not bool:
-            raise TypeError("open: gated is a bool")
+             gated: bool = False, synchronous_off: bool = False) -> None:
+        """Open (or reopen) connection `name`; `gated`: its claims ask before each statement;
+        `synchronous_off`: PRAGMA synchronous = OFF on it once opened (no round trip of its own,
+        as execute would take)."""
+        if type(gated) is not bool or type(synchronous_off) is not bool:
+            raise TypeError("open: gated and synchronous_off are bools")
         request = {"op": "open", "conn": _name(name), "path": str(path),
                    "busy_timeout_ms": _int(busy_timeout_ms)}
         if gated:
             request["gated"] = True
+        if synchronous_off:
+            request["synchronous_off"] = True
         self._gated = self._gated - {name}
         self._expect_none(self._call(request), "open")
         if gated:

@@ -69,18 +69,37 @@ def decode(line: bytes, *, floats: bool = False) -> dict:
         raise WireError(f"message is not JSON ({str(exc)[:80]})") from None
     if type(message) is not dict:
         raise WireError("message is not a JSON object")
-    if _depth(message) > MAX_DEPTH:
+    if _too_deep(message):
         raise WireError("message nested too deeply")
     return message
 
 
 def _no_duplicates(pairs):
-    result = {}
-    for key, value in pairs:
-        if key in result:
-            raise WireError(f"duplicate key {key[:40]!r}")
-        result[key] = value
+    result = dict(pairs)
+    if len(result) != len(pairs):  # some key came twice: name the first repeated one
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise WireError(f"duplicate key {key[:40]!r}")
+            seen.add(key)
     return result
+
+
+def _too_deep(message: dict) -> bool:
+    """Whether `message` nests deeper than MAX_DEPTH: anything (a value, a container) inside a
+    container MAX_DEPTH deep. Level by level, containers only."""
+    level = [message]  # the containers at depth 1, 2, ...
+    for _ in range(MAX_DEPTH - 1):
+        inner = []
+        for container in level:
+            for child in (container.values() if type(container) is dict else container):
+                kind = type(child)
+                if kind is dict or kind is list:
+                    inner.append(child)
+        if not inner:
+            return False
+        level = inner
+    return any(level)  # a container MAX_DEPTH deep that holds anything
 
 
 def _no_constant(name):
@@ -89,18 +108,6 @@ def _no_constant(name):
 
 def _no_float(text):
     raise WireError("a float where only integers are allowed")
-
-
-def _depth(value, level: int = 1) -> int:
-    if level > MAX_DEPTH:
-        return level
-    if type(value) is dict:
-        children = value.values()
-    elif type(value) is list:
-        children = value
-    else:
-        return level - 1
-    return max([level] + [_depth(child, level + 1) for child in children])
 
 
 # -- strict field checks (the reader's side) -------------------------------------------------------

@@ -495,10 +495,10 @@ def _mismatch(handle: _Handle, python: str, env: dict) -> str | None:
 
 def _umask() -> int | None:
     """This process's umask without setting it (os.umask would, for a moment, for all threads)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
+    try:  # read as bytes: a text file would look its codec up, in every judge (a fork)
+        with open("/proc/self/status", "rb") as status:
             for line in status:
-                if line.startswith("Umask:"):
+                if line.startswith(b"Umask:"):
                     return int(line.split()[1], 8)
     except (OSError, ValueError, IndexError):
         pass
@@ -760,7 +760,8 @@ class Zygote:
         os.chdir(cwd)
         if sys.path and sys.path[0] == _STARTED_IN:  # `-m` put its cwd first: the child's cwd
             sys.path[0] = os.getcwd()
-        os.environ.clear()
+        for name in list(os.environ):  # os.environ.clear(), without a popitem() per name
+            del os.environ[name]
         os.environ.update({str(k): str(v) for k, v in env.items()})
         if "tempfile" in sys.modules:  # its cache of TMPDIR, as an interpreter starts with it
             sys.modules["tempfile"].tempdir = None
@@ -840,9 +841,9 @@ def _nothing(signum, frame) -> None:
 
 def _prctl(option: int, value: int) -> bool:
     try:
-        import ctypes
+        from .jail import c_library  # loaded once: the children the zygote forks share it
 
-        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
+        return c_library().prctl(option, value, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
 
