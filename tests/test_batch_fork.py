@@ -6,6 +6,7 @@ Outcomes only: no timing is asserted here (bench/batch.py measures the speed-up)
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import shutil
@@ -198,3 +199,34 @@ def test_a_start_up_environment_the_server_cannot_apply_runs_afresh(tmp_path, mo
 def test_the_jobs_option_is_passed_only_if_the_grader_takes_it():
     assert isolated.grader_takes("--json") and isolated.grader_takes("--no-history")
     assert not isolated.grader_takes("--no-such-option")
+
+
+def _verdicts(outcome: isolated.Outcome) -> tuple:
+    return (outcome.status, outcome.seed, outcome.results["score"],
+            sorted((t["extra_data"]["check_id"], t["score"], t["extra_data"]["outcome"])
+                   for t in outcome.results["tests"]))
+
+
+def test_a_forked_grade_is_the_fresh_grade(tmp_path, monkeypatch):
+    """The same submissions and seed, graded afresh and forked: the same verdicts."""
+    fresh = []
+    real_fresh = isolated._run_fresh
+    monkeypatch.setattr(isolated, "_run_fresh",
+                        lambda *a, **k: fresh.append(isolated._server) or real_fresh(*a, **k))
+    mutant = tmp_path / "mutant.py"
+    mutant.write_text((ROOT / "solutions" / "queue.py").read_text(encoding="utf-8").replace(
+        ":now < lease_until", ":now <= lease_until"), encoding="utf-8")
+    graded = {}
+    for how in ("fresh", "forked"):
+        with isolated.forking() if how == "forked" else contextlib.nullcontext():
+            assert (isolated._server is not None) == (how == "forked")
+            for impl in (ROOT / "solutions" / "queue.py", mutant):
+                work = tmp_path / f"{how}-{impl.stem}-{impl.parent.name}"
+                work.mkdir()
+                graded[how, impl] = _verdicts(isolated.grade(
+                    impl, work, limit=LIMIT * 10, select=SELECT, with_folder=False, seed=5,
+                    check_jobs=1))
+    assert fresh == [None, None]  # the two fresh grades; the forked two were forked
+    for impl in (ROOT / "solutions" / "queue.py", mutant):
+        assert graded["fresh", impl] == graded["forked", impl]
+    assert graded["forked", mutant][2] < graded["forked", ROOT / "solutions" / "queue.py"][2]
