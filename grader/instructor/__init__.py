@@ -1,7 +1,8 @@
 """Instructor tools: grading a class and shipping the lab. Students never get this package.
 
 Lives here: `batch` (a class of submissions in parallel), `isolated` (one submission graded in
-its own process and folder), `submission` (which queue.py a submission is graded by),
+its own process and folder), `fork_server` (batch's one prepared process that forks those
+processes), `submission` (which queue.py a submission is graded by),
 `gradebook` and `class_report` (the class's results as CSV and HTML), `lms` (a roster, the
 Canvas and Moodle import files and per-student feedback), `progress`, the Gradescope bundle and
 its autograder entry (`gradescope_bundle`, `autograder`), the Classroom 50 autograder folder and

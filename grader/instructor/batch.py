@@ -2,7 +2,8 @@
 
 Every submission in DIR (a folder, graded by the queue.py that grader.instructor.submission finds in it, or
 a single .py file) is graded in its own process and work directory, N at a time, each within a
-wall-clock limit. Writes OUT/gradebook.csv, OUT/class-report.html, and per submission
+wall-clock limit; on Linux each grade's process is forked by one fork server started with the
+batch (grader.instructor.isolated.forking), and each grade runs its checks one at a time. Writes OUT/gradebook.csv, OUT/class-report.html, and per submission
 OUT/results/<name>.json (its results.json) and OUT/logs/<name>.log (the grader's output).
 With `--roster CSV` (read and checked before grading), also the LMS files of
 grader.instructor.lms: canvas.csv, moodle.csv, feedback/<name>.txt and who is not matched.
@@ -149,7 +150,7 @@ def grade_all(submissions: list[Submission], out: Path, *, jobs: int, limit: flo
     progress = Progress(len(submissions), lang, quiet=quiet)
     rows: dict[str, gradebook.Row] = {}
     with tempfile.TemporaryDirectory(prefix="leaselab-batch-") as work, \
-            ThreadPoolExecutor(max_workers=jobs) as pool:
+            isolated.forking(), ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(grade_one, sub, Path(work) / str(i), out, limit=limit,
                                timeout_scale=timeout_scale, lang=lang, select=select,
                                seed=seed): sub
@@ -184,7 +185,7 @@ def grade_one(sub: Submission, workdir: Path, out: Path, *, limit: float, timeou
         else:
             outcome = isolated.grade(queue_py, workdir, limit=limit, lang=lang,
                                      timeout_scale=timeout_scale, with_folder=sub.path.is_dir(),
-                                     select=select, seed=seed)
+                                     select=select, seed=seed, check_jobs=1)
         peeks = distribution.forbidden_imports(workdir / "submission", strict=False) \
             if (workdir / "submission").is_dir() else []
     finally:

@@ -8,14 +8,26 @@ hint policy counts no local runs. A wall-clock limit bounds the whole run; on ex
 every run, every process left in that session is killed: the grader's sandbox puts each check
 in its own process group, so killing one group would leave a spinning check behind.
 
+Inside `forking()` (batch, on Linux) the grader is not started afresh for each submission: one
+fork server (grader.instructor.fork_server), started once with the grader imported, forks a
+child that sets itself up as that command would run (new session, the work directory, the
+environment, stdin on /dev/null, stdout and stderr to the log) and runs the grader's main with
+the same arguments; the limit, the session killed afterwards and the strays ended are the same.
+Where the fork server cannot serve a grade, it runs the old way.
+
 Whatever happens, the answer is a results.json-shaped dict: the grader's own, or a not-graded
 one (grader.report.results_json: score 0, every check failed with the reason).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import importlib
+import json
 import os
 import shutil
+import socket
 import stat
 import subprocess
 import sys
@@ -24,7 +36,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.harness import sandbox
+from grader.harness import sandbox, zygote
 from grader.harness.target_server import SEALED_ENV
 from grader.harness.world import fresh_seed
 from grader.report.messages import INSTRUCTOR_TOO_LARGE, text
@@ -54,12 +66,14 @@ class Outcome:
 def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: str = "en",
           timeout_scale: float = 1.0, with_folder: bool = True,
           select: str | None = None, config: str | Path | None = None,
-          seed: int | None = None) -> Outcome:
+          seed: int | None = None, check_jobs: int | None = None) -> Outcome:
     """Grade `queue_py` in `workdir` (an empty folder) within `limit` seconds. `with_folder`:
     the submission is the folder holding queue.py (helper modules come along), else the file.
     `select`: only the checks matching this pytest -k expression. `seed`: what the checks'
     worlds are drawn from; default: a fresh one, so that a recorded grade uses scenarios the
-    code cannot have learned (grader.harness.world); it is in the results, to replay."""
+    code cannot have learned (grader.harness.world); it is in the results, to replay.
+    `check_jobs`: how many checks the grader runs at once, where it takes `--jobs` (default:
+    its own default); batch grades with 1, its own --jobs being the parallelism."""
     seed = fresh_seed() if seed is None else seed
     start = time.monotonic()
     try:
@@ -76,32 +90,21 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
     log_path = Path(workdir) / "grader.log"
     tmp = Path(workdir) / "tmp"
     tmp.mkdir()
-    env = {**os.environ, "PYTHONPATH": _pythonpath(), "TMPDIR": str(tmp), "NO_COLOR": "1",
-           "PYTHONDONTWRITEBYTECODE": "1", SEALED_ENV: "1"}  # no reference, no tests
-    cmd = [sys.executable, "-m", "grader", "--impl", str(target), "--json", str(out),
-           "--lang", lang, "--timeout-scale", f"{timeout_scale:g}", "--replay", str(seed),
-           "--no-history"]  # a recorded grade leaves no run history in the submission
+    env = _grade_env(tmp)
+    argv = ["--impl", str(target), "--json", str(out), "--lang", lang,
+            "--timeout-scale", f"{timeout_scale:g}", "--replay", str(seed),
+            "--no-history"]  # a recorded grade leaves no run history in the submission
+    if check_jobs is not None and grader_takes("--jobs"):
+        argv += ["--jobs", str(check_jobs)]
     if select:
-        cmd += ["-k", select]
+        argv += ["-k", select]
     if config:  # the instructor's config file: its detail level and visibilities
-        cmd += ["--config", str(Path(config).resolve())]
+        argv += ["--config", str(Path(config).resolve())]
     sandbox.become_subreaper()  # what a killed grader left detached comes back to us
     with open(log_path, "wb") as log:
-        with _live_lock:  # a sweep never sees a grader started but not yet listed
-            proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
-            _live.add(proc.pid)
-        try:
-            code = proc.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            code = None
-        finally:
-            kill_session(proc.pid)
-            proc.wait()
-            with _live_lock:
-                _live.discard(proc.pid)
-                sandbox.end_strays(keep=set(_live))  # every live grader is a child of ours
+        code = _run_forked(argv, Path(workdir), env, log, limit)
+        if code is _NOT_FORKED:
+            code = _run_fresh(argv, Path(workdir), env, log, limit)
     duration = time.monotonic() - start
     log_text = log_path.read_text(encoding="utf-8", errors="replace")
     if code is None:
@@ -113,6 +116,183 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
         message = text("instructor.crashed", lang, code=code) + ("\n" + tail if tail else "")
         return Outcome(CRASHED, not_graded(CRASHED, message, lang), duration, log_text, seed)
     return Outcome(GRADED, results, duration, log_text, seed)
+
+
+_NOT_FORKED = object()
+
+
+def _grade_env(tmp: Path | None) -> dict:
+    """The grader's environment: no reference, no tests (sealed), no colours, no bytecode."""
+    env = {**os.environ, "PYTHONPATH": _pythonpath(), "NO_COLOR": "1",
+           "PYTHONDONTWRITEBYTECODE": "1", SEALED_ENV: "1"}
+    if tmp is not None:
+        env["TMPDIR"] = str(tmp)
+    return env
+
+
+def _run_fresh(argv: list[str], workdir: Path, env: dict, log, limit: float) -> int | None:
+    """`python -m grader argv` in a fresh interpreter; its exit code, None past the limit."""
+    with _live_lock:  # a sweep never sees a grader started but not yet listed
+        proc = subprocess.Popen([sys.executable, "-m", "grader", *argv], cwd=workdir, env=env,
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        _live.add(proc.pid)
+    try:
+        code = proc.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        code = None
+    finally:
+        kill_session(proc.pid)
+        proc.wait()
+        with _live_lock:
+            _live.discard(proc.pid)
+            sandbox.end_strays(keep=_ours())  # every live grader is a child of ours
+    return code
+
+
+def _run_forked(argv: list[str], workdir: Path, env: dict, log, limit: float):
+    """The same grade forked by the fork server, if one runs and can serve it: its exit code,
+    None past the limit; _NOT_FORKED where it cannot (nothing has started then)."""
+    server = _server
+    if server is None:
+        return _NOT_FORKED
+    try:
+        with _live_lock:  # as _run_fresh: listed as soon as it exists
+            proc = server.grade(argv, workdir, env, log.fileno())
+            _live.add(proc.pid)
+    except zygote.ZygoteUnavailable:
+        return _NOT_FORKED
+    timed_out = False
+    try:
+        code = proc.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        proc.kill_group()  # the server kills its session, reaps it, ends the strays: then says
+        if proc.returncode is None:  # the server ended without telling: do its work here
+            kill_session(proc.pid)
+        with _live_lock:
+            _live.discard(proc.pid)
+            if proc.returncode is None:  # its orphans come to us, the server's subreaper
+                sandbox.end_strays(keep=_ours())
+    if timed_out:
+        return None
+    return proc.returncode if proc.returncode is not None else -9
+
+
+def _ours() -> set[int]:
+    """Children of this process a sweep must leave alone: live graders and the fork server."""
+    server = _server
+    return set(_live) | ({server.process.pid} if server is not None else set())
+
+
+@functools.lru_cache(maxsize=None)
+def grader_takes(option: str) -> bool:
+    """Whether `python -m grader` accepts `option` (an option the grader may not have yet).
+    Named by path: the CLI sits above this layer, and runs it as a command."""
+    parser = importlib.import_module("grader.cli").parser()
+    return any(option in action.option_strings for action in parser._actions)
+
+
+# -- the fork server ------------------------------------------------------------------------------
+class _ForkServer:
+    """The batch's handle on its fork server (grader.instructor.fork_server)."""
+
+    def __init__(self):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = _grade_env(None)
+        try:
+            command = [sys.executable, "-m", "grader.instructor.fork_server",
+                       "--door", str(theirs.fileno()), "--parent", str(os.getpid())]
+            if threading.current_thread() is threading.main_thread():
+                command.append("--pdeathsig")  # not from a thread: it fires when *that* ends
+            self.process = subprocess.Popen(
+                command, pass_fds=(theirs.fileno(),), cwd=PACKAGE_ROOT, env=env,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                close_fds=True)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.door = ours
+        self.startup_env = zygote._startup_env(env)
+
+    def grade(self, argv: list[str], cwd: Path, env: dict, log_fd: int) -> zygote.ForkedTarget:
+        """Have the server fork `python -m grader argv`; ZygoteUnavailable where it cannot."""
+        if self.process.poll() is not None:
+            raise zygote.ZygoteUnavailable("the fork server has ended")
+        if zygote._startup_env(env) != self.startup_env:
+            raise zygote.ZygoteUnavailable("another environment at start-up")
+        data = json.dumps({"op": "grade", "argv": argv, "cwd": str(Path(cwd).resolve()),
+                           "env": env}, separators=(",", ":")).encode("utf-8")
+        lease, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            try:
+                socket.send_fds(self.door, [data], [theirs.fileno(), log_fd])
+            finally:
+                theirs.close()
+            answer, rest, pidfds = zygote._read_line(lease, zygote.ANSWER_TIMEOUT,
+                                                     with_fds=True)
+            if not answer.startswith("pid ") or not answer[4:].isdigit():
+                zygote._close(pidfds)
+                raise zygote.ZygoteUnavailable(f"the fork server answered {answer[:40]!r}")
+        except BaseException as exc:
+            lease.close()  # if the server forks late, the closed lease gets the child killed
+            if isinstance(exc, OSError) and not isinstance(exc, zygote.ZygoteUnavailable):
+                raise zygote.ZygoteUnavailable(f"no answer from the fork server: {exc}") \
+                    from None
+            raise
+        return zygote.ForkedTarget(int(answer[4:]), lease, rest, pidfds[0] if pidfds else None)
+
+    def stop(self) -> None:
+        """Ask the server to end its grades and itself; wait for it (bounded)."""
+        if self.process.poll() is None:
+            lease, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                socket.send_fds(self.door, [b'{"op":"exit"}'], [theirs.fileno()])
+                theirs.close()
+                zygote._read_line(lease, zygote.REAP_TIMEOUT + 1)
+            except OSError:
+                pass
+            finally:
+                theirs.close()
+                lease.close()
+        self.door.close()
+        try:
+            self.process.wait(timeout=zygote.REAP_TIMEOUT + 1)
+        except subprocess.TimeoutExpired:  # hung or stopped: its children become ours
+            self.process.kill()
+            self.process.wait()
+
+
+_server: _ForkServer | None = None
+
+
+def fork_supported() -> bool:
+    """Whether grades can be forked here (Linux, fd passing, pidfds: as the zygote)."""
+    return zygote.supported() and hasattr(os, "waitid") and hasattr(os, "pidfd_open")
+
+
+@contextlib.contextmanager
+def forking():
+    """Inside: every grade() is forked by one fork server, started now (call it before any
+    thread that grades starts: the server then dies with this thread). Where none can run,
+    grades run as they do outside."""
+    global _server
+    if _server is not None or not fork_supported():
+        yield
+        return
+    try:
+        _server = _ForkServer()
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        server, _server = _server, None
+        server.stop()
 
 
 def kill_session(sid: int) -> None:

@@ -1,0 +1,395 @@
+"""The batch's fork server: one prepared process that forks a grade per submission, so that a
+grade costs a fork, not the grader's start-up (an interpreter and its imports, ~0.3-0.4 s).
+
+`batch` starts it once, before its threads (`isolated.forking()`): a fresh interpreter,
+`python -m grader.instructor.fork_server`, with the environment every grade gets but its
+TMPDIR (so what an interpreter reads at start-up, PYTHONPATH and PYTHONDONTWRITEBYTECODE among
+it, is already in effect). It imports the grader's command (`grader.cli`, by module path as
+`python -m grader` runs it) and the modules a grade imports after it (`warm`: the harness, the
+checks' shared steps, not the check modules themselves) and nothing else: never the code under
+grade (that runs in target processes, as ever), never a check's state. It is single-threaded, so a fork never copies a lock
+another thread held; it is not dumpable, so a target of the same user cannot read or write its
+memory; it is a subreaper, so what a grade leaves detached comes back to it, and it ends that.
+
+The door and the leases are the zygote's (grader.harness.zygote): an AF_UNIX SOCK_SEQPACKET
+socketpair, one datagram per request, a fresh stream socket (the lease) per grade, the answers
+`pid N` (with a pidfd) and `status S` on it, so that the requester holds a
+`zygote.ForkedTarget`.
+
+    {"op": "grade", "argv": [str...], "cwd": str, "env": {str: str}}   fds: lease, log
+    {"op": "exit"}                                                     fds: lease
+
+A grade forks. The child does what `subprocess.Popen(["python", "-m", "grader", *argv], cwd=,
+env=, stdin=DEVNULL, stdout=log, stderr=STDOUT, start_new_session=True, close_fds=True)` did
+before the grader ran: setsid(); stdin on /dev/null, stdout and stderr on the log; every other
+fd closed; signal handlers as a fresh interpreter has them; dumpable again; cwd, `sys.path[0]`,
+`sys.argv` and the environment as given (TMPDIR's cache in tempfile dropped); then
+`grader.cli.main(argv)` as grader/__main__.py runs it, its non-daemon threads joined and its
+atexit functions run (as an interpreter's end does: the grade's zygote is stopped there), and
+os._exit with its code. A request whose environment differs from the server's in what an
+interpreter reads at start-up is refused (`error environment`): the requester runs that grade
+the old way, in a fresh interpreter.
+
+After a grade's process has ended, and before it is reaped (so its pid, its session's id,
+cannot be reused meanwhile), every process left in its session is killed; then every child of
+the server that is not a grade in progress (orphans of an ended grade) is killed and reaped;
+only then is `status S` answered. A byte "k" on the lease, or the lease closing, kills the
+grade's session (the status follows the same way). "exit", the door's other end closing,
+SIGTERM, or the batch's end (PR_SET_PDEATHSIG) end every grade and the server.
+"""
+
+from __future__ import annotations
+
+import atexit
+import errno
+import gc
+import importlib
+import importlib.util
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+from grader.harness import sandbox, zygote
+from grader.harness.zygote import (_PR_SET_DUMPABLE, _PR_SET_PDEATHSIG, _answer, _close,
+                                   _drain, _exit_code, _nothing, _prctl, _startup_env)
+
+_MAX_REQUEST = 1 << 18
+_PR_SET_CHILD_SUBREAPER = 36
+#: The module `python -m grader` runs, and the command it calls (named by path, as the CLI names
+#: its subcommands: the instructor's layer sits below the CLI's).
+GRADER_MAIN = "grader.__main__"
+GRADER_CLI = "grader.cli"
+
+
+class _Grade:
+    def __init__(self, pid: int, lease: socket.socket):
+        self.pid = pid
+        self.lease: socket.socket | None = lease
+
+
+class ForkServer:
+    """The loop: one thread, poll() over the door, the signal wake-up pipe and the leases."""
+
+    def __init__(self, door: socket.socket):
+        self.door = door
+        self.grades: dict[int, _Grade] = {}  # pid -> grade, until reaped
+        self.leases: dict[int, _Grade] = {}  # lease fd -> grade, until the lease closes
+        self.startup_env = _startup_env(os.environ)
+        self.ending = False
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+        os.set_blocking(self.wake_r, False)
+        signal.set_wakeup_fd(self.wake_w)
+        signal.signal(signal.SIGCHLD, _nothing)
+        signal.signal(signal.SIGTERM, self._terminate)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the batch; it ends us
+        self.poll = select.poll()
+        self.poll.register(self.door, select.POLLIN)
+        self.poll.register(self.wake_r, select.POLLIN)
+
+    def _terminate(self, signum, frame) -> None:
+        self.ending = True
+
+    def run(self) -> int:
+        while not self.ending:
+            for fd, _ in self.poll.poll():
+                if fd == self.wake_r:
+                    _drain(self.wake_r)
+                elif fd == self.door.fileno():
+                    try:
+                        self.serve_door()
+                    except Exception:  # a bug here must not end every later grade: say it
+                        traceback.print_exc()
+                elif fd in self.leases:
+                    self.serve_lease(fd)
+                if self.ending:
+                    break
+            self.reap()
+        self.end_all()
+        return 0
+
+    # -- requests ----------------------------------------------------------------------------------
+    def serve_door(self) -> None:
+        try:
+            data, fds, flags, _ = socket.recv_fds(self.door, _MAX_REQUEST, 4)
+        except InterruptedError:
+            return
+        except OSError:
+            self.ending = True
+            return
+        if not data and not fds:  # every copy of the batch's end is closed
+            self.ending = True
+            return
+        if not fds or flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+            _close(fds)
+            return
+        lease = socket.socket(fileno=fds[0])
+        try:
+            request = json.loads(data.decode("utf-8"))
+            op = request["op"]
+        except (ValueError, KeyError, TypeError):
+            op = None
+        if op == "grade" and len(fds) == 2:
+            self.grade(request, lease, fds[1])
+        elif op == "exit" and len(fds) == 1:
+            self.end_all()
+            _answer(lease, "bye")
+            lease.close()
+            self.ending = True
+        else:
+            lease.close()
+            _close(fds[1:])
+
+    def grade(self, request: dict, lease: socket.socket, log_fd: int) -> None:
+        argv, cwd, env = request.get("argv"), request.get("cwd"), request.get("env")
+        if type(argv) is not list or any(type(a) is not str for a in argv) or \
+                type(cwd) is not str or type(env) is not dict or \
+                any(type(k) is not str or type(v) is not str for k, v in env.items()):
+            _answer(lease, "error malformed")
+            lease.close()
+            _close([log_fd])
+            return
+        if _startup_env(env) != self.startup_env:
+            _answer(lease, "error environment")  # a fork cannot apply it: a fresh interpreter
+            lease.close()
+            _close([log_fd])
+            return
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            _answer(lease, f"error {errno.errorcode.get(exc.errno, exc.errno)}")
+            lease.close()
+            _close([log_fd])
+            return
+        if pid == 0:  # the child: never returns from here
+            code = 70
+            try:
+                code = self.become_grade(lease, argv, cwd, env, log_fd)
+            except BaseException:
+                try:
+                    traceback.print_exc()
+                except BaseException:
+                    pass
+            finally:
+                os._exit(code)
+        _close([log_fd])
+        grade = _Grade(pid, lease)
+        self.grades[pid] = grade
+        try:
+            pidfds = [os.pidfd_open(pid)]  # unreaped, so surely this child
+        except (AttributeError, OSError):
+            pidfds = []
+        answered = _answer(lease, f"pid {pid}", pidfds)
+        _close(pidfds)
+        if answered:
+            self.leases[lease.fileno()] = grade
+            self.poll.register(lease, select.POLLIN)
+        else:  # the requester is gone already
+            grade.lease = None
+            lease.close()
+            self.kill(grade)
+
+    def serve_lease(self, fd: int) -> None:
+        grade = self.leases[fd]
+        try:
+            data = grade.lease.recv(64)
+        except OSError:
+            data = b""
+        if not data:  # the requester closed its end: done with the grade, or it ended
+            self.drop_lease(grade)
+        self.kill(grade)
+
+    def drop_lease(self, grade: _Grade) -> None:
+        if grade.lease is not None:
+            self.leases.pop(grade.lease.fileno(), None)
+            try:
+                self.poll.unregister(grade.lease)
+            except (KeyError, ValueError):
+                pass
+            grade.lease.close()
+            grade.lease = None
+
+    def kill(self, grade: _Grade) -> None:
+        """SIGKILL the grade's session (its pid is unreaped: that session is its own) and the
+        grade itself, in case it was killed before its setsid()."""
+        if grade.pid not in self.grades:
+            return
+        sandbox.kill_session(grade.pid)
+        try:
+            os.kill(grade.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    # -- ended grades -------------------------------------------------------------------------------
+    def reap(self) -> None:
+        """Every grade that has ended: its session killed while its pid is still held, then
+        reaped, the orphans of the server ended, and its status told."""
+        ended = []
+        for pid in list(self.grades):
+            try:
+                info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                info = None
+            if info is None or info.si_pid == 0:
+                continue
+            sandbox.kill_session(pid)  # what it left in its session, as after every grade
+            try:
+                _, status = os.waitpid(pid, 0)
+            except ChildProcessError:
+                status = None
+            ended.append((self.grades.pop(pid), status))
+        if not ended:
+            return
+        sandbox.end_strays(keep=set(self.grades))  # what they left detached came back to us
+        for grade, status in ended:
+            if grade.lease is not None:
+                if status is not None:
+                    _answer(grade.lease, f"status {status}")
+                self.drop_lease(grade)
+
+    def end_all(self) -> None:
+        for grade in list(self.grades.values()):
+            self.kill(grade)
+        deadline = time.monotonic() + 5.0
+        while self.grades and time.monotonic() < deadline:
+            self.reap()
+            time.sleep(0.002)
+        sandbox.end_strays(keep=set())
+
+    # -- the child ---------------------------------------------------------------------------------
+    def become_grade(self, lease: socket.socket, argv: list, cwd: str, env: dict,
+                     log_fd: int) -> int:
+        """In the forked child: what Popen did before exec, then `python -m grader argv`."""
+        os.setsid()
+        signal.set_wakeup_fd(-1)
+        for signum in (signal.SIGCHLD, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        _prctl(_PR_SET_DUMPABLE, 1)  # as an exec'd process is; the server itself is not
+        for sock in [self.door, lease] + [g.lease for g in self.grades.values() if g.lease]:
+            sock.detach()  # their fds are closed below; no socket object may close a reused fd
+        self.grades.clear()
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.closerange(3, 1 << 30)
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(env)
+        tempfile.tempdir = None  # its cache of TMPDIR, as an interpreter starts with it
+        sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
+        if sys.path and sys.path[0] == _STARTED_IN:  # `-m` put its cwd first: the grade's cwd
+            sys.path[0] = os.getcwd()
+        main_file = importlib.util.find_spec(GRADER_MAIN).origin
+        sys.argv = [main_file, *argv]
+        importlib.invalidate_caches()
+        zygote._forked = False  # a grade starts its own zygote, as a fresh interpreter would
+        return run_grader(argv)
+
+
+def run_grader(argv: list[str]) -> int:
+    """`python -m grader argv` in this process, to its end: grader/__main__.py's body, then
+    what an interpreter does as it ends (join non-daemon threads, run atexit functions, flush).
+    The exit code."""
+    try:
+        try:
+            code = _exit_code(importlib.import_module(GRADER_CLI).main(argv))
+            sys.stdout.flush()
+        except BrokenPipeError:  # as grader/__main__.py: the reader has gone, not an error
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            code = 0
+    except SystemExit as exc:
+        code = _exit_code(exc.code)
+    except BaseException:  # as an interpreter ends on an uncaught exception
+        traceback.print_exc()
+        code = 1
+    for end in (getattr(threading, "_shutdown", None), getattr(atexit, "_run_exitfuncs", None)):
+        try:
+            if end is not None:
+                end()
+        except BaseException:
+            pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    return code
+
+
+_STARTED_IN = os.getcwd()
+#: Packages whose modules every grade imports as it runs its checks: imported once, here. Their
+#: check modules (test_*.py) and conftest are left to pytest, which imports them its own way
+#: (rewriting their asserts); the rest is code, holding no state of any check or target.
+WARM_PACKAGES = ("grader.harness", "grader.checks")
+#: What pytest imports as it runs (its unittest and debugging plugins).
+WARM_MODULES = ("unittest", "pdb")
+
+
+def warm() -> None:
+    """Import the grader's command and what a grade imports after it (~0.25 s a grade)."""
+    importlib.import_module(GRADER_CLI)
+    names = list(WARM_MODULES)
+    for package in WARM_PACKAGES:
+        spec = importlib.util.find_spec(package)
+        for location in spec.submodule_search_locations or ():
+            for name in sorted(os.listdir(location)):
+                stem, ext = os.path.splitext(name)
+                if ext == ".py" and not stem.startswith(("test_", "_")) and stem != "conftest":
+                    names.append(f"{package}.{stem}")
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:  # the grade imports it itself (and says what is wrong)
+            pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    door_fd = parent = None
+    pdeathsig = False
+    while args:
+        arg = args.pop(0)
+        if arg == "--door" and args:
+            door_fd = int(args.pop(0))
+        elif arg == "--parent" and args:
+            parent = int(args.pop(0))
+        elif arg == "--pdeathsig":
+            pdeathsig = True
+        else:
+            break
+    if door_fd is None or parent is None:
+        print("usage: python -m grader.instructor.fork_server --door FD --parent PID"
+              " [--pdeathsig]", file=sys.stderr)
+        return 2
+    if pdeathsig:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # the batch ended before we could watch it
+        return 0
+    _prctl(_PR_SET_DUMPABLE, 0)  # a target of the same user cannot read or write our memory
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # what a grade leaves detached comes back to us
+    door = socket.socket(fileno=door_fd)
+    warm()
+    gc.collect()
+    gc.freeze()  # the children share these pages rather than copy them at their first GC
+    return ForkServer(door).run()
+
+
+if __name__ == "__main__":
+    # Run from the module imported under its real name (as the zygote does).
+    from grader.instructor import fork_server
+
+    sys.exit(fork_server.main())
