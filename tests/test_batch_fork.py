@@ -196,11 +196,6 @@ def test_a_start_up_environment_the_server_cannot_apply_runs_afresh(tmp_path, mo
     assert (outcome.status, outcome.results["score"]) == ("graded", 4)
 
 
-def test_the_jobs_option_is_passed_only_if_the_grader_takes_it():
-    assert isolated.grader_takes("--json") and isolated.grader_takes("--no-history")
-    assert not isolated.grader_takes("--no-such-option")
-
-
 def _verdicts(outcome: isolated.Outcome) -> tuple:
     return (outcome.status, outcome.seed, outcome.results["score"],
             sorted((t["extra_data"]["check_id"], t["score"], t["extra_data"]["outcome"])

@@ -331,24 +331,21 @@ def run_grader(argv: list[str]) -> int:
 
 
 _STARTED_IN = os.getcwd()
-#: Packages whose modules every grade imports as it runs its checks: imported once, here. Their
-#: check modules (test_*.py) and conftest are left to pytest, which imports them its own way
-#: (rewriting their asserts); the rest is code, holding no state of any check or target.
-WARM_PACKAGES = ("grader.harness", "grader.checks")
-#: What pytest imports as it runs (its unittest and debugging plugins).
-WARM_MODULES = ("unittest", "pdb")
+#: Packages whose modules every grade imports as it runs its checks: imported once, here (code
+#: and the registry of checks, holding no state of any check or target).
+WARM_PACKAGES = ("grader.harness", "grader.checks", "grader.runner")
 
 
 def warm() -> None:
     """Import the grader's command and what a grade imports after it (~0.25 s a grade)."""
     importlib.import_module(GRADER_CLI)
-    names = list(WARM_MODULES)
+    names = []
     for package in WARM_PACKAGES:
         spec = importlib.util.find_spec(package)
         for location in spec.submodule_search_locations or ():
             for name in sorted(os.listdir(location)):
                 stem, ext = os.path.splitext(name)
-                if ext == ".py" and not stem.startswith(("test_", "_")) and stem != "conftest":
+                if ext == ".py" and not stem.startswith("_"):
                     names.append(f"{package}.{stem}")
     for name in names:
         try:

@@ -22,8 +22,6 @@ one (grader.report.results_json: score 0, every check failed with the reason).
 from __future__ import annotations
 
 import contextlib
-import functools
-import importlib
 import json
 import os
 import shutil
@@ -69,11 +67,11 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
           seed: int | None = None, check_jobs: int | None = None) -> Outcome:
     """Grade `queue_py` in `workdir` (an empty folder) within `limit` seconds. `with_folder`:
     the submission is the folder holding queue.py (helper modules come along), else the file.
-    `select`: only the checks matching this pytest -k expression. `seed`: what the checks'
+    `select`: only the checks matching this -k expression (pytest's syntax). `seed`: what the checks'
     worlds are drawn from; default: a fresh one, so that a recorded grade uses scenarios the
     code cannot have learned (grader.harness.world); it is in the results, to replay.
-    `check_jobs`: how many checks the grader runs at once, where it takes `--jobs` (default:
-    its own default); batch grades with 1, its own --jobs being the parallelism."""
+    `check_jobs`: how many checks the grader runs at once (its --jobs; default: the cores);
+    batch grades with 1, its own --jobs being the parallelism."""
     seed = fresh_seed() if seed is None else seed
     start = time.monotonic()
     try:
@@ -94,7 +92,7 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
     argv = ["--impl", str(target), "--json", str(out), "--lang", lang,
             "--timeout-scale", f"{timeout_scale:g}", "--replay", str(seed),
             "--no-history"]  # a recorded grade leaves no run history in the submission
-    if check_jobs is not None and grader_takes("--jobs"):
+    if check_jobs is not None:
         argv += ["--jobs", str(check_jobs)]
     if select:
         argv += ["-k", select]
@@ -184,14 +182,6 @@ def _ours() -> set[int]:
     """Children of this process a sweep must leave alone: live graders and the fork server."""
     server = _server
     return set(_live) | ({server.process.pid} if server is not None else set())
-
-
-@functools.lru_cache(maxsize=None)
-def grader_takes(option: str) -> bool:
-    """Whether `python -m grader` accepts `option` (an option the grader may not have yet).
-    Named by path: the CLI sits above this layer, and runs it as a command."""
-    parser = importlib.import_module("grader.cli").parser()
-    return any(option in action.option_strings for action in parser._actions)
 
 
 # -- the fork server ------------------------------------------------------------------------------
