@@ -55,12 +55,14 @@ def make_class(folder: Path, count: int, hangs: int, crashes: int) -> Counter:
     return kinds
 
 
-def run_batch(folder: Path, out: Path, jobs: int, timeout: float) -> tuple[float, Counter]:
-    """Wall-clock seconds of one `batch` run, and the statuses in its gradebook."""
+def run_batch(folder: Path, out: Path, jobs: int, timeout: float, *, root: Path = ROOT,
+              env: dict | None = None) -> tuple[float, Counter]:
+    """Wall-clock seconds of one `batch` run, and the statuses in its gradebook. `root`: the
+    checkout whose grader runs (its folder is the working directory), `env` its environment."""
     start = time.monotonic()
     subprocess.run([sys.executable, "-m", "grader", "batch", str(folder), "--jobs", str(jobs),
                     "--out", str(out), "--timeout", f"{timeout:g}", "--lang", "en", "--quiet"],
-                   cwd=ROOT, check=True)
+                   cwd=root, env=env, check=True)
     elapsed = time.monotonic() - start
     with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
         statuses = Counter(row["status"] for row in csv.DictReader(f))
