@@ -101,7 +101,8 @@ def run(cmd: list[str], cwd: Path | str, env: dict, *, memory: bool = False,
               "first_output": first_output, "first_verdict": first_verdict,
               "stdout": b"".join(chunks).decode("utf-8", "replace"), "stderr_tail": stderr_tail}
     if sampler:
-        result.update(peak_rss_mb=sampler.peak_rss_kb / 1024, peak_pss_mb=sampler.peak_pss_kb / 1024,
+        result.update(peak_rss_mb=sampler.peak_rss_kb / 1024,
+                      peak_pss_mb=sampler.peak_pss_kb / 1024,
                       samples=sampler.samples, processes_seen=len(sampler.tree))
     return result
 

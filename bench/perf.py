@@ -62,8 +62,9 @@ class Design:
 
     def env(self) -> dict:
         rest = os.environ.get("PYTHONPATH")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(self.root), *([rest] if rest else [])]),
-               "PYTHONUNBUFFERED": "1", "NO_COLOR": "1", "LANG": "C.UTF-8"}
+        path = os.pathsep.join([str(self.root), *([rest] if rest else [])])
+        env = {**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1", "NO_COLOR": "1",
+               "LANG": "C.UTF-8"}
         env.pop("LC_ALL", None)  # the report in English: the table reads its score line
         return env
 
@@ -112,7 +113,8 @@ def materialise(rev: str):
 
 
 def current() -> Design:
-    dirty = " (with uncommitted changes)" if _git("status", "--porcelain", "--untracked-files=no") else ""
+    changed = _git("status", "--porcelain", "--untracked-files=no")
+    dirty = " (with uncommitted changes)" if changed else ""
     return Design("current", ROOT, describe("HEAD") + dirty)
 
 
@@ -281,7 +283,8 @@ def rows(raw: dict) -> list[dict]:
             for n in names:
                 many = measure.median(_values(raw["repeat"]["runs"].get(n), "wall"))
                 one = measure.median(_values(raw["grade"]["runs"].get(n), "wall"))
-                each[n] = [(many - one) / (repeat - 1)] if many is not None and one is not None else []
+                known = many is not None and one is not None
+                each[n] = [(many - one) / (repeat - 1)] if known else []
             table.append(row("--repeat: each repetition past the first", "s", each, p90=False))
     if "batch" in raw:
         count = raw["batch"]["submissions"]
@@ -300,7 +303,8 @@ def rows(raw: dict) -> list[dict]:
                        for n in names}
             table.append(row(f"watch: {metric}", "s", samples))
     if "growth" in raw:
-        for label, runs in (("--repeat 1", raw["growth"]["one"]), ("--repeat 50", raw["growth"]["fifty"])):
+        for label, runs in (("--repeat 1", raw["growth"]["one"]),
+                            ("--repeat 50", raw["growth"]["fifty"])):
             add(f"{label}: peak PSS, sum over processes", "MB", runs, "peak_pss_mb", p90=False)
             add(f"{label}: largest process (ru_maxrss)", "MB", runs, "maxrss_mb", p90=False)
         grow = {}
@@ -331,7 +335,8 @@ def table(report: dict) -> str:
         ratio = f"{r['ratio']:.2f}" if r["ratio"] is not None else "-"
         lines.append(f"{r['metric']:<48} {r['unit']:<4} {_number(r['baseline'], r['unit']):>9}"
                      f" {_number(r['baseline_p90'], r['unit']):>7}"
-                     f" {_number(r['current'], r['unit']):>9} {_number(r['current_p90'], r['unit']):>7}"
+                     f" {_number(r['current'], r['unit']):>9}"
+                     f" {_number(r['current_p90'], r['unit']):>7}"
                      f" {ratio:>6}")
     lines.append("ratio: current / baseline of the medians; p90 where there are 3 or more samples")
     raw = report["raw"]
@@ -348,8 +353,8 @@ def table(report: dict) -> str:
                          f"grades" + (f", {errors} FAILED" if errors else ""))
     if "batch" in raw:
         for name, runs in raw["batch"]["runs"].items():
-            statuses = sorted({", ".join(f"{n} {s}" for s, n in sorted(r.get("statuses", {}).items()))
-                               for r in runs if "error" not in r})
+            statuses = sorted({", ".join(f"{n} {s}" for s, n in sorted(r["statuses"].items()))
+                               for r in runs if "statuses" in r})
             lines.append(f"batch gradebooks, {name}: {'; '.join(statuses) or '-'}")
     if "watch" in raw:
         for name, w in raw["watch"].items():

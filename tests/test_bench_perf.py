@@ -87,9 +87,11 @@ def test_the_baseline_is_materialised_and_removed():
 
 def _runs(**figures):
     """Runs of each design: {"baseline": [{key: v}, ...], "current": [...]} from lists."""
-    names = ("baseline", "current")
-    return {n: [{k: v[i][j] for k, v in figures.items()} for j in range(len(next(iter(figures.values()))[i]))]
-            for i, n in enumerate(names)}
+    out = {}
+    for i, name in enumerate(("baseline", "current")):
+        count = len(next(iter(figures.values()))[i])
+        out[name] = [{k: v[i][j] for k, v in figures.items()} for j in range(count)]
+    return out
 
 
 def test_rows_take_ratios_from_the_medians():
@@ -104,7 +106,8 @@ def test_rows_take_ratios_from_the_medians():
         "repeat": {"repeat": 10, "runs": _runs(wall=([30.0], [10.0]))},
         "batch": {"submissions": 16, "runs": _runs(jobs=([1, 2], [1, 2]),
                                                    wall=([40.0, 20.0], [20.0, 20.0]))},
-        "watch": {"baseline": [{"firsts": [3.0, 5.0], "finals": [4.0, 6.0], "right_verdicts": True}],
+        "watch": {"baseline": [{"firsts": [3.0, 5.0], "finals": [4.0, 6.0],
+                                "right_verdicts": True}],
                   "current": [{"error": "RuntimeError('no watch')"}]},
     }
     raw["grade"]["runs"]["current"].append({"error": "RuntimeError('exit 1')"})  # left out
