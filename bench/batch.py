@@ -55,18 +55,24 @@ def make_class(folder: Path, count: int, hangs: int, crashes: int) -> Counter:
     return kinds
 
 
-def run_batch(folder: Path, out: Path, jobs: int, timeout: float, *, root: Path = ROOT,
-              env: dict | None = None) -> tuple[float, Counter]:
-    """Wall-clock seconds of one `batch` run, and the statuses in its gradebook. `root`: the
-    checkout whose grader runs (its folder is the working directory), `env` its environment."""
-    start = time.monotonic()
-    subprocess.run([sys.executable, "-m", "grader", "batch", str(folder), "--jobs", str(jobs),
-                    "--out", str(out), "--timeout", f"{timeout:g}", "--lang", "en", "--quiet"],
-                   cwd=root, env=env, check=True)
-    elapsed = time.monotonic() - start
+def command(folder: Path, out: Path, jobs: int, timeout: float) -> list[str]:
+    """`python -m grader batch` of `folder` into `out` (run it from a checkout's root)."""
+    return [sys.executable, "-m", "grader", "batch", str(folder), "--jobs", str(jobs),
+            "--out", str(out), "--timeout", f"{timeout:g}", "--lang", "en", "--quiet"]
+
+
+def statuses(out: Path) -> Counter:
+    """The statuses in a batch's gradebook."""
     with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
-        statuses = Counter(row["status"] for row in csv.DictReader(f))
-    return elapsed, statuses
+        return Counter(row["status"] for row in csv.DictReader(f))
+
+
+def run_batch(folder: Path, out: Path, jobs: int, timeout: float) -> tuple[float, Counter]:
+    """Wall-clock seconds of one `batch` run, and the statuses in its gradebook."""
+    start = time.monotonic()
+    subprocess.run(command(folder, out, jobs, timeout), cwd=ROOT, check=True)
+    elapsed = time.monotonic() - start
+    return elapsed, statuses(out)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -219,9 +219,12 @@ def part_batch(designs: list[Design], submissions: int, runs: int = 1) -> dict:
 
 
 def _batch(design: Design, folder: Path, out: Path, jobs: int) -> dict:
-    wall, statuses = batch.run_batch(folder, out, jobs, BATCH_TIMEOUT, root=design.root,
-                                     env=design.env())
-    return {"jobs": jobs, "wall": wall, "statuses": dict(statuses)}
+    run = measure.run(batch.command(folder, out, jobs, BATCH_TIMEOUT), design.root,
+                      design.env())
+    if run["code"] != 0:
+        raise RuntimeError(f"exit {run['code']}: {run['stderr_tail'][-300:]}")
+    return {"jobs": jobs, "wall": run["wall"], "cpu": run["cpu"],
+            "statuses": dict(batch.statuses(out))}
 
 
 def part_watch(designs: list[Design], saves: int) -> dict:
@@ -277,20 +280,25 @@ def rows(raw: dict) -> list[dict]:
             add(f"full grade: {metric}", "", raw["traced"], key, p90=False)
     if "repeat" in raw:
         repeat = raw["repeat"]["repeat"]
-        add(f"--repeat {repeat}: wall", "s", raw["repeat"]["runs"], "wall")
-        if "grade" in raw:
+        for key, what in (("wall", "wall"), ("cpu", "CPU")):
+            add(f"--repeat {repeat}: {what}", "s", raw["repeat"]["runs"], key)
+            if "grade" not in raw:
+                continue
             each = {}
             for n in names:
-                many = measure.median(_values(raw["repeat"]["runs"].get(n), "wall"))
-                one = measure.median(_values(raw["grade"]["runs"].get(n), "wall"))
+                many = measure.median(_values(raw["repeat"]["runs"].get(n), key))
+                one = measure.median(_values(raw["grade"]["runs"].get(n), key))
                 known = many is not None and one is not None
                 each[n] = [(many - one) / (repeat - 1)] if known else []
-            table.append(row("--repeat: each repetition past the first", "s", each, p90=False))
+            table.append(row(f"--repeat: {what} of each repetition past the first", "s", each,
+                             p90=False))
     if "batch" in raw:
         count = raw["batch"]["submissions"]
         runs = raw["batch"]["runs"]
         add(f"batch of {count}: --jobs 1 wall", "s", runs, "wall", jobs=1)
         add(f"batch of {count}: --jobs 2 wall", "s", runs, "wall", jobs=2)
+        add(f"batch of {count}: --jobs 1 CPU, whole tree", "s", runs, "cpu", jobs=1)
+        add(f"batch of {count}: --jobs 2 CPU, whole tree", "s", runs, "cpu", jobs=2)
         speedup = {}
         for n in names:
             one = measure.median(_values(runs.get(n), "wall", jobs=1))

@@ -103,9 +103,12 @@ def test_rows_take_ratios_from_the_medians():
         "memory": _runs(peak_rss_mb=([100, 120], [100, 100]), peak_pss_mb=([60, 60], [30, 30])),
         "traced": _runs(processes=([90], [45]), threads=([16], [16]), execs=([2], [2]),
                         fsync=([0], [0]), fdatasync=([936], [468])),
-        "repeat": {"repeat": 10, "runs": _runs(wall=([30.0], [10.0]))},
+        "repeat": {"repeat": 10, "runs": _runs(wall=([30.0], [10.0]), cpu=([10.0], [20.0]))},
         "batch": {"submissions": 16, "runs": _runs(jobs=([1, 2], [1, 2]),
-                                                   wall=([40.0, 20.0], [20.0, 20.0]))},
+                                                   wall=([40.0, 20.0], [20.0, 20.0]),
+                                                   cpu=([30.0, 31.0], [30.0, 31.0]),
+                                                   statuses=([{"graded": 16}] * 2,
+                                                             [{"graded": 16}] * 2))},
         "watch": {"baseline": [{"firsts": [3.0, 5.0], "finals": [4.0, 6.0],
                                 "right_verdicts": True}],
                   "current": [{"error": "RuntimeError('no watch')"}]},
@@ -123,9 +126,12 @@ def test_rows_take_ratios_from_the_medians():
     assert rows["full grade: peak PSS, sum over processes"]["ratio"] == pytest.approx(0.5)
     assert rows["full grade: processes started (with the grader)"]["ratio"] == pytest.approx(0.5)
     assert rows["full grade: fsync calls"]["ratio"] is None  # 0 in the baseline: no ratio
-    each = rows["--repeat: each repetition past the first"]
+    each = rows["--repeat: wall of each repetition past the first"]
     assert each["baseline"] == pytest.approx((30.0 - 3.0) / 9)
     assert each["current"] == pytest.approx((10.0 - 1.5) / 9)
+    each = rows["--repeat: CPU of each repetition past the first"]
+    assert (each["baseline"], each["current"]) == (pytest.approx(1.0), pytest.approx(2.0))
+    assert rows["batch of 16: --jobs 2 CPU, whole tree"]["ratio"] == pytest.approx(1.0)
     speedup = rows["batch of 16: speed-up, jobs 1 / jobs 2"]
     assert (speedup["baseline"], speedup["current"]) == (2.0, 1.0)
     watched = rows["watch: save -> first verdict"]
@@ -135,6 +141,7 @@ def test_rows_take_ratios_from_the_medians():
     text = perf.table(report)
     assert "full grade: wall" in text and "machine: " in text
     assert "errors (left out of the figures)" in text
+    assert "batch gradebooks, current: 16 graded" in text
 
 
 def test_a_tiny_run_end_to_end(tmp_path, capsys):
