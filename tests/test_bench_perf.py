@@ -112,6 +112,8 @@ def test_rows_take_ratios_from_the_medians():
         "watch": {"baseline": [{"firsts": [3.0, 5.0], "finals": [4.0, 6.0],
                                 "right_verdicts": True}],
                   "current": [{"error": "RuntimeError('no watch')"}]},
+        "growth": {"one": _runs(peak_pss_mb=([60], [40]), maxrss_mb=([38], [30])),
+                   "fifty": _runs(peak_pss_mb=([66], [40]), maxrss_mb=([40], [30]))},
     }
     raw["grade"]["runs"]["current"].append({"error": "RuntimeError('exit 1')"})  # left out
     rows = {r["metric"]: r for r in perf.rows(raw)}
@@ -136,6 +138,9 @@ def test_rows_take_ratios_from_the_medians():
     assert (speedup["baseline"], speedup["current"]) == (2.0, 1.0)
     watched = rows["watch: save -> first verdict"]
     assert watched["baseline"] == 4.0 and watched["current"] is None and watched["ratio"] is None
+    growth = rows["memory growth: PSS peak, repeat 50 / repeat 1"]
+    assert (growth["baseline"], growth["current"]) == (pytest.approx(1.1), 1.0)
+    assert rows["--repeat 50: peak PSS, sum over processes"]["baseline"] == 66
     report = {"designs": {"baseline": "old", "current": "new"}, "raw": raw,
               "rows": list(rows.values()), "machine": measure.machine()}
     text = perf.table(report)
