@@ -55,19 +55,27 @@ def make_class(folder: Path, count: int, hangs: int, crashes: int) -> Counter:
     return kinds
 
 
+def command(folder: Path, out: Path, jobs: int, timeout: float) -> list[str]:
+    """`python -m grader batch` of `folder` into `out` (run it from a checkout's root)."""
+    return [sys.executable, "-m", "grader", "batch", str(folder), "--jobs", str(jobs),
+            "--out", str(out), "--timeout", f"{timeout:g}", "--lang", "en", "--quiet"]
+
+
+def statuses(out: Path) -> Counter:
+    """The statuses in a batch's gradebook."""
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
+        return Counter(row["status"] for row in csv.DictReader(f))
+
+
 def run_batch(folder: Path, out: Path, jobs: int, timeout: float) -> tuple[float, Counter]:
     """Wall-clock seconds of one `batch` run, and the statuses in its gradebook."""
     start, cpu = time.monotonic(), _children_cpu()
-    subprocess.run([sys.executable, "-m", "grader", "batch", str(folder), "--jobs", str(jobs),
-                    "--out", str(out), "--timeout", f"{timeout:g}", "--lang", "en", "--quiet"],
-                   cwd=ROOT, check=True)
+    subprocess.run(command(folder, out, jobs, timeout), cwd=ROOT, check=True)
     elapsed = time.monotonic() - start
     # CPU seconds of the batch and every process under it (each reaped by an ancestor that
     # was itself reaped): less noisy than the wall time on a machine shared with other work.
     cpu_seconds[jobs] = _children_cpu() - cpu
-    with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
-        statuses = Counter(row["status"] for row in csv.DictReader(f))
-    return elapsed, statuses
+    return elapsed, statuses(out)
 
 
 def main(argv: list[str] | None = None) -> int:

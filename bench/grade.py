@@ -30,12 +30,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from lab import store
 
-from bench import watch
+from bench import measure, watch
+from bench.measure import percentile
 from grader.harness import children
 from grader.harness.zygote import LAUNCH_ENV
 from grader.harness.interleave import Lockstep
@@ -69,21 +69,14 @@ def grade_once(target: str, workdir: str, launch: str | None = None) -> dict:
     out = Path(workdir) / "results.json"
     out.unlink(missing_ok=True)
     env = {**os.environ, "NO_COLOR": "1", **({LAUNCH_ENV: launch} if launch else {})}
-    before = os.times()
-    start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "grader", "--impl", target, "--json", str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=GRADE_TIMEOUT)
-    wall = time.monotonic() - start
-    after = os.times()
-    cpu = (after.children_user - before.children_user) + \
-        (after.children_system - before.children_system)
+    run = measure.run([sys.executable, "-m", "grader", "--impl", target, "--json", str(out)],
+                      ROOT, env, timeout=GRADE_TIMEOUT)
     failed = []
     if out.exists():
         results = json.loads(out.read_text(encoding="utf-8"))
         failed = [t["extra_data"]["check_id"] for t in results["tests"]
                   if t["status"] != "passed"]
-    return {"wall": wall, "cpu": cpu, "code": proc.returncode, "failed": failed}
+    return {"wall": run["wall"], "cpu": run["cpu"], "code": run["code"], "failed": failed}
 
 
 def launcher_comparison(runs: int, target: str = SOLUTION) -> dict:
@@ -114,12 +107,6 @@ def grade_runs(target: str, runs: int) -> dict:
             "other": runs - passed - sum(g["code"] == 1 for g in grades),
             "median": statistics.median(walls), "p90": percentile(walls, 90),
             "failed_checks": failed_checks, "walls": [round(w, 3) for w in walls]}
-
-
-def percentile(values: list[float], pct: int) -> float:
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[pct - 1]
 
 
 class Load:

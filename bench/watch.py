@@ -59,20 +59,21 @@ class Screen:
             return self.lines[index][1]
 
 
-def save_to_verdict(saves: int) -> dict:
+def save_to_verdict(saves: int, *, root: Path = ROOT, env: dict | None = None) -> dict:
     """Seconds from each save to the first verdict and to the whole grade (lists, medians,
     p90s), and whether every whole grade was the right one (the solution 100/100, the mutant
-    less)."""
+    less). `root`: the checkout whose grader watches (the working directory; the files saved
+    are this checkout's), `env` its environment (default: this one's)."""
     firsts, finals, right = [], [], True
     with tempfile.TemporaryDirectory(prefix="leaselab-watch-") as folder:
         target = Path(folder) / "queue.py"
         shutil.copy(SOLUTION, target)
         for part in MUTANT.parent.glob("_*.py"):  # what the mutant imports
             shutil.copy(part, Path(folder) / part.name)
-        env = {**os.environ, "NO_COLOR": "1", "LANG": "C.UTF-8"}
+        env = {**(os.environ if env is None else env), "NO_COLOR": "1", "LANG": "C.UTF-8"}
         env.pop("LC_ALL", None)
         proc = subprocess.Popen([sys.executable, "-m", "grader", "watch", "--impl", str(target)],
-                                cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                                cwd=root, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         try:
             screen = Screen(proc.stdout)
