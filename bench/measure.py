@@ -22,6 +22,7 @@ import re
 import shutil
 import statistics
 import subprocess
+import pty
 import sys
 import tempfile
 import threading
@@ -46,8 +47,10 @@ def is_verdict(line: str) -> bool:
 
 # -- one run -------------------------------------------------------------------------------------
 def run(cmd: list[str], cwd: Path | str, env: dict, *, memory: bool = False,
-        timeout: float = TIMEOUT) -> dict:
-    """Run `cmd` to its end, its stdout read through a pipe as it comes.
+        timeout: float = TIMEOUT, terminal: bool = False) -> dict:
+    """Run `cmd` to its end, its stdout read through a pipe as it comes (`terminal`: a
+    pseudo-terminal, as a student's shell gives it: a grader that redraws a line in place as
+    verdicts come in is seen doing so; a line is then also ended by a carriage return).
 
     Returns wall (s), cpu (user + system of the process and every descendant reaped in the
     tree, s), maxrss_mb (the largest single process's ru_maxrss), code (exit status, negative
@@ -55,10 +58,16 @@ def run(cmd: list[str], cwd: Path | str, env: dict, *, memory: bool = False,
     and to the first verdict line; None if there was none), stdout (text) and stderr_tail; with
     `memory`, also peak_rss_mb and peak_pss_mb (the peak of the tree's sum) and samples."""
     with tempfile.TemporaryFile() as err:
+        if terminal:
+            fd, screen = pty.openpty()
         start = time.monotonic()
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=err, bufsize=0,
-                                start_new_session=True)
+                                stdout=screen if terminal else subprocess.PIPE, stderr=err,
+                                bufsize=0, start_new_session=True)
+        if terminal:
+            os.close(screen)
+        else:
+            fd = proc.stdout.fileno()
         sampler = TreeMemory(proc.pid) if memory else None
         if sampler:
             sampler.start()
@@ -67,21 +76,23 @@ def run(cmd: list[str], cwd: Path | str, env: dict, *, memory: bool = False,
         timer.start()
         chunks, first_output, first_verdict, pending = [], None, None, b""
         try:
-            fd = proc.stdout.fileno()
             while True:
-                chunk = os.read(fd, 65536)
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:  # a pseudo-terminal whose other end has closed
+                    chunk = b""
                 now = time.monotonic() - start
                 if not chunk:
                     break
                 chunks.append(chunk)
-                pending += chunk
+                pending += chunk.replace(b"\r", b"\n") if terminal else chunk
                 *complete, pending = pending.split(b"\n")
                 if complete and first_output is None:
                     first_output = now
                 if first_verdict is None and any(
                         is_verdict(line.decode("utf-8", "replace")) for line in complete):
                     first_verdict = now
-            proc.stdout.close()
+            os.close(fd) if terminal else proc.stdout.close()
             _, status, usage = os.wait4(proc.pid, 0)
             wall = time.monotonic() - start
             proc.returncode = os.waitstatus_to_exitcode(status)

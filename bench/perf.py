@@ -66,6 +66,9 @@ class Design:
         env = {**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1", "NO_COLOR": "1",
                "LANG": "C.UTF-8"}
         env.pop("LC_ALL", None)  # the report in English: the table reads its score line
+        # Bytecode caches as on a student's machine after a first run (the warm-up writes
+        # them): else every process compiles the grader again and that is most of what is timed.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         return env
 
     def grade_command(self, *extra: str) -> list[str]:
@@ -139,7 +142,10 @@ def _attempt(results: dict, design: Design, what: str, fn, *args, **kwargs):
 
 # -- the parts -----------------------------------------------------------------------------------
 def _grade(design: Design, *extra: str, memory: bool = False) -> dict:
-    run = measure.run(design.grade_command(*extra), design.root, design.env(), memory=memory)
+    # On a pseudo-terminal, as a student runs it: a grader that shows verdicts as they come in
+    # is seen doing so (the score line is the same on a terminal).
+    run = measure.run(design.grade_command(*extra), design.root, design.env(), memory=memory,
+                      terminal=True)
     stdout = run.pop("stdout")
     score = _SCORE.search(stdout)
     run["score"] = f"{score.group(1)}/{score.group(2)}" if score else None
@@ -268,7 +274,7 @@ def rows(raw: dict) -> list[dict]:
         runs = raw["grade"]["runs"]
         add("full grade: wall", "s", runs, "wall")
         add("full grade: CPU, whole tree", "s", runs, "cpu")
-        add("full grade: first verdict on stdout", "s", runs, "first_verdict")
+        add("full grade: first verdict on a terminal", "s", runs, "first_verdict")
         add("full grade: largest process (ru_maxrss)", "MB", runs, "maxrss_mb")
     if "memory" in raw:
         add("full grade: peak RSS, sum over processes", "MB", raw["memory"], "peak_rss_mb")

@@ -124,7 +124,7 @@ def test_rows_take_ratios_from_the_medians():
         if row["ratio"] is not None:
             assert row["ratio"] == pytest.approx(row["current"] / row["baseline"])
     assert rows["full grade: CPU, whole tree"]["ratio"] == pytest.approx(2.0)
-    assert rows["full grade: first verdict on stdout"]["current"] == 0.5
+    assert rows["full grade: first verdict on a terminal"]["current"] == 0.5
     assert rows["full grade: peak PSS, sum over processes"]["ratio"] == pytest.approx(0.5)
     assert rows["full grade: processes started (with the grader)"]["ratio"] == pytest.approx(0.5)
     assert rows["full grade: fsync calls"]["ratio"] is None  # 0 in the baseline: no ratio
@@ -162,7 +162,7 @@ def test_a_tiny_run_end_to_end(tmp_path, capsys):
     assert {"nproc", "cpu_model", "load", "python"} <= set(report["machine"])
     metrics = {r["metric"]: r for r in report["rows"]}
     wanted = ["full grade: wall", "full grade: CPU, whole tree",
-              "full grade: first verdict on stdout", "full grade: largest process (ru_maxrss)"]
+              "full grade: first verdict on a terminal", "full grade: largest process (ru_maxrss)"]
     if measure.strace_available():
         wanted += ["full grade: processes started (with the grader)", "full grade: fdatasync calls"]
     for metric in wanted:
