@@ -731,3 +731,31 @@ def test_the_zygote_never_imports_the_code_under_grade_or_the_checks(tmp_path):
                                                  "grader.runner", "grader.cli", "lab.queue"))}
     # beyond what a spawned target server has: the zygote itself, and what it needs
     assert ours - seen["spawn"] <= {"grader.harness.zygote"}
+
+
+SERVED_TWICE = """
+import signal, socket, subprocess, sys
+from grader.harness import zygote
+signal.alarm(10)  # a zygote blocked in recv would hang this script: the alarm ends it
+door, _ = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+loop = zygote.Zygote(door)
+sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+ours, theirs = socket.socketpair()
+child = zygote._Child(sleeper.pid, ours)
+loop.children[sleeper.pid] = child
+loop.leases[ours.fileno()] = child
+theirs.sendall(b"k")
+loop.serve_lease(ours.fileno())   # "k": killed
+loop.serve_lease(ours.fileno())   # the same event again (settle served it first): no data
+print("returned", child.killed, sleeper.wait(5))
+"""
+
+
+def test_a_lease_event_served_twice_never_blocks_the_zygote():
+    """settle() serves the lease events pending at its call, and the loop's own poll batch may
+    hold the same events: the second serving finds no byte and must return at once (it once
+    blocked in recv until the requester gave up waiting for the status, 2 s, stalling every
+    other start and kill: with checks on two lanes that was a check in ten)."""
+    proc = subprocess.run([sys.executable, "-c", SERVED_TWICE], capture_output=True, text=True,
+                          timeout=60, cwd=Path(__file__).resolve().parent.parent)
+    assert proc.stdout.split() == ["returned", "True", "-9"], proc.stderr

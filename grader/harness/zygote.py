@@ -76,6 +76,7 @@ import sys
 import threading
 import time
 import traceback
+from typing import Callable
 
 try:
     import resource
@@ -524,9 +525,17 @@ class _Child:
         self.killed = False
 
 
-class Zygote:
-    """The fork server's loop: one thread, poll() over the door, the signal wake-up pipe and the
-    leases; it never blocks on anything but them (and bounded waits for SIGKILLed children)."""
+class ForkLoop:
+    """A fork server's loop (the zygote's, and the batch's fork server's:
+    grader.instructor.fork_server): one thread, poll() over the door, the signal wake-up pipe
+    and the leases; it never blocks on anything but them (and bounded waits for SIGKILLed
+    children). A request is one datagram on the door with its fds, the lease first; "exit" is
+    served here, every other op by `dispatch`, which a server defines (False: not an op of
+    its own, the request is dropped). `fork` starts a child and hands its pid out on the lease."""
+
+    MAX_FDS = 8
+    #: A child's exit code when what it runs raises (as an interpreter ends on an uncaught one).
+    CRASH_CODE = 1
 
     def __init__(self, door: socket.socket):
         self.door = door
@@ -539,7 +548,7 @@ class Zygote:
         signal.set_wakeup_fd(self.wake_w)
         signal.signal(signal.SIGCHLD, _nothing)
         signal.signal(signal.SIGTERM, self._terminate)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the grader; it ends us
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the requester; it ends us
         self.poll = select.poll()
         self.poll.register(self.door, select.POLLIN)
         self.poll.register(self.wake_r, select.POLLIN)
@@ -568,13 +577,13 @@ class Zygote:
     # -- requests ----------------------------------------------------------------------------------
     def serve_door(self) -> None:
         try:
-            data, fds, flags, _ = socket.recv_fds(self.door, _MAX_REQUEST, 8)
+            data, fds, flags, _ = socket.recv_fds(self.door, _MAX_REQUEST, self.MAX_FDS)
         except InterruptedError:
             return
         except OSError:
             self.ending = True
             return
-        if not data and not fds:  # every copy of the owner's end is closed
+        if not data and not fds:  # every copy of the requesters' end is closed
             self.ending = True
             return
         if not fds or flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
@@ -585,36 +594,23 @@ class Zygote:
             request = json.loads(data.decode("utf-8"))
             op = request["op"]
         except (ValueError, KeyError, TypeError):
-            lease.close()
-            _close(fds[1:])
-            return
-        if op == "start" and len(fds) in (3, 4):
-            self.start(request, lease, fds[1], fds[2], fds[3] if len(fds) == 4 else None)
-        elif op == "settle" and len(fds) == 1:
-            self.settle()
-            _answer(lease, "settled")
-            lease.close()
-        elif op == "exit" and len(fds) == 1:
+            op = None
+        if op == "exit" and len(fds) == 1:
             self.end_all()
             _answer(lease, "bye")
             lease.close()
             self.ending = True
-        else:
+        elif op is None or not self.dispatch(op, request, lease, fds[1:]):
             lease.close()
             _close(fds[1:])
 
-    def start(self, request: dict, lease: socket.socket, read_fd: int, write_fd: int,
-              log_fd: int | None) -> None:
-        try:
-            spec, cwd, env = request["spec"], request["cwd"], request["env"]
-            limits, umask = request["limits"], request["umask"]
-            if type(spec) is not str or type(cwd) is not str or type(env) is not dict or \
-                    type(limits) is not list or (umask is not None and type(umask) is not int):
-                raise TypeError("a malformed start")
-        except (KeyError, TypeError):
-            lease.close()
-            _close([read_fd, write_fd] + ([log_fd] if log_fd is not None else []))
-            return
+    def dispatch(self, op: str, request: dict, lease: socket.socket, fds: list[int]) -> bool:
+        return False
+
+    def fork(self, lease: socket.socket, fds: list[int], become: Callable[[], int]) -> None:
+        """Fork a child that runs `become()` and exits with the code it returns (it never
+        returns into this loop); `fds` are closed here once it is forked. The lease gets
+        `pid N` with a pidfd, or `error E`; a lease already closed kills the child."""
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -625,17 +621,15 @@ class Zygote:
         except OSError as exc:
             _answer(lease, f"error {errno.errorcode.get(exc.errno, exc.errno)}")
             lease.close()
-            _close([read_fd, write_fd] + ([log_fd] if log_fd is not None else []))
+            _close(fds)
             return
         if pid == 0:  # the child: never returns from here
-            code = 70
+            code = self.CRASH_CODE
             try:
-                code = self.become_target(lease, spec, cwd, env, limits, umask, read_fd,
-                                          write_fd, log_fd)
+                code = become()
             except SystemExit as exc:  # as an interpreter ends on an uncaught SystemExit
                 code = _exit_code(exc.code)
             except BaseException:  # as an interpreter ends on an uncaught exception
-                code = 1
                 try:
                     traceback.print_exc()
                 except BaseException:
@@ -647,7 +641,7 @@ class Zygote:
                     except BaseException:
                         pass
                 os._exit(code)
-        _close([read_fd, write_fd] + ([log_fd] if log_fd is not None else []))
+        _close(fds)
         child = _Child(pid, lease)
         self.children[pid] = child
         try:
@@ -666,16 +660,15 @@ class Zygote:
 
     def serve_lease(self, fd: int) -> None:
         child = self.leases[fd]
-        try:
-            data = child.lease.recv(64)
+        try:  # never waits: `settle` may have served this event already in its own poll
+            data = child.lease.recv(64, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return
         except OSError:
             data = b""
-        if data:  # "k": kill it (the status follows when it is reaped)
-            self.kill(child)
-            return
-        # The requester closed its end: it is done with the child, or it ended.
-        self.drop_lease(child)
-        self.kill(child)
+        if not data:  # the requester closed its end: it is done with the child, or it ended
+            self.drop_lease(child)
+        self.kill(child)  # "k", or the lease closed: the status follows when it is reaped
 
     def drop_lease(self, child: _Child) -> None:
         if child.lease is not None:
@@ -686,6 +679,46 @@ class Zygote:
                 pass
             child.lease.close()
             child.lease = None
+
+    def kill(self, child: _Child) -> None:
+        raise NotImplementedError
+
+    def reap(self) -> None:
+        raise NotImplementedError
+
+    def end_all(self) -> None:
+        raise NotImplementedError
+
+
+class Zygote(ForkLoop):
+    """The zygote's requests: start a target server, settle."""
+
+    def dispatch(self, op: str, request: dict, lease: socket.socket, fds: list[int]) -> bool:
+        if op == "start" and len(fds) in (2, 3):
+            self.start(request, lease, fds[0], fds[1], fds[2] if len(fds) == 3 else None)
+            return True
+        if op == "settle" and not fds:
+            self.settle()
+            _answer(lease, "settled")
+            lease.close()
+            return True
+        return False
+
+    def start(self, request: dict, lease: socket.socket, read_fd: int, write_fd: int,
+              log_fd: int | None) -> None:
+        fds = [read_fd, write_fd] + ([log_fd] if log_fd is not None else [])
+        try:
+            spec, cwd, env = request["spec"], request["cwd"], request["env"]
+            limits, umask = request["limits"], request["umask"]
+            if type(spec) is not str or type(cwd) is not str or type(env) is not dict or \
+                    type(limits) is not list or (umask is not None and type(umask) is not int):
+                raise TypeError("a malformed start")
+        except (KeyError, TypeError):
+            lease.close()
+            _close(fds)
+            return
+        self.fork(lease, fds, lambda: self.become_target(lease, spec, cwd, env, limits, umask,
+                                                         read_fd, write_fd, log_fd))
 
     def kill(self, child: _Child) -> None:
         if child.pid not in self.children:
@@ -848,7 +881,9 @@ def _prctl(option: int, value: int) -> bool:
         return False
 
 
-def main(argv: list[str] | None = None) -> int:
+def server_arguments(argv: list[str] | None, module: str) -> tuple[int, int, bool] | None:
+    """A fork server's command line (`--door FD --parent PID [--pdeathsig]`): (door fd, parent
+    pid, pdeathsig), or None after printing the usage line."""
     args = list(sys.argv[1:] if argv is None else argv)
     door_fd = parent = None
     pdeathsig = False
@@ -863,9 +898,16 @@ def main(argv: list[str] | None = None) -> int:
         else:
             break
     if door_fd is None or parent is None:
-        print("usage: python -m grader.harness.zygote --door FD --parent PID [--pdeathsig]",
-              file=sys.stderr)
+        print(f"usage: python -m {module} --door FD --parent PID [--pdeathsig]", file=sys.stderr)
+        return None
+    return door_fd, parent, pdeathsig
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = server_arguments(argv, "grader.harness.zygote")
+    if arguments is None:
         return 2
+    door_fd, parent, pdeathsig = arguments
     if pdeathsig:
         _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != parent:  # the owner ended before we could watch it

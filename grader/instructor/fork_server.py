@@ -11,10 +11,10 @@ grade (that runs in target processes, as ever), never a check's state. It is sin
 another thread held; it is not dumpable, so a target of the same user cannot read or write its
 memory; it is a subreaper, so what a grade leaves detached comes back to it, and it ends that.
 
-The door and the leases are the zygote's (grader.harness.zygote): an AF_UNIX SOCK_SEQPACKET
-socketpair, one datagram per request, a fresh stream socket (the lease) per grade, the answers
-`pid N` (with a pidfd) and `status S` on it, so that the requester holds a
-`zygote.ForkedTarget`.
+The door, the leases and the loop are the zygote's (grader.harness.zygote, `ForkLoop`): an
+AF_UNIX SOCK_SEQPACKET socketpair, one datagram per request, a fresh stream socket (the lease)
+per grade, the answers `pid N` (with a pidfd) and `status S` on it, so that the requester holds
+a `zygote.ForkedTarget`.
 
     {"op": "grade", "argv": [str...], "cwd": str, "env": {str: str}}   fds: lease, log
     {"op": "exit"}                                                     fds: lease
@@ -41,13 +41,10 @@ SIGTERM, or the batch's end (PR_SET_PDEATHSIG) end every grade and the server.
 from __future__ import annotations
 
 import atexit
-import errno
 import gc
 import importlib
 import importlib.util
-import json
 import os
-import select
 import signal
 import socket
 import sys
@@ -58,9 +55,8 @@ import traceback
 
 from grader.harness import sandbox, zygote
 from grader.harness.zygote import (_PR_SET_DUMPABLE, _PR_SET_PDEATHSIG, _answer, _close,
-                                   _drain, _exit_code, _nothing, _prctl, _startup_env)
+                                   _exit_code, _prctl, _startup_env)
 
-_MAX_REQUEST = 1 << 18
 _PR_SET_CHILD_SUBREAPER = 36
 #: The module `python -m grader` runs, and the command it calls (named by path, as the CLI names
 #: its subcommands: the instructor's layer sits below the CLI's).
@@ -68,84 +64,21 @@ GRADER_MAIN = "grader.__main__"
 GRADER_CLI = "grader.cli"
 
 
-class _Grade:
-    def __init__(self, pid: int, lease: socket.socket):
-        self.pid = pid
-        self.lease: socket.socket | None = lease
+class ForkServer(zygote.ForkLoop):
+    """The zygote's loop (`zygote.ForkLoop`) with one request of its own: fork a grade."""
 
-
-class ForkServer:
-    """The loop: one thread, poll() over the door, the signal wake-up pipe and the leases."""
+    MAX_FDS = 4
+    CRASH_CODE = 70  # a grade that could not even start the grader: batch says it crashed
 
     def __init__(self, door: socket.socket):
-        self.door = door
-        self.grades: dict[int, _Grade] = {}  # pid -> grade, until reaped
-        self.leases: dict[int, _Grade] = {}  # lease fd -> grade, until the lease closes
+        super().__init__(door)
         self.startup_env = _startup_env(os.environ)
-        self.ending = False
-        self.wake_r, self.wake_w = os.pipe()
-        os.set_blocking(self.wake_w, False)
-        os.set_blocking(self.wake_r, False)
-        signal.set_wakeup_fd(self.wake_w)
-        signal.signal(signal.SIGCHLD, _nothing)
-        signal.signal(signal.SIGTERM, self._terminate)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the batch; it ends us
-        self.poll = select.poll()
-        self.poll.register(self.door, select.POLLIN)
-        self.poll.register(self.wake_r, select.POLLIN)
 
-    def _terminate(self, signum, frame) -> None:
-        self.ending = True
-
-    def run(self) -> int:
-        while not self.ending:
-            for fd, _ in self.poll.poll():
-                if fd == self.wake_r:
-                    _drain(self.wake_r)
-                elif fd == self.door.fileno():
-                    try:
-                        self.serve_door()
-                    except Exception:  # a bug here must not end every later grade: say it
-                        traceback.print_exc()
-                elif fd in self.leases:
-                    self.serve_lease(fd)
-                if self.ending:
-                    break
-            self.reap()
-        self.end_all()
-        return 0
-
-    # -- requests ----------------------------------------------------------------------------------
-    def serve_door(self) -> None:
-        try:
-            data, fds, flags, _ = socket.recv_fds(self.door, _MAX_REQUEST, 4)
-        except InterruptedError:
-            return
-        except OSError:
-            self.ending = True
-            return
-        if not data and not fds:  # every copy of the batch's end is closed
-            self.ending = True
-            return
-        if not fds or flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
-            _close(fds)
-            return
-        lease = socket.socket(fileno=fds[0])
-        try:
-            request = json.loads(data.decode("utf-8"))
-            op = request["op"]
-        except (ValueError, KeyError, TypeError):
-            op = None
-        if op == "grade" and len(fds) == 2:
-            self.grade(request, lease, fds[1])
-        elif op == "exit" and len(fds) == 1:
-            self.end_all()
-            _answer(lease, "bye")
-            lease.close()
-            self.ending = True
-        else:
-            lease.close()
-            _close(fds[1:])
+    def dispatch(self, op: str, request: dict, lease: socket.socket, fds: list[int]) -> bool:
+        if op == "grade" and len(fds) == 1:
+            self.grade(request, lease, fds[0])
+            return True
+        return False
 
     def grade(self, request: dict, lease: socket.socket, log_fd: int) -> None:
         argv, cwd, env = request.get("argv"), request.get("cwd"), request.get("env")
@@ -161,70 +94,12 @@ class ForkServer:
             lease.close()
             _close([log_fd])
             return
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError, AttributeError):
-                pass
-        try:
-            pid = os.fork()
-        except OSError as exc:
-            _answer(lease, f"error {errno.errorcode.get(exc.errno, exc.errno)}")
-            lease.close()
-            _close([log_fd])
-            return
-        if pid == 0:  # the child: never returns from here
-            code = 70
-            try:
-                code = self.become_grade(lease, argv, cwd, env, log_fd)
-            except BaseException:
-                try:
-                    traceback.print_exc()
-                except BaseException:
-                    pass
-            finally:
-                os._exit(code)
-        _close([log_fd])
-        grade = _Grade(pid, lease)
-        self.grades[pid] = grade
-        try:
-            pidfds = [os.pidfd_open(pid)]  # unreaped, so surely this child
-        except (AttributeError, OSError):
-            pidfds = []
-        answered = _answer(lease, f"pid {pid}", pidfds)
-        _close(pidfds)
-        if answered:
-            self.leases[lease.fileno()] = grade
-            self.poll.register(lease, select.POLLIN)
-        else:  # the requester is gone already
-            grade.lease = None
-            lease.close()
-            self.kill(grade)
+        self.fork(lease, [log_fd], lambda: self.become_grade(lease, argv, cwd, env, log_fd))
 
-    def serve_lease(self, fd: int) -> None:
-        grade = self.leases[fd]
-        try:
-            data = grade.lease.recv(64)
-        except OSError:
-            data = b""
-        if not data:  # the requester closed its end: done with the grade, or it ended
-            self.drop_lease(grade)
-        self.kill(grade)
-
-    def drop_lease(self, grade: _Grade) -> None:
-        if grade.lease is not None:
-            self.leases.pop(grade.lease.fileno(), None)
-            try:
-                self.poll.unregister(grade.lease)
-            except (KeyError, ValueError):
-                pass
-            grade.lease.close()
-            grade.lease = None
-
-    def kill(self, grade: _Grade) -> None:
+    def kill(self, grade: zygote._Child) -> None:
         """SIGKILL the grade's session (its pid is unreaped: that session is its own) and the
         grade itself, in case it was killed before its setsid()."""
-        if grade.pid not in self.grades:
+        if grade.pid not in self.children:
             return
         sandbox.kill_session(grade.pid)
         try:
@@ -237,7 +112,7 @@ class ForkServer:
         """Every grade that has ended: its session killed while its pid is still held, then
         reaped, the orphans of the server ended, and its status told."""
         ended = []
-        for pid in list(self.grades):
+        for pid in list(self.children):
             try:
                 info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
             except ChildProcessError:
@@ -249,10 +124,10 @@ class ForkServer:
                 _, status = os.waitpid(pid, 0)
             except ChildProcessError:
                 status = None
-            ended.append((self.grades.pop(pid), status))
+            ended.append((self.children.pop(pid), status))
         if not ended:
             return
-        sandbox.end_strays(keep=set(self.grades))  # what they left detached came back to us
+        sandbox.end_strays(keep=set(self.children))  # what they left detached came back to us
         for grade, status in ended:
             if grade.lease is not None:
                 if status is not None:
@@ -260,10 +135,10 @@ class ForkServer:
                 self.drop_lease(grade)
 
     def end_all(self) -> None:
-        for grade in list(self.grades.values()):
+        for grade in list(self.children.values()):
             self.kill(grade)
         deadline = time.monotonic() + 5.0
-        while self.grades and time.monotonic() < deadline:
+        while self.children and time.monotonic() < deadline:
             self.reap()
             time.sleep(0.002)
         sandbox.end_strays(keep=set())
@@ -278,9 +153,9 @@ class ForkServer:
             signal.signal(signum, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         _prctl(_PR_SET_DUMPABLE, 1)  # as an exec'd process is; the server itself is not
-        for sock in [self.door, lease] + [g.lease for g in self.grades.values() if g.lease]:
+        for sock in [self.door, lease] + [g.lease for g in self.children.values() if g.lease]:
             sock.detach()  # their fds are closed below; no socket object may close a reused fd
-        self.grades.clear()
+        self.children.clear()
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, 0)
         os.dup2(log_fd, 1)
@@ -355,23 +230,10 @@ def warm() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    door_fd = parent = None
-    pdeathsig = False
-    while args:
-        arg = args.pop(0)
-        if arg == "--door" and args:
-            door_fd = int(args.pop(0))
-        elif arg == "--parent" and args:
-            parent = int(args.pop(0))
-        elif arg == "--pdeathsig":
-            pdeathsig = True
-        else:
-            break
-    if door_fd is None or parent is None:
-        print("usage: python -m grader.instructor.fork_server --door FD --parent PID"
-              " [--pdeathsig]", file=sys.stderr)
+    arguments = zygote.server_arguments(argv, "grader.instructor.fork_server")
+    if arguments is None:
         return 2
+    door_fd, parent, pdeathsig = arguments
     if pdeathsig:
         _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != parent:  # the batch ended before we could watch it
