@@ -293,7 +293,8 @@ class Watch:
         if grade is None:
             return
         _end_session(grade.pid)
-        sandbox.end_strays(set())  # reaps the child, and the orphans a subreaper inherited
+        # Reaps the child, and the orphans a subreaper inherited; not the zygote (a child too).
+        sandbox.end_strays({pid for pid in (zygote.own_pid(),) if pid is not None})
         os.close(grade.fd)
 
     # -- the screen ------------------------------------------------------------------------------

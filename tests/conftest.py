@@ -20,6 +20,10 @@ os.environ["LEASELAB_STRICT_MESSAGES"] = "1"
 # solutions/, tests/mutants/): a verdict or a hint must not depend on the runs before it. The
 # history's own tests turn it back on with LEASELAB_NO_HISTORY="".
 os.environ["LEASELAB_NO_HISTORY"] = "1"
+# Bytecode caches for the grader, as on a student's machine after a first run: the suite starts
+# the grader hundreds of times, and without them every start compiles it again. Recorded grades
+# (batch, the bundle) still set PYTHONDONTWRITEBYTECODE themselves, beside the submissions.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 @pytest.fixture

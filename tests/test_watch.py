@@ -348,3 +348,38 @@ def test_a_line_too_wide_for_the_terminal_is_cut_colour_codes_taking_no_column()
     cut = watch.fit("\033[31m✗\033[0m " + "x" * 20, 8)
     assert cut == "\033[31m✗\033[0m xxxxx…\033[0m"
     assert watch.fit("採点中です", 6) == "採点…"  # wide characters take two columns
+
+
+def zygotes_of(pid: int) -> set[tuple[int, str]]:
+    """(pid, start time) of the zygotes that are children of `pid`."""
+    found = set()
+    for child, start in descendants(pid):
+        fields = _stat(child)
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                command = f.read()
+        except OSError:
+            continue
+        if fields and int(fields[1]) == pid and b"grader.harness.zygote" in command:
+            found.add((child, start))
+    return found
+
+
+@needs_proc
+def test_one_zygote_serves_every_grade(tmp_path):
+    """The watcher starts the zygote once; every grade's target processes fork from it. The
+    sweep after a grade (which ends every other child of the watcher) leaves it alone: a grade
+    that found it gone started each target as a fresh interpreter, twice as slow."""
+    folder = student_folder(tmp_path)
+    target = folder / "queue.py"
+    w = Watching(target)
+    try:
+        w.wait_for("the first grade", lambda s: any(FINAL in x for x in s))
+        before = zygotes_of(w.proc.pid)
+        target.write_text(MUTANT.read_text(encoding="utf-8"), encoding="utf-8")
+        w.wait_for("the mutant's grade", lambda s: len([x for x in s if FINAL in x]) >= 2)
+        after = zygotes_of(w.proc.pid)
+        w.interrupt()
+    finally:
+        w.stop()
+    assert len(before) == 1 and after == before

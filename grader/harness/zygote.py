@@ -238,6 +238,15 @@ def _usable(python: str, may_start: bool) -> _Handle | None:
         return _handle
 
 
+def own_pid() -> int | None:
+    """The pid of the zygote this process started (a child of it, which a sweep of this
+    process's children must leave alone), or None."""
+    handle = _handle
+    if handle is None or handle.owner != os.getpid():
+        return None
+    return handle.process.pid
+
+
 def stop() -> None:
     """End this process's zygote and its children, if this process started it (a fork of the
     owner leaves it alone)."""
