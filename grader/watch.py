@@ -233,12 +233,13 @@ class Watch:
                 if last and not ran:
                     raise GraderError(f"no check matches -k {self.args.select!r}")
                 if results or last:  # a first pass -k left empty has nothing to show
-                    _send(fd, {"pass": number, "results": [_encode(r) for r in results]})
+                    sandbox.write_message(fd, {"pass": number,
+                                               "results": [_encode(r) for r in results]})
         except GraderError as exc:
-            _send(fd, {"error": str(exc)})
+            sandbox.write_message(fd, {"error": str(exc)})
         except BaseException:
             try:
-                _send(fd, {"error": traceback.format_exc()})
+                sandbox.write_message(fd, {"error": traceback.format_exc()})
             except BaseException:
                 code = 70
         os._exit(code)
@@ -339,12 +340,6 @@ def _interrupt(signum, frame):
 
 def _clock(wall: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(wall))
-
-
-def _send(fd: int, message: dict) -> None:
-    data = (json.dumps(message) + "\n").encode()
-    while data:
-        data = data[os.write(fd, data):]
 
 
 def _encode(r: CheckResult) -> dict:

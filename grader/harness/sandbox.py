@@ -33,10 +33,11 @@ _token: str | None = None  # this run's secret: the parent believes only lines t
 def report_step(step: dict) -> None:
     """Child side: tell the parent what is about to run (no-op outside a sandbox)."""
     if _progress_fd is not None:
-        _write(_progress_fd, {"step": step, "token": _token})
+        write_message(_progress_fd, {"step": step, "token": _token})
 
 
-def _write(fd: int, obj: dict) -> None:
+def write_message(fd: int, obj: dict) -> None:
+    """`obj` as one JSON line on `fd`, written whole (a pipe may take it in several writes)."""
     data = (json.dumps(obj, default=repr) + "\n").encode()
     while data:
         data = data[os.write(fd, data):]
@@ -72,7 +73,7 @@ def run(body: Callable[[], Failure | None], timeout: float) -> Failure | None:
         except BaseException:  # a bug in the check itself, not in the target
             result = Failure.grader_bug(traceback.format_exc())
         try:
-            _write(write_fd, {"result": result_to_json(result), "token": token})
+            write_message(write_fd, {"result": result_to_json(result), "token": token})
         except BaseException:
             code = 70
         os._exit(code)

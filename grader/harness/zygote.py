@@ -689,6 +689,25 @@ class ForkLoop:
             child.lease.close()
             child.lease = None
 
+    def leave_loop(self, lease: socket.socket, out_fd: int | None) -> None:
+        """In a forked child, first: what Popen does before exec, up to closing fds. A session
+        of its own; signal handlers as a fresh interpreter has them; dumpable again (as an
+        exec'd process is; the server itself is not); the loop's sockets let go of (their fds
+        are closed by the caller; no socket object may close a reused fd); stdin on /dev/null,
+        stdout and stderr on `out_fd` (None: /dev/null)."""
+        os.setsid()
+        signal.set_wakeup_fd(-1)
+        for signum in (signal.SIGCHLD, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        _prctl(_PR_SET_DUMPABLE, 1)
+        for sock in [self.door, lease] + [c.lease for c in self.children.values() if c.lease]:
+            sock.detach()
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(out_fd if out_fd is not None else null, 1)
+        os.dup2(out_fd if out_fd is not None else null, 2)
+
     def kill(self, child: _Child) -> None:
         raise NotImplementedError
 
@@ -780,18 +799,7 @@ class Zygote(ForkLoop):
     def become_target(self, lease: socket.socket, spec: str, cwd: str, env: dict, limits: list,
                       umask: int | None, read_fd: int, write_fd: int, log_fd: int | None) -> int:
         """In the forked child: the Popen path's set-up, then the target server's life."""
-        os.setsid()
-        signal.set_wakeup_fd(-1)
-        for signum in (signal.SIGCHLD, signal.SIGTERM):
-            signal.signal(signum, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        _prctl(_PR_SET_DUMPABLE, 1)  # as an exec'd process is; the zygote itself is not
-        for sock in [self.door, lease] + [c.lease for c in self.children.values() if c.lease]:
-            sock.detach()  # their fds are closed below; no socket object may close a reused fd
-        null = os.open(os.devnull, os.O_RDWR)
-        os.dup2(null, 0)
-        os.dup2(log_fd if log_fd is not None else null, 1)
-        os.dup2(log_fd if log_fd is not None else null, 2)
+        self.leave_loop(lease, log_fd)
         low, high = sorted((read_fd, write_fd))
         os.closerange(3, low)
         os.closerange(low + 1, high)
@@ -890,9 +898,11 @@ def _prctl(option: int, value: int) -> bool:
         return False
 
 
-def server_arguments(argv: list[str] | None, module: str) -> tuple[int, int, bool] | None:
-    """A fork server's command line (`--door FD --parent PID [--pdeathsig]`): (door fd, parent
-    pid, pdeathsig), or None after printing the usage line."""
+def server_door(argv: list[str] | None, module: str) -> tuple[socket.socket | None, int]:
+    """A fork server's start (`python -m MODULE --door FD --parent PID [--pdeathsig]`): die
+    with the parent if asked, not dumpable (a target of the same user cannot read or write its
+    memory); its door, or None and the exit code (2: a wrong command line; 0: the parent has
+    ended already)."""
     args = list(sys.argv[1:] if argv is None else argv)
     door_fd = parent = None
     pdeathsig = False
@@ -908,21 +918,19 @@ def server_arguments(argv: list[str] | None, module: str) -> tuple[int, int, boo
             break
     if door_fd is None or parent is None:
         print(f"usage: python -m {module} --door FD --parent PID [--pdeathsig]", file=sys.stderr)
-        return None
-    return door_fd, parent, pdeathsig
+        return None, 2
+    if pdeathsig:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # the parent ended before we could watch it
+        return None, 0
+    _prctl(_PR_SET_DUMPABLE, 0)
+    return socket.socket(fileno=door_fd), 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    arguments = server_arguments(argv, "grader.harness.zygote")
-    if arguments is None:
-        return 2
-    door_fd, parent, pdeathsig = arguments
-    if pdeathsig:
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    if os.getppid() != parent:  # the owner ended before we could watch it
-        return 0
-    _prctl(_PR_SET_DUMPABLE, 0)  # a target of the same user cannot read or write our memory
-    door = socket.socket(fileno=door_fd)
+    door, code = server_door(argv, "grader.harness.zygote")
+    if door is None:
+        return code
     from . import target_server  # noqa: F401  (what every child needs, imported once here)
 
     gc.collect()

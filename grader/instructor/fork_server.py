@@ -6,8 +6,8 @@ grade costs a fork, not the grader's start-up (an interpreter and its imports, ~
 TMPDIR (so what an interpreter reads at start-up, PYTHONPATH and PYTHONDONTWRITEBYTECODE among
 it, is already in effect). It imports the grader's command (`grader.cli`, by module path as
 `python -m grader` runs it) and the modules a grade imports after it (`warm`: the harness, the
-checks' shared steps, not the check modules themselves) and nothing else: never the code under
-grade (that runs in target processes, as ever), never a check's state. It is single-threaded, so a fork never copies a lock
+checks, the runner) and nothing else: never the code under grade (that runs in target
+processes, as ever), never a check's state. It is single-threaded, so a fork never copies a lock
 another thread held; it is not dumpable, so a target of the same user cannot read or write its
 memory; it is a subreaper, so what a grade leaves detached comes back to it, and it ends that.
 
@@ -54,8 +54,7 @@ import time
 import traceback
 
 from grader.harness import sandbox, zygote
-from grader.harness.zygote import (_PR_SET_DUMPABLE, _PR_SET_PDEATHSIG, _answer, _close,
-                                   _exit_code, _prctl, _startup_env)
+from grader.harness.zygote import _answer, _close, _exit_code, _prctl, _startup_env
 
 _PR_SET_CHILD_SUBREAPER = 36
 #: The module `python -m grader` runs, and the command it calls (named by path, as the CLI names
@@ -107,7 +106,7 @@ class ForkServer(zygote.ForkLoop):
         except (ProcessLookupError, PermissionError):
             pass
 
-    # -- ended grades -------------------------------------------------------------------------------
+    # -- ended grades ------------------------------------------------------------------------------
     def reap(self) -> None:
         """Every grade that has ended: its session killed while its pid is still held, then
         reaped, the orphans of the server ended, and its status told."""
@@ -147,19 +146,8 @@ class ForkServer(zygote.ForkLoop):
     def become_grade(self, lease: socket.socket, argv: list, cwd: str, env: dict,
                      log_fd: int) -> int:
         """In the forked child: what Popen did before exec, then `python -m grader argv`."""
-        os.setsid()
-        signal.set_wakeup_fd(-1)
-        for signum in (signal.SIGCHLD, signal.SIGTERM):
-            signal.signal(signum, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        _prctl(_PR_SET_DUMPABLE, 1)  # as an exec'd process is; the server itself is not
-        for sock in [self.door, lease] + [g.lease for g in self.children.values() if g.lease]:
-            sock.detach()  # their fds are closed below; no socket object may close a reused fd
+        self.leave_loop(lease, log_fd)
         self.children.clear()
-        null = os.open(os.devnull, os.O_RDWR)
-        os.dup2(null, 0)
-        os.dup2(log_fd, 1)
-        os.dup2(log_fd, 2)
         os.closerange(3, 1 << 30)
         os.chdir(cwd)
         os.environ.clear()
@@ -230,17 +218,10 @@ def warm() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    arguments = zygote.server_arguments(argv, "grader.instructor.fork_server")
-    if arguments is None:
-        return 2
-    door_fd, parent, pdeathsig = arguments
-    if pdeathsig:
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    if os.getppid() != parent:  # the batch ended before we could watch it
-        return 0
-    _prctl(_PR_SET_DUMPABLE, 0)  # a target of the same user cannot read or write our memory
+    door, code = zygote.server_door(argv, "grader.instructor.fork_server")
+    if door is None:
+        return code
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # what a grade leaves detached comes back to us
-    door = socket.socket(fileno=door_fd)
     warm()
     gc.collect()
     gc.freeze()  # the children share these pages rather than copy them at their first GC

@@ -88,9 +88,7 @@ def _serve(units, settings, inbox: int, out: int) -> None:
                 bug = Failure.grader_bug(traceback.format_exc())
                 answer = {"unit": index, "runs": [result_to_json(bug)] * len(settings.seeds),
                           "duration": 0.0}
-            data = (json.dumps(answer) + "\n").encode()
-            while data:
-                data = data[os.write(out, data):]
+            sandbox.write_message(out, answer)
 
 
 def run(units, jobs: int, settings, long: list[int], short: list[int]
@@ -112,7 +110,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int]
         while any(lane.unit is not None for lane in lanes):
             busy = [lane for lane in lanes if lane.unit is not None]
             for lane in _readable(busy):
-                for index, outcome in _answers(lane, settings):
+                for index, outcome in _answers(lane):
                     yield index, outcome
                     if queue:
                         lane.give(queue.take(lanes.index(lane)))
@@ -153,7 +151,7 @@ def _readable(lanes: list[_Lane]) -> list[_Lane]:
     return [lane for lane in lanes if lane.inbox in ready]
 
 
-def _answers(lane: _Lane, settings):
+def _answers(lane: _Lane):
     """The answers the lane has written since the last look (marks it ended at its pipe's end)."""
     chunk = os.read(lane.inbox, 1 << 16)
     if not chunk:
