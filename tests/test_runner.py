@@ -106,10 +106,10 @@ def test_a_lane_that_dies_costs_only_its_own_check(monkeypatch):
     errored grader-bug result; the other checks are graded, by the other lane or a new one."""
     real = runner.run_unit
 
-    def dies_on_one(unit, settings):
+    def dies_on_one(unit, settings, **kwargs):
         if unit.check.id == "finish-at-expiry":
             os._exit(9)
-        return real(unit, settings)
+        return real(unit, settings, **kwargs)
 
     monkeypatch.setattr(runner, "run_unit", dies_on_one)  # the lanes are forks: they see it
     results = runner.run_checks("solutions.queue", jobs=2, select="boundaries")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import itertools
 import random
 import sqlite3
 from dataclasses import dataclass, field
@@ -232,12 +231,9 @@ class Direct:
         self.conns.pop(name).close()
 
 
-_names = itertools.count(1)
-
-
 class Database:
     """The code under grade's side: a fresh database, a connection of its own on it in `queue`
-    (a TargetProcess or `Direct`), under a name no earlier timeline used, and an operator's
+    (a TargetProcess or `Direct`), named after the database's file, and an operator's
     connection of the judge's own (the operator's actions, the rows)."""
 
     def __init__(self, path: Path, queue):
@@ -245,7 +241,9 @@ class Database:
         self.operator = store.connect(path, busy_timeout_ms=1000)
         self.operator.execute("PRAGMA synchronous = OFF")  # no check here is about durability
         store.init_db(self.operator)
-        self.name = f"timeline-{next(_names)}"
+        # Named by its file: the same in every run of a check, whatever ran before it in the
+        # same judge's lane (a counter would differ with --jobs).
+        self.name = f"timeline-{Path(path).name}"
         try:
             queue.open(self.name, path, synchronous_off=True)  # no check here is about durability
         except BaseException:

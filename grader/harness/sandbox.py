@@ -1,14 +1,27 @@
-"""Run one check in a forked child process, so student code cannot hang or crash the grader.
+"""Run one check's judge so that neither a hang nor a crash of the code under grade reaches the grader.
 
-The child is the judge of one check: it never imports the code under grade (that runs in a
-target process the child starts, `target_client`). It reports over a pipe, one JSON object per
-line: `{"step": ...}` before each call into the target (so a hang or an exit can say what was
-running), then one `{"result": ...}`: the JSON form of a `grader.results.Failure`, or
-`{"outcome": "passed"}`. Each line carries a secret drawn before the fork (`token`); a line
-without it was not written by the judge and is never believed. The child is not dumpable, so a
-target process of the same user (not root) cannot open its fds or read its memory.
-The parent waits at most `timeout` seconds of wall-clock time (a safety net for hangs only:
-checks themselves run on logical time), then kills the child's whole process group.
+The judge of a check (its body, the Lab, the target process's proxy) never imports the code
+under grade: that runs in a target process the judge starts (`target_client`), forked by the
+zygote. `run(body, timeout)` runs the judge in one of two ways:
+
+- **Forked** (the default): in a child of its own, which reports over a pipe, one JSON object per
+  line: `{"step": ...}` before each call into the target (so a hang or an exit can say what was
+  running), then one `{"result": ...}`: the JSON form of a `grader.results.Failure`, or
+  `{"outcome": "passed"}`. Each line carries a secret drawn before the fork (`token`); a line
+  without it was not written by the judge and is never believed. The child is not dumpable, so
+  a target process of the same user (not root) cannot open its fds or read its memory. The
+  parent waits at most `timeout` seconds of wall-clock time (a safety net for hangs only: checks
+  themselves run on logical time), then kills the child's whole process group, and sweeps
+  whatever the check left behind.
+- **Here** (`inline=True`, where the zygote runs): in this process, for a check that starts no
+  process of its own but its target processes (the zygote's children, not ours). The calling
+  process is a lane of the runner (grader.runner.lanes): a forked copy of the grading process,
+  not dumpable, that runs one check at a time and has imported no code under grade either.
+  `timeout` is a SIGALRM that raises in the judge (every wait of the judge is a select or a
+  sleep, which the signal interrupts), the last step is kept in memory, and the target
+  processes get the CPU limit a forked judge would have passed them. It saves the fork of the
+  judge and its copy-on-write faults: about half of a quick check's CPU. The lane's parent
+  keeps a second safety net (lanes.BACKSTOP).
 """
 
 from __future__ import annotations
@@ -18,6 +31,7 @@ import os
 import secrets
 import select
 import signal
+import threading
 import time
 import traceback
 from typing import Callable
@@ -28,11 +42,16 @@ from . import zygote
 
 _progress_fd: int | None = None
 _token: str | None = None  # this run's secret: the parent believes only lines that carry it
+_here = False  # a judge runs in this process now (`inline`): its steps are kept in _last_step
+_last_step: dict | None = None
 
 
 def report_step(step: dict) -> None:
-    """Child side: tell the parent what is about to run (no-op outside a sandbox)."""
-    if _progress_fd is not None:
+    """Judge side: say what is about to run (no-op outside a sandbox)."""
+    global _last_step
+    if _here:
+        _last_step = step
+    elif _progress_fd is not None:
         write_message(_progress_fd, {"step": step, "token": _token})
 
 
@@ -43,13 +62,17 @@ def write_message(fd: int, obj: dict) -> None:
         data = data[os.write(fd, data):]
 
 
-def run(body: Callable[[], Failure | None], timeout: float) -> Failure | None:
+def run(body: Callable[[], Failure | None], timeout: float,
+        inline: bool = False) -> Failure | None:
     """Run `body()` in a child; return its failure (None: passed), or how the child died.
+    `inline`: run it here instead, where that can be done (see the module's docstring).
 
     Failures made here: timed out (with the step), exited (with the step and the exit code or
     signal), and grader-bug when `body` itself raised.
     """
     global _progress_fd, _token
+    if inline and _can_run_here():
+        return _run_here(body, timeout)
     become_subreaper()
     zygote.start()  # before the fork: the check's judge inherits it and forks its targets there
     before = child_pids()
@@ -85,6 +108,48 @@ def run(body: Callable[[], Failure | None], timeout: float) -> Failure | None:
         os.close(read_fd)
         zygote.settle()  # targets whose judge was just killed are gone: their orphans are ours
         sweep(pid, before)
+
+
+class _TimeUp(BaseException):
+    """The judge run here went past its timeout (raised by SIGALRM; not an Exception, so that
+    no `except Exception` of a check takes it for the target's error)."""
+
+
+def _alarm(signum, frame) -> None:
+    raise _TimeUp
+
+
+def _can_run_here() -> bool:
+    return (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+            and zygote.start())
+
+
+def _run_here(body: Callable[[], Failure | None], timeout: float) -> Failure | None:
+    """`run`, in this process: SIGALRM at `timeout`, the target processes limited as a forked
+    judge's would be, a sweep only if something became our child meanwhile."""
+    global _here, _last_step
+    _here, _last_step = True, None
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    cpu = int(timeout) + CPU_SLACK
+    zygote.limit_children({"RLIMIT_CPU": (cpu, cpu + 5)})
+    try:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            result = body()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _TimeUp:
+        result = _timed_out(_last_step, timeout)
+    except BaseException:  # a bug in the check itself, not in the target
+        result = Failure.grader_bug(traceback.format_exc())
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+        _here = False
+        zygote.limit_children({})
+    zygote.settle()  # targets whose judge gave up on them are gone
+    if own_children():  # a target spawned where the zygote failed, or its orphans
+        end_strays(set())
+    return result
 
 
 def _collect(pid: int, fd: int, timeout: float, token: str) -> Failure | None:
@@ -169,14 +234,30 @@ def _timed_out(step: dict | None, timeout: float) -> Failure:
 
 def _reap(pid: int, deadline: float) -> int | None:
     # The child gave its result (or the pipe closed): it is exiting, or goes on running.
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status
-        if time.monotonic() > deadline:
-            _kill(pid)
-            return None
-        time.sleep(0.002)
+    pidfd = _pidfd(pid)
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return status
+            left = deadline - time.monotonic()
+            if left <= 0:
+                _kill(pid)
+                return None
+            if pidfd is None:
+                time.sleep(0.002)
+            else:  # readable once the child has ended: no polling
+                select.select([pidfd], [], [], left)
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux 5.3+, or Python below 3.9
+        return None
 
 
 def _kill(pid: int) -> None:
@@ -202,16 +283,19 @@ LIMIT_SIGNALS = {getattr(signal, "SIGXCPU", -1): "cpu-time",
                  getattr(signal, "SIGXFSZ", -2): "file-size"}
 
 
-def _limit_resources(timeout: float) -> None:
-    """Child side: set the limits (where the platform has them; never raise)."""
+def _limit_resources(timeout: float | None) -> None:
+    """Child side: set the limits (where the platform has them; never raise). No CPU limit
+    without `timeout` (a lane: its CPU time adds up over many checks)."""
     try:
         import resource
     except ImportError:  # not on this platform
         return
-    cpu = int(timeout) + CPU_SLACK
-    for which, soft, hard in ((resource.RLIMIT_AS, MEMORY_BYTES, MEMORY_BYTES),
-                              (resource.RLIMIT_FSIZE, FILE_BYTES, FILE_BYTES),
-                              (resource.RLIMIT_CPU, cpu, cpu + 5)):
+    limits = [(resource.RLIMIT_AS, MEMORY_BYTES, MEMORY_BYTES),
+              (resource.RLIMIT_FSIZE, FILE_BYTES, FILE_BYTES)]
+    if timeout is not None:
+        cpu = int(timeout) + CPU_SLACK
+        limits.append((resource.RLIMIT_CPU, cpu, cpu + 5))
+    for which, soft, hard in limits:
         try:
             resource.setrlimit(which, (soft, hard))
         except (ValueError, OSError):
@@ -222,6 +306,16 @@ def _limit_resources(timeout: float) -> None:
 _PR_SET_CHILD_SUBREAPER = 36
 
 
+def become_lane() -> None:
+    """Make this process (a forked lane of the runner) a place where judges may run `inline`:
+    a subreaper of its own, not dumpable, stdin from /dev/null, the memory and file-size limits
+    of a forked judge (the CPU limit is each target process's, given by `_run_here`)."""
+    become_subreaper(again=True)
+    _not_dumpable()
+    _redirect_stdin()
+    _limit_resources(None)
+
+
 def become_subreaper(again: bool = False) -> None:
     """Linux: orphans of our descendants become our children, not init's, however they
     detached (a double fork, setsid): so `sweep` can find and end them. Elsewhere a no-op.
@@ -229,10 +323,9 @@ def become_subreaper(again: bool = False) -> None:
     global _subreaper
     if _subreaper is None or again:
         try:
-            import ctypes
+            from .jail import c_library  # ctypes, loaded once per process
 
-            libc = ctypes.CDLL(None, use_errno=True)
-            _subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+            _subreaper = c_library().prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
         except (OSError, AttributeError):
             _subreaper = False
 
@@ -249,19 +342,49 @@ def processes():
     for entry in entries:
         if not entry.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
+        stat = _read_small(f"/proc/{entry}/stat")
+        if stat is None:
             continue
         fields = stat[stat.rfind(b")") + 2:].split()
         yield int(entry), fields[0].decode(), int(fields[1]), int(fields[3])
+
+
+def _read_small(path: str) -> bytes | None:
+    """A /proc file's text in one read (os.open: none of open()'s buffering and tty checks,
+    which cost more than the read, for every process of the machine in a sweep)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def child_pids() -> set[int]:
     """Our live child processes (zombies included: they are reaped by whoever ends them)."""
     me = os.getpid()
     return {pid for pid, _, parent, _ in processes() if parent == me}
+
+
+def own_children() -> bool:
+    """Whether this process has a child now (Linux: its threads' `children` lists, a few
+    bytes to read rather than every process's stat; the lists are exact for a process that
+    forks nothing meanwhile). Where they cannot be read, the whole scan decides."""
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return bool(child_pids())
+    for task in tasks:
+        listed = _read_small(f"/proc/self/task/{task}/children")
+        if listed is None:
+            return bool(child_pids())
+        if listed.strip():
+            return True
+    return False
 
 
 def sweep(group: int, before: set[int]) -> None:
@@ -294,9 +417,9 @@ def _not_dumpable() -> None:
     """Linux: no other process of the same user (root excepted) may open this process's fds
     through /proc/PID/fd, read its memory or ptrace it; elsewhere a no-op."""
     try:
-        import ctypes
+        from .jail import c_library
 
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+        c_library().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     except (OSError, AttributeError):
         pass
 

@@ -516,14 +516,26 @@ def _umask() -> int | None:
 
 
 def _limits() -> list:
+    """This process's limits, as a Popen child inherits them, but those `limit_children` sets."""
     limits = []
     for name in _LIMITS:
         try:
-            soft, hard = resource.getrlimit(getattr(resource, name))
+            soft, hard = _child_limits.get(name) or resource.getrlimit(getattr(resource, name))
         except (ValueError, OSError):
             continue
         limits.append([name, soft, hard])
     return limits
+
+
+_child_limits: dict[str, tuple[int, int]] = {}
+
+
+def limit_children(limits: dict[str, tuple[int, int]]) -> None:
+    """The limits the targets this process has forked from now on get in place of its own,
+    by RLIMIT_ name ({}: its own again): a judge run in a lane gives its targets the CPU limit a
+    forked judge would have had and they inherited (grader.harness.sandbox)."""
+    global _child_limits
+    _child_limits = dict(limits)
 
 
 # == the zygote's side ============================================================================

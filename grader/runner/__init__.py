@@ -86,11 +86,8 @@ def iter_checks(impl: str, *, timeout_scale: float = 1.0, select: str | None = N
     units = [Unit(info, Part(i, info.parts) if info.parts > 1 else None)
              for info in checks for i in range(info.parts)]
     lanes_wanted = min(default_jobs() if jobs is None else max(1, jobs), len(units))
-    if lanes_wanted > 1:
-        from . import lanes
-        done = lanes.run(units, lanes_wanted, settings, *schedule(units))
-    else:
-        done = ((i, run_unit(unit, settings)) for i, unit in enumerate(units))
+    from . import lanes  # one lane too: the judges of most checks run there, without a fork each
+    done = lanes.run(units, lanes_wanted, settings, *schedule(units))
     yield from _assemble(checks, units, done, settings)
 
 
@@ -150,23 +147,28 @@ def preflight(spec: str, timeout_scale: float) -> Failure | None:
         return sandbox.run(probe, timeout=timeout + 5)
 
 
-def run_unit(unit: Unit, settings: Settings) -> tuple[list[Failure | None], float]:
-    """Every run of one unit (one per seed in `settings.seeds`), and the seconds they took."""
+def run_unit(unit: Unit, settings: Settings, in_lane: bool = False
+             ) -> tuple[list[Failure | None], float]:
+    """Every run of one unit (one per seed in `settings.seeds`), and the seconds they took.
+    `in_lane`: this process is a lane (`lanes`), where a check that starts no process of its
+    own runs its judge without a fork of its own (grader.harness.sandbox, `inline`)."""
     start = time.monotonic()
     body: Callable = unit.check.body
     if unit.part is not None:
         body = functools.partial(body, part=unit.part)
-    runs = [_run_once(unit.check, body, settings, seed) for seed in settings.seeds]
+    inline = in_lane and family(unit.check.module) not in PROCESS_FAMILIES
+    runs = [_run_once(unit.check, body, settings, seed, inline) for seed in settings.seeds]
     return runs, time.monotonic() - start
 
 
-def _run_once(info: CheckInfo, body: Callable, settings: Settings, seed: int) -> Failure | None:
+def _run_once(info: CheckInfo, body: Callable, settings: Settings, seed: int,
+              inline: bool) -> Failure | None:
     timeout = info.timeout * settings.timeout_scale
     with tempfile.TemporaryDirectory(prefix="leaselab-", dir=ram_folder()) as workdir, \
             _cwd_on_path():
         return sandbox.run(lambda: scenario.run_check(body, settings.spec, workdir, seed,
                                                       call_timeout=timeout + 5, check=info.id),
-                           timeout=timeout)
+                           timeout=timeout, inline=inline)
 
 
 def _assemble(checks: list[CheckInfo], units: list[Unit],

@@ -29,8 +29,20 @@ from grader.harness import sandbox
 from grader.results import Failure, result_from_json, result_to_json
 
 
+#: Seconds past a run's own timeout before the grading process gives up on a lane: the judge's
+#: timeout (its SIGALRM, or its fork's kill) and its clean-up (a target's kill, the zygote's
+#: reaping) come well before. A safety net for a judge that cannot be interrupted.
+BACKSTOP = 20.0
+
+
+def backstop(unit, settings) -> float:
+    """How long one unit may take on a lane before its answer is overdue."""
+    return len(settings.seeds) * (unit.check.timeout * settings.timeout_scale + BACKSTOP)
+
+
 class _Lane:
     def __init__(self, units, settings, others: list["_Lane"]):
+        self.units = units
         from_main, to_lane = os.pipe()  # (read end, write end)
         from_lane, to_main = os.pipe()
         pid = os.fork()
@@ -51,9 +63,11 @@ class _Lane:
         self.pid, self.out, self.inbox = pid, to_lane, from_lane
         self.buffer = b""
         self.unit: int | None = None  # what it is running
+        self.deadline = 0.0  # when its answer is overdue (`backstop`)
 
-    def give(self, index: int) -> None:
+    def give(self, index: int, settings) -> None:
         self.unit = index
+        self.deadline = time.monotonic() + backstop(self.units[index], settings)
         os.write(self.out, f"{index}\n".encode())
 
     def close(self) -> None:
@@ -71,7 +85,7 @@ def _serve(units, settings, inbox: int, out: int) -> None:
     from grader.runner import run_unit
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # the grading process decides about Ctrl-C
-    sandbox.become_subreaper(again=True)  # a fork does not inherit the parent's
+    sandbox.become_lane()  # a subreaper (a fork does not inherit that), not dumpable, limited
     pending = b""
     while True:
         chunk = os.read(inbox, 4096)
@@ -81,7 +95,7 @@ def _serve(units, settings, inbox: int, out: int) -> None:
         for line in lines:
             index = int(line)
             try:
-                runs, duration = run_unit(units[index], settings)
+                runs, duration = run_unit(units[index], settings, in_lane=True)
                 answer = {"unit": index, "runs": [result_to_json(f) for f in runs],
                           "duration": duration}
             except Exception:  # a bug of the runner's own: every run of the unit says so
@@ -105,23 +119,30 @@ def run(units, jobs: int, settings, long: list[int], short: list[int]
     try:
         for _ in range(min(jobs, len(units))):
             lane = _Lane(units, settings, lanes)
-            lane.give(queue.take(len(lanes)))
+            lane.give(queue.take(len(lanes)), settings)
             lanes.append(lane)
         while any(lane.unit is not None for lane in lanes):
             busy = [lane for lane in lanes if lane.unit is not None]
-            for lane in _readable(busy):
-                for index, outcome in _answers(lane):
+            for lane, readable in _ready(busy):
+                for index, outcome in (_answers(lane) if readable else ()):
                     yield index, outcome
                     if queue:
-                        lane.give(queue.take(lanes.index(lane)))
+                        lane.give(queue.take(lanes.index(lane)), settings)
                 if lane.unit is not None and lane.inbox < 0:  # it ended without answering
-                    yield lane.unit, _lost(settings)
-                    lane.unit = None
-                    if queue:
-                        replacement = _Lane(units, settings, lanes)
-                        replacement.give(queue.take(lanes.index(lane)))
-                        ended.append(lane)
-                        lanes[lanes.index(lane)] = replacement
+                    yield lane.unit, _lost(settings, "ended while it ran this check")
+                elif lane.unit is not None and time.monotonic() > lane.deadline:
+                    lane.close()
+                    _end(lane.pid, at_once=True)
+                    yield lane.unit, _lost(settings, "did not answer in time while it ran"
+                                           " this check (its judge could not be stopped)")
+                else:
+                    continue
+                lane.unit = None
+                if queue:
+                    replacement = _Lane(units, settings, lanes)
+                    replacement.give(queue.take(lanes.index(lane)), settings)
+                    ended.append(lane)
+                    lanes[lanes.index(lane)] = replacement
         completed = True
     finally:
         for lane in lanes + ended:
@@ -146,9 +167,14 @@ class _Queues:
         return (first or second).pop(0)
 
 
-def _readable(lanes: list[_Lane]) -> list[_Lane]:
-    ready = select.select([lane.inbox for lane in lanes], [], [])[0]
-    return [lane for lane in lanes if lane.inbox in ready]
+def _ready(lanes: list[_Lane]) -> list[tuple[_Lane, bool]]:
+    """(lane, whether it has something to read) for the lanes that have, or are overdue (the
+    first deadline ends the wait)."""
+    wait = max(0.0, min(lane.deadline for lane in lanes) - time.monotonic())
+    ready = select.select([lane.inbox for lane in lanes], [], [], wait)[0]
+    now = time.monotonic()
+    return [(lane, lane.inbox in ready) for lane in lanes
+            if lane.inbox in ready or now > lane.deadline]
 
 
 def _answers(lane: _Lane):
@@ -166,8 +192,8 @@ def _answers(lane: _Lane):
         yield answer["unit"], (runs, answer["duration"])
 
 
-def _lost(settings) -> tuple:
-    bug = Failure.grader_bug("a lane of the grader ended while it ran this check")
+def _lost(settings, what: str) -> tuple:
+    bug = Failure.grader_bug(f"a lane of the grader {what}")
     return [bug] * len(settings.seeds), 0.0
 
 
