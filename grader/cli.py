@@ -17,12 +17,12 @@ from . import arguments, config as configs
 from .checkdef import all_checks, withheld
 from .harness.target import DEFAULT_TARGET, display_name, is_path
 from .harness.world import LESSON_SEED, fresh_seed
-from .report import files, hints, junit, markdown, prairielearn, results_json, terminal
+from .report import files, hints, terminal
 from .report.messages import CLI_COMMAND, LANGS, default_lang, text
 from .report.render import Style
 from .report.view import ReportView, report_view
 from .report.live import LiveLine
-from .runner import GraderError, iter_checks, selected
+from .runner import GraderError, iter_checks, prepare, selected
 
 
 def parser(lang: str = "en") -> argparse.ArgumentParser:
@@ -141,23 +141,51 @@ def chosen_lang(argv: list[str]) -> str:
     return default_lang()
 
 
+# Each writer imports its module when a grade writes that file: a terminal grade imports none
+# (xml, html entities, jinja2... are not on the way to the first verdict).
 def _html(report: ReportView, config: configs.Config) -> str:
-    from .report import html  # jinja2: only when asked for
+    from .report import html
 
     return html.from_view(report)
 
 
+def _results_json(report: ReportView, config: configs.Config) -> str:
+    from .report import results_json
+
+    return _json_file(results_json.from_view(report, config))
+
+
+def _junit(report: ReportView, config: configs.Config) -> str:
+    from .report import junit
+
+    return junit.from_view(report)
+
+
+def _prairielearn(report: ReportView, config: configs.Config) -> str:
+    from .report import prairielearn
+
+    return _json_file(prairielearn.from_view(report))
+
+
+def _markdown(report: ReportView, config: configs.Config) -> str:
+    from .report import markdown
+
+    return markdown.from_view(report)
+
+
 def _json_file(payload: dict) -> str:
+    from .report import results_json
+
     return results_json.serialise(payload) + "\n"
 
 
 #: The report files a grade can write, by flag: each a function of the one view (and config).
 REPORTS: dict[str, Callable[[ReportView, configs.Config], str]] = {
-    "--json": lambda report, config: _json_file(results_json.from_view(report, config)),
+    "--json": _results_json,
     "--html": _html,
-    "--junit": lambda report, config: junit.from_view(report),
-    "--prairielearn": lambda report, config: _json_file(prairielearn.from_view(report)),
-    "--markdown": lambda report, config: markdown.from_view(report),
+    "--junit": _junit,
+    "--prairielearn": _prairielearn,
+    "--markdown": _markdown,
 }
 
 
@@ -204,6 +232,7 @@ def grade(argv: list[str]) -> int:
     for path in report_paths(args).values():  # a grade killed from here on must not leave
         files.remove_stale(path)              # an earlier verdict in place
     start = time.monotonic()
+    prepare()  # the zygote's interpreter starts while the checks are imported
     try:
         config = configs.load(args.config, set(all_checks()))
         live = LiveLine(sys.stdout, len(selected(args.select)), lang)

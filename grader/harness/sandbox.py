@@ -147,8 +147,9 @@ def _run_here(body: Callable[[], Failure | None], timeout: float) -> Failure | N
         _here = False
         zygote.limit_children({})
     zygote.settle()  # targets whose judge gave up on them are gone
-    if own_children():  # a target spawned where the zygote failed, or its orphans
-        end_strays(set())
+    keep = {zygote.own_pid()} - {None}
+    if own_children() - keep:  # a target spawned where the zygote failed, or its orphans
+        end_strays(keep)
     return result
 
 
@@ -370,21 +371,21 @@ def child_pids() -> set[int]:
     return {pid for pid, _, parent, _ in processes() if parent == me}
 
 
-def own_children() -> bool:
-    """Whether this process has a child now (Linux: its threads' `children` lists, a few
-    bytes to read rather than every process's stat; the lists are exact for a process that
-    forks nothing meanwhile). Where they cannot be read, the whole scan decides."""
+def own_children() -> set[int]:
+    """`child_pids()`, cheaply (Linux: this process's threads' `children` lists, a few bytes
+    to read rather than every process's stat; exact for a process that forks nothing
+    meanwhile). Where they cannot be read, the whole scan."""
     try:
         tasks = os.listdir("/proc/self/task")
     except OSError:
-        return bool(child_pids())
+        return child_pids()
+    pids = set()
     for task in tasks:
         listed = _read_small(f"/proc/self/task/{task}/children")
         if listed is None:
-            return bool(child_pids())
-        if listed.strip():
-            return True
-    return False
+            return child_pids()
+        pids.update(int(pid) for pid in listed.split())
+    return pids
 
 
 def sweep(group: int, before: set[int]) -> None:

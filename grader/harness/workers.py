@@ -54,7 +54,6 @@ from lab.store import Claim
 
 from .claimtypes import shown
 from .journal import switched_to
-from .receiver import DeliveryRefused, deliver
 from .target_client import (START_TIMEOUT, Foreign, ProtocolError, RaisedInTarget, SendFailed,
                             TargetEnded, TargetLoadError, TargetProcess, TargetProcessError,
                             TargetTimeout)
@@ -221,6 +220,8 @@ class _Worker:
         self.current.update(job=claim.id, token=claim.token)
         fields = {"job": claim.id, "token": claim.token, "qty": claim.qty,
                   "lease_until": claim.lease_until}
+        from .receiver import DeliveryRefused, deliver  # http: only where a crew delivers
+
         try:
             reply = deliver(self.plan.url, claim)
         except DeliveryRefused as refused:

@@ -22,7 +22,7 @@ import jinja2
 
 from . import distribution, isolated
 from grader.arguments import positive_number
-from grader.config import tomllib
+from grader.config import toml
 from .export_student import TEMPLATES, build_grading_copy, refused_not_empty
 from grader.report.messages import default_lang, text
 
@@ -81,7 +81,7 @@ def write(out: Path, *, lang: str = "en", timeout: float = isolated.DEFAULT_LIMI
 
 def requirements(root: Path = distribution.REPO_ROOT) -> str:
     """The grader's run-time dependencies (pyproject's [project].dependencies), one a line."""
-    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    project = toml().loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     return "".join(f"{dependency}\n" for dependency in project["dependencies"])
 
 

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from grader.checkdef import PROCESS_FAMILIES, CheckInfo, Part, all_checks, family
-from grader.harness import sandbox, scenario
+from grader.harness import sandbox, scenario, zygote
 from grader.harness.target_client import TargetProcess, TargetProcessError
 from grader.harness.world import LESSON_SEED
 from grader.results import CheckResult, Failure, outcome_of
 
-from . import keywords
+from . import keywords, lanes
 
 PREFLIGHT_TIMEOUT = 10.0  # seconds to import the code under grade (times --timeout-scale)
 
@@ -78,17 +78,26 @@ def iter_checks(impl: str, *, timeout_scale: float = 1.0, select: str | None = N
     settings = Settings(impl, timeout_scale,
                         tuple((seed + i) % 2 ** 63 for i in range(sweep) for _ in range(repeat)),
                         sweep > 1)
-    refused = preflight(impl, timeout_scale)
+    units = [Unit(info, Part(i, info.parts) if info.parts > 1 else None)
+             for info in checks for i in range(info.parts)]
+    prepare()  # before the lanes are forked: they share this process's zygote
+    lanes_wanted = min(default_jobs() if jobs is None else max(1, jobs), len(units))
+    # One lane too: the judges of most checks run there, without a fork each.
+    done = lanes.run(units, lanes_wanted, settings, *schedule(units),
+                     meanwhile=lambda: preflight(impl, timeout_scale))
+    refused = next(done)  # the preflight's answer, while the lanes start on the first checks
     if refused is not None:  # every check says why at once, none waits for its own timeout
+        done.close()  # the lanes are ended at once
         for info in checks:
             yield _result(info, [[refused] * len(settings.seeds)], 0.0, settings)
         return
-    units = [Unit(info, Part(i, info.parts) if info.parts > 1 else None)
-             for info in checks for i in range(info.parts)]
-    lanes_wanted = min(default_jobs() if jobs is None else max(1, jobs), len(units))
-    from . import lanes  # one lane too: the judges of most checks run there, without a fork each
-    done = lanes.run(units, lanes_wanted, settings, *schedule(units))
     yield from _assemble(checks, units, done, settings)
+
+
+def prepare() -> None:
+    """Start what every check needs, before the checks are even imported: the zygote, whose
+    interpreter starts meanwhile (the first check would start it anyway, and wait for it)."""
+    zygote.start()
 
 
 def selected(select: str | None) -> list[CheckInfo]:

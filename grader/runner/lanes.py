@@ -23,9 +23,9 @@ import select
 import signal
 import time
 import traceback
-from typing import Iterator
+from typing import Callable, Iterator
 
-from grader.harness import sandbox
+from grader.harness import sandbox, zygote
 from grader.results import Failure, result_from_json, result_to_json
 
 
@@ -86,6 +86,7 @@ def _serve(units, settings, inbox: int, out: int) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # the grading process decides about Ctrl-C
     sandbox.become_lane()  # a subreaper (a fork does not inherit that), not dumpable, limited
+    zygote.settle()  # answered once the zygote runs: no check's timeout counts its start-up
     pending = b""
     while True:
         chunk = os.read(inbox, 4096)
@@ -102,14 +103,19 @@ def _serve(units, settings, inbox: int, out: int) -> None:
                 bug = Failure.grader_bug(traceback.format_exc())
                 answer = {"unit": index, "runs": [result_to_json(bug)] * len(settings.seeds),
                           "duration": 0.0}
-            sandbox.write_message(out, answer)
+            try:
+                sandbox.write_message(out, answer)
+            except BrokenPipeError:  # the grading process wants no more answers (it stopped)
+                return
 
 
-def run(units, jobs: int, settings, long: list[int], short: list[int]
-        ) -> Iterator[tuple[int, tuple]]:
-    """Run `units` on `jobs` lanes; yield (unit number, (runs, duration)) as each is done. The
-    first lane (the first half of them, with many) takes the `long` units first, the others
-    the `short` ones first; a lane whose queue is empty takes from the other."""
+def run(units, jobs: int, settings, long: list[int], short: list[int],
+        meanwhile: Callable[[], object] = lambda: None) -> Iterator:
+    """Run `units` on `jobs` lanes; yield first what `meanwhile()` returns, called here once the
+    lanes have started (the runner's preflight), then (unit number, (runs, duration)) as each is
+    done. The first lane (the first half of them, with many) takes the `long` units first, the
+    others the `short` ones first; a lane whose queue is empty takes from the other. Closing the
+    generator ends the lanes at once."""
     sandbox.become_subreaper()
     before = sandbox.child_pids()
     queue = _Queues(long, short, max(1, jobs // 2))
@@ -121,6 +127,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int]
             lane = _Lane(units, settings, lanes)
             lane.give(queue.take(len(lanes)), settings)
             lanes.append(lane)
+        yield meanwhile()
         while any(lane.unit is not None for lane in lanes):
             busy = [lane for lane in lanes if lane.unit is not None]
             for lane, readable in _ready(busy):
