@@ -209,6 +209,21 @@ def test_a_terminal_grade_imports_no_test_framework_and_no_template_engine(tmp_p
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stderr
 
 
+def test_a_terminal_grade_imports_nothing_only_a_report_file_or_a_check_body_needs():
+    """On the way to the first verdict: no report writer's modules (xml, html), no http, email
+    or ssl (the integration check's receiver, imported when it runs, in its lane), no TOML
+    reader without a config file."""
+    script = textwrap.dedent("""
+        import sys, grader.cli
+        grader.cli.main(["--impl", "solutions.queue", "--no-history", "-k", "finish-at-expiry"])
+        print(sorted({m.split(".")[0] for m in sys.modules}
+                     & {"xml", "html", "http", "email", "ssl", "tomllib", "jinja2", "pytest"}))
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stderr
+
+
 # -- a target's top level -----------------------------------------------------------------------------
 GUARDLESS = '''
 import builtins, os
