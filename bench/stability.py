@@ -53,6 +53,19 @@ def grade(target: str, repeat: int) -> dict:
     }
 
 
+def _report(row: dict, repeat: int) -> bool:
+    """Print one target's line; whether it was unstable or did not grade."""
+    name = Path(row["target"]).stem if row["target"].endswith(".py") else row["target"]
+    if "error" in row:
+        print(f"ERROR     {name}: {row['error']}", flush=True)
+        return True
+    unstable = row["unstable"]
+    verdict = "UNSTABLE " + json.dumps(unstable) if unstable else "stable"
+    print(f"{verdict:<9} {name:<45} {len(row['failed']):>2}/{row['checks']} failed"
+          f" x{repeat}  {row['seconds']:>6} s", flush=True)
+    return bool(unstable)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.stability", description=__doc__.split("\n")[0])
     p.add_argument("--repeat", type=int, default=20)
@@ -62,21 +75,14 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     todo = targets(args.only)
     start = time.monotonic()
+    rows, bad = [], 0
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        rows = list(pool.map(lambda t: grade(t, args.repeat), todo))
+        # Each target's line as soon as it is graded (a whole sweep takes the better part of an
+        # hour): an interrupted sweep still says what it saw.
+        for row in pool.map(lambda t: grade(t, args.repeat), todo):
+            rows.append(row)
+            bad += _report(row, args.repeat)
     total = time.monotonic() - start
-    bad = 0
-    for row in rows:
-        name = Path(row["target"]).stem if row["target"].endswith(".py") else row["target"]
-        if "error" in row:
-            bad += 1
-            print(f"ERROR     {name}: {row['error']}")
-            continue
-        unstable = row["unstable"]
-        bad += bool(unstable)
-        verdict = "UNSTABLE " + json.dumps(unstable) if unstable else "stable"
-        print(f"{verdict:<9} {name:<45} {len(row['failed']):>2}/{row['checks']} failed"
-              f" x{args.repeat}  {row['seconds']:>6} s")
     print(f"\n{len(rows)} targets, --repeat {args.repeat}: {bad} with unstable checks or errors;"
           f" {total:.0f} s in all with {args.jobs} jobs")
     if args.json:

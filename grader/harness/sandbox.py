@@ -126,7 +126,8 @@ def _can_run_here() -> bool:
 
 def _run_here(body: Callable[[], Failure | None], timeout: float) -> Failure | None:
     """`run`, in this process: SIGALRM at `timeout`, the target processes limited as a forked
-    judge's would be, a sweep only if something became our child meanwhile."""
+    judge's would be, a sweep only if something became our child meanwhile (a target spawned
+    where the zygote could not fork it)."""
     global _here, _last_step
     _here, _last_step = True, None
     previous = signal.signal(signal.SIGALRM, _alarm)
@@ -146,7 +147,8 @@ def _run_here(body: Callable[[], Failure | None], timeout: float) -> Failure | N
         signal.signal(signal.SIGALRM, previous)
         _here = False
         zygote.limit_children({})
-    zygote.settle()  # targets whose judge gave up on them are gone
+    # No zygote.settle(): a target closed here was killed and reaped before close() returned,
+    # one whose lease closed early the zygote ends on its own, and neither is ever our child.
     keep = {zygote.own_pid()} - {None}
     if own_children() - keep:  # a target spawned where the zygote failed, or its orphans
         end_strays(keep)
