@@ -84,3 +84,36 @@ def test_the_target_process_is_jailed(tmp_path):
                    "read-own-folder": "allowed", "write-own-db-folder": "allowed",
                    "read-stdlib": "allowed"}
     assert not results.exists() and (ROOT / "grader" / "__init__.py").read_bytes() == before
+
+
+def test_a_package_on_the_way_to_a_dotted_target_runs_only_in_the_jail(tmp_path):
+    """`--impl pkg.queue`: finding the file to let the jail read must not import `pkg` (its
+    `__init__` would run before the jail, free to write anywhere the grader's user may)."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (tmp_path / "own").mkdir()
+    marker = tmp_path / "marker"
+    (package / "__init__.py").write_text(textwrap.dedent(f'''
+        try:
+            open({str(marker)!r}, "w").close()  # outside the jail's writable folder
+            WROTE = True
+        except PermissionError:
+            WROTE = False
+    '''))
+    (package / "queue.py").write_text(textwrap.dedent('''
+        import pkg
+
+        def claim(conn, owner, now, lease_ms):
+            return "wrote" if pkg.WROTE else "refused"
+
+        def finish(conn, claim, now):
+            return False
+
+        def work_once(conn, owner, send, clock, lease_ms):
+            return None
+    '''))
+    with TargetProcess("pkg.queue", cwd=str(tmp_path), writable=[tmp_path / "own"]) as target:
+        assert target.contained >= 6
+        target.open("c", tmp_path / "own" / "queue.db")
+        assert target.claim("c", "A", 0, 1) == "refused"
+    assert not marker.exists()

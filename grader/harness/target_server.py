@@ -90,6 +90,7 @@ from __future__ import annotations
 
 import builtins
 import fcntl
+import importlib.machinery
 import importlib.util
 import os
 import random
@@ -761,11 +762,7 @@ def readable(spec: str, sealed: bool) -> list[str]:
     if not sealed:
         places.append(os.path.join(os.path.dirname(grader_dir), SEALED_PACKAGES[0]))
     try:
-        if targets.is_path(spec):
-            origin = os.path.abspath(spec)
-        else:
-            found = importlib.util.find_spec(spec)
-            origin = found.origin if found is not None else None
+        origin = os.path.abspath(spec) if targets.is_path(spec) else module_origin(spec)
     except (ImportError, ValueError, AttributeError):
         origin = None
     if origin and os.path.exists(origin):
@@ -773,6 +770,25 @@ def readable(spec: str, sealed: bool) -> list[str]:
         root = os.path.dirname(grader_dir)
         places.append(origin if os.path.commonpath([folder, root]) == folder else folder)
     return places
+
+
+def module_origin(spec: str) -> str | None:
+    """The file the module `spec` (a dotted name) would be loaded from, found without importing
+    any package on its way: `importlib.util.find_spec("pkg.queue")` imports `pkg`, which would
+    run its `__init__` here, before the jail. A top-level name is found as the import system
+    finds it (no parent to import); each level below in its parent's search locations (an
+    imported parent's `__path__`). None if it is not found so (then only the jail's import tells)."""
+    parts = spec.split(".")
+    found = importlib.util.find_spec(parts[0])
+    for depth in range(1, len(parts)):
+        parent = sys.modules.get(".".join(parts[:depth]))
+        locations = (getattr(parent, "__path__", None) if parent is not None
+                     else found.submodule_search_locations if found is not None else None)
+        if locations is None:
+            return None
+        found = importlib.machinery.PathFinder.find_spec(".".join(parts[:depth + 1]),
+                                                         list(locations))
+    return found.origin if found is not None else None
 
 
 def main(argv: list[str] | None = None) -> int:
