@@ -127,7 +127,9 @@ def _can_run_here() -> bool:
 def _run_here(body: Callable[[], Failure | None], timeout: float) -> Failure | None:
     """`run`, in this process: SIGALRM at `timeout`, the target processes limited as a forked
     judge's would be, a sweep only if something became our child meanwhile (a target spawned
-    where the zygote could not fork it)."""
+    where the zygote could not fork it: that one has the lane's limits, without the CPU one).
+    An alarm swallowed where Python cannot raise (a finalizer's `__del__`) leaves the judge to
+    the lane's backstop."""
     global _here, _last_step
     _here, _last_step = True, None
     previous = signal.signal(signal.SIGALRM, _alarm)
