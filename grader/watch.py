@@ -15,7 +15,8 @@ starts the zygote once, so a grade costs a fork, not an interpreter's start, and
 processes are forked too), in a session of its own, in two passes: first
 every check but SECOND_PASS, redrawn as soon as they are done; then SECOND_PASS: the families
 whose checks start processes of their own (`checkdef.PROCESS_FAMILIES`) and the random
-timelines (the longest check of a grade: about 2 s of the first pass's 5.7 s when it was in it).
+timelines (the longest check of a grade: about 2 s of the first pass's 5.7 s when it was in it);
+one pass when -k selects none of SECOND_PASS (the partial screen lists only those it selects).
 A save during a grade ends that grade (the child and every process it started) and grades the
 new file once it has settled: one grade at a time, never a queue. Ctrl-C (or SIGTERM) ends the
 grade the same way; the exit status is then 130. The grading options are the grader's own
@@ -52,7 +53,7 @@ from .report.messages import default_lang, text
 from .report.render import Style, width
 from .report.view import report_view
 from .results import CheckResult, result_from_json, result_to_json
-from .runner import GraderError, NoCheckSelected, run_checks
+from .runner import GraderError, NoCheckSelected, run_checks, selected
 
 POLL = 0.05    # seconds between two looks at the folder
 SETTLE = 0.1   # seconds a change must stay as it is before it is graded (an editor's steps
@@ -123,15 +124,20 @@ def snapshot(target: Path) -> dict[str, tuple]:
 
 
 def passes(select: str | None) -> tuple[list[str], list[str]]:
-    """The -k expressions of the two passes (the user's -k, if any, in both), and the ids of the
-    second pass's checks."""
+    """The -k expressions of the passes (the user's -k, if any, in both), and the ids of the
+    second pass's checks (those the user's -k selects: the partial screen lists them as still
+    running). One pass when the -k selects none of them."""
     later = [c.id for c in all_checks().values() if family(c.module) in SECOND_PASS]
     if not later:
         return [select or ""], []
     ids = " or ".join(later)
-    if select:
-        return [f"({select}) and not ({ids})", f"({select}) and ({ids})"], later
-    return [f"not ({ids})", ids], later
+    if not select:
+        return [f"not ({ids})", ids], later
+    try:
+        later = [c.id for c in selected(f"({select}) and ({ids})")]
+    except GraderError:  # none of them (or a -k that cannot be read: the grade says so)
+        return [select], []
+    return [f"({select}) and not ({ids})", f"({select}) and ({ids})"], later
 
 
 @dataclass

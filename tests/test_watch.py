@@ -287,8 +287,12 @@ def test_every_check_runs_in_exactly_one_pass():
              if checkdef.family(c.module) in watch.SECOND_PASS}
     assert second == [i for i in ids if i in later] and later
     assert first == [f"not ({' or '.join(second)})", " or ".join(second)]
-    narrowed, _ = watch.passes("finish")
-    assert narrowed[0].startswith("(finish) and not (") and narrowed[1].startswith("(finish) and (")
+    narrowed, later = watch.passes("finish or race")
+    assert narrowed[0].startswith("(finish or race) and not (")
+    assert narrowed[1].startswith("(finish or race) and (")
+    assert later == ["race-one-winner"]  # the partial screen lists only what the -k selects
+    assert watch.passes("finish") == (["finish"], [])  # no second-pass check: one pass
+    assert watch.passes("((") == (["(("], [])  # the grade itself says it cannot read it
 
 
 def test_the_process_families_are_the_modules_that_start_processes():
