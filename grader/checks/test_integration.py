@@ -312,11 +312,15 @@ def _end(lab, crew: Crew, failure: Failure) -> None:
 def _summary(lab, crew: Crew) -> None:
     for worker in (_slow(lab), _fast(lab)):
         mine = [e for e in crew.events if e["worker"] == worker]
-        done = [e for e in mine if e["op"] == "returned" and "job" in e]  # it sent a job
+        # A call that sent a job ends with the job in its event: returned True or False (the
+        # finish accepted or rejected), returned anything else, or raised.
+        ended = [e for e in mine if e["op"] in ("returned", "raised") and "job" in e]
         lab.note("timeline.integration.summary", worker=worker,
                  sent=_ids(e["job"] for e in mine if e["op"] == "sent"),
-                 accepted=_ids(e["job"] for e in done if e["result"] is True),
-                 rejected=_ids(e["job"] for e in done if e["result"] is False))
+                 accepted=_ids(e["job"] for e in ended if e.get("result") is True),
+                 rejected=_ids(e["job"] for e in ended if e.get("result") is False),
+                 other=_ids(e["job"] for e in ended
+                            if e["op"] == "raised" or type(e.get("result")) is not bool))
 
 
 def _ids(items) -> str:
