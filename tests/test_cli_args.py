@@ -197,3 +197,18 @@ def test_a_word_that_is_no_command_typo_is_left_to_argparse(word):
     proc = run_grader(word)
     assert proc.returncode == 2
     assert "unrecognized arguments" in proc.stderr and "unknown command" not in proc.stderr
+
+
+@pytest.mark.parametrize("argv, starts", [
+    ([], True), (["--impl", "x.py"], True), (["-k", "race"], True),
+    (["checks"], False), (["watch", "--impl", "x.py"], False), (["batch"], False),
+    (["--help"], False), (["-h"], False), (["--impl", "x.py", "--help"], False),
+])
+def test_only_a_grade_starts_its_zygote_before_the_grader_is_imported(monkeypatch, argv, starts):
+    import grader.__main__ as entry
+    from grader.harness import zygote
+
+    started = []
+    monkeypatch.setattr(zygote, "start", lambda *a: started.append(True) or True)
+    entry._start_zygote_early(argv)
+    assert started == ([True] if starts else [])

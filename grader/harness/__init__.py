@@ -1,7 +1,7 @@
 """The harness: everything that loads or runs the code under grade, or its processes.
 
-The judge (a check's body, in the forked sandbox child, `sandbox`) never imports the code under
-grade. That code runs in a target process of its own (`target_server`), forked for each check
+The judge (a check's body, run by `sandbox` in a lane of the runner or in a forked child) never
+imports the code under grade. That code runs in a target process of its own (`target_server`), forked for each check
 from one prepared interpreter (`zygote`) or spawned, jailed with Landlock (`jail`), and driven
 by the judge through a proxy (`target_client`) over a data-only, strictly validated line
 protocol (`wire`). Lives here too: loading the target inside that process (`target`), what a
