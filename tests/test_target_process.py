@@ -227,6 +227,85 @@ def test_send_failing_as_a_network_error_is_that_error_in_the_target(tmp_path, b
     judge.close()
 
 
+def test_a_clock_the_target_reads_itself_answers_as_the_judges_would(tmp_path):
+    """clock_script (now, per_send): no clock callback crosses the channel, and every reading
+    is what a judge's clock that each send moves on by per_send would answer: before the send,
+    after it, after a send that raised, after two sends, from another thread (refused)."""
+    path, judge = fresh_db(tmp_path, jobs=4)
+    spec = write_target(tmp_path, """
+        import threading
+        readings = []
+
+        def work_once(conn, owner, send, clock, lease_ms):
+            readings.append(clock())
+            c = claim(conn, owner, clock(), lease_ms)
+            for _ in range(2 if owner == "twice" else 1):
+                try:
+                    send(c)
+                except Exception as exc:
+                    readings.append(type(exc).__name__)
+            readings.append(clock())
+            if owner == "thread":
+                caught = []
+                t = threading.Thread(target=lambda: caught.append(_try(clock)))
+                t.start()
+                t.join()
+                readings.append(caught[0])
+            return str(readings)
+
+        def _try(clock):
+            try:
+                return clock()
+            except RuntimeError as exc:
+                return str(exc)
+        """)
+    calls = []
+    original = TargetProcess._callback
+
+    def recording(self, frame, message):
+        calls.append(message.get("name"))
+        return original(self, frame, message)
+
+    def failing(claim):
+        raise SendFailed("no answer")
+    with start(spec, path) as target:
+        TargetProcess._callback = recording
+        try:
+            first = target.work_once("A", "A", lambda c: None, None, LEASE_MS,
+                                     clock_script=(100, 30))
+            assert first == str([100, 130])
+            raised = target.work_once("A", "B", failing, None, LEASE_MS,
+                                      clock_script=(200, 5))
+            assert raised.endswith("130, 200, 'SendFailed', 205]")
+            twice = target.work_once("A", "twice", lambda c: None, None, LEASE_MS,
+                                     clock_script=(300, 7))
+            assert twice.endswith("205, 300, 314]")
+            threaded = target.work_once("A", "thread", lambda c: None, None, LEASE_MS,
+                                        clock_script=(400, 1))
+            assert threaded.endswith("314, 400, 401, 'clock called outside the work_once"
+                                     " call it was given to']")
+        finally:
+            TargetProcess._callback = original
+    assert calls == ["send"] * 5  # never a clock callback
+    judge.close()
+
+
+def test_a_clock_callback_during_a_work_once_whose_clock_the_target_reads_is_refused(tmp_path):
+    """With clock_script the judge has no clock to call: a target that calls back for one
+    anyway breaks the protocol (the proxy says so, and is closed)."""
+    path, judge = fresh_db(tmp_path)
+    with start("solutions.queue", path) as target:
+        original = target._send
+
+        def drop_script(message, *args, **kwargs):  # as a target that ignores the script would
+            message.pop("clock", None)
+            return original(message, *args, **kwargs)
+        target._send = drop_script
+        with pytest.raises(ProtocolError, match="clock callback during a work_once whose clock"):
+            target.work_once("A", "A", lambda c: None, None, LEASE_MS, clock_script=(0, 0))
+    judge.close()
+
+
 def _line_of_send() -> int:
     lines = (ROOT / "solutions" / "queue.py").read_text(encoding="utf-8").splitlines()
     return next(n for n, line in enumerate(lines, 1) if line.strip().startswith("send(c)"))

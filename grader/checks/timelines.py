@@ -99,13 +99,21 @@ class Difference:
 
 # -- playing one step ---------------------------------------------------------------------------
 class Clock:
-    """work_once's clock: reads `now`; the send takes `send_ms` of it."""
+    """work_once's clock: reads `now`; each send takes `send_ms` of it (`sent`)."""
 
-    def __init__(self, now: int):
-        self.now = now
+    def __init__(self, now: int, send_ms: int = 0):
+        self.now, self.send_ms = now, send_ms
 
     def __call__(self) -> int:
         return self.now
+
+    def sent(self) -> None:
+        self.now += self.send_ms
+
+    def script(self) -> tuple[int, int]:
+        """(now, per send): what a target process needs to read this clock itself, as
+        TargetProcess.work_once's `clock_script` (it is read there without a round trip)."""
+        return self.now, self.send_ms
 
 
 def stamp_for(step: Step, stamps: list[Claim]) -> Claim | None:
@@ -154,12 +162,12 @@ def _operator_step(step: Step, operator) -> Outcome:
 
 
 def _work_once(step: Step, queue, passthrough: tuple) -> Outcome:
-    clock = Clock(step.now)
+    clock = Clock(step.now, step.send_ms)
     sent: list = []
 
     def send(claim):
         sent.append(claim)
-        clock.now += step.send_ms
+        clock.sent()
         if step.send_error:
             raise SEND_ERRORS[step.send_error]("the receiver did not answer")
 
@@ -294,6 +302,10 @@ class Database:
         return self.queue.finish(self.name, claim, now)
 
     def work_once(self, owner, send, clock, lease_ms):
+        if isinstance(self.queue, target_client.TargetProcess) and isinstance(clock, Clock):
+            # the target process reads this clock itself: no round trip per reading
+            return self.queue.work_once(self.name, owner, send, None, lease_ms,
+                                        clock_script=clock.script())
         return self.queue.work_once(self.name, owner, send, clock, lease_ms)
 
     def close(self) -> None:

@@ -327,9 +327,19 @@ class TargetProcess:
                            "now": _int(now)})
 
     def work_once(self, conn: str, owner: str, send: Callable[[Any], Any],
-                  clock: Callable[[], int], lease_ms: int) -> Any:
-        return self._call({"op": "work_once", "conn": _name(conn), "owner": _str(owner),
-                           "lease_ms": _int(lease_ms)}, send=send, clock=clock)
+                  clock: Callable[[], int] | None, lease_ms: int, *,
+                  clock_script: tuple[int, int] | None = None) -> Any:
+        """work_once on connection `conn`; `send` and `clock` are called back. `clock_script`
+        (now, per_send): the target answers clock() itself, with now plus per_send for each
+        send called so far, as a judge's clock that each send moves on by per_send would (one
+        round trip less per reading); `clock` is then never called."""
+        request = {"op": "work_once", "conn": _name(conn), "owner": _str(owner),
+                   "lease_ms": _int(lease_ms)}
+        if clock_script is not None:
+            now, per_send = clock_script
+            request["clock"] = {"now": _int(now), "per_send": _int(per_send)}
+            clock = None
+        return self._call(request, send=send, clock=clock)
 
     def kill(self) -> None:
         """SIGKILL the target's process group, from any thread: a crash, nothing more. Nothing
@@ -477,6 +487,9 @@ class TargetProcess:
                 raise wire.WireError(f"{name} callback during {frame.op}")
             if name == "statement" and (frame.statement is None or frame.free):
                 raise wire.WireError("statement callback during a claim that is not asking")
+            if name == "clock" and frame.clock is None:
+                raise wire.WireError("clock callback during a work_once whose clock the target"
+                                     " reads itself")
             cb = wire.integer(message["cb"], "callback number")
             if cb != self._last_cb + 1:
                 raise wire.WireError("callback number out of sequence")

@@ -21,7 +21,10 @@ Judge -> target (requests; `id` is the judge's call number, echoed in the reply)
     {"op": "sync", "id", "nonce"}   echoes the nonce: the judge's proof the stream is in step
     {"op": "claim", "id", "conn", "owner", "now", "lease_ms"}
     {"op": "finish", "id", "conn", "claim": {id, qty, owner, token, attempt, lease_until}, "now"}
-    {"op": "work_once", "id", "conn", "owner", "lease_ms"}   send and clock call back
+    {"op": "work_once", "id", "conn", "owner", "lease_ms"[, "clock": {"now", "per_send"}]}
+        send and clock call back; with "clock", clock() is answered here, without a round
+        trip: now + per_send for each send called so far (random timelines' clock, which each
+        send moves on by per_send; with the same guard and file scan as a callback)
     {"op": "return", "cb", "value": scalar} | {"op": "raise", "cb", "message"[, "also"]}   a
         callback's answer ("also": a name in wire.SEND_ALSO: the SendFailed is also that error)
     {"op": "close"}
@@ -142,6 +145,7 @@ class _Call:
         self.gate: str | None = None  # a claim on a gated connection: that connection's name
         self.step = 0  # statements traced on it so far (gated claims only)
         self.free = False  # the judge answered "free": stop asking
+        self.sends = 0  # work_once: how often send was called (the local clock moves on)
 
 
 class FileWatch:
@@ -461,8 +465,15 @@ class Server:
                 _bug("finish: not a claim")
             return self.module.finish(conn, Claim(**fields), _field(request, "now", int))
         if op == "work_once":
+            script = request.get("clock")
+            if script is not None and (type(script) is not dict
+                                       or set(script) != {"now", "per_send"}
+                                       or any(type(v) is not int for v in script.values())):
+                _bug("work_once: clock is not {now, per_send} ints")
+            clock = (self.callback(call, "clock") if script is None
+                     else self.local_clock(call, script["now"], script["per_send"]))
             return self.module.work_once(conn, _field(request, "owner", str),
-                                         self.callback(call, "send"), self.callback(call, "clock"),
+                                         self.callback(call, "send"), clock,
                                          _field(request, "lease_ms", int))
         _bug(f"unknown op {str(op)[:40]!r}")
 
@@ -513,9 +524,26 @@ class Server:
 
         return send if name == "send" else clock
 
-    def ask(self, call: _Call, name: str, arg: dict | None):
+    def local_clock(self, call: _Call, now: int, per_send: int):
+        """work_once's clock answered here: what the judge's would (`now`, moved on by
+        `per_send` at each send), refused and scanned as a callback is."""
+        server = self
+
+        def clock():
+            server.may_call_back(call, "clock")
+            server.files.scan()  # as at a callback: a connection of the code's own, open now
+            return now + per_send * call.sends
+
+        return clock
+
+    def may_call_back(self, call: _Call, name: str) -> None:
         if threading.get_ident() != self.thread or not self.stack or self.stack[-1] is not call:
             raise RuntimeError(f"{name} called outside the work_once call it was given to")
+
+    def ask(self, call: _Call, name: str, arg: dict | None):
+        self.may_call_back(call, name)
+        if name == "send":
+            call.sends += 1
         self.files.scan()  # a connection of the code's own, open while it waits for the judge
         self.callbacks += 1
         cb = self.callbacks
