@@ -184,7 +184,20 @@ def test_long_units_form_their_own_queue_the_rest_stay_in_lesson_order():
     assert sorted(long + short) == list(range(len(units)))
     assert [units[i].check.id for i in long[:4]] == ["random-timelines"] * 4  # its parts first
     assert {family(units[i].check.module) for i in long[4:]} == set(PROCESS_FAMILIES)
+    # the longest of them first: what is left for the end is short
+    assert [family(units[i].check.module) for i in long[4:]] == list(runner.LONGEST_FIRST)
     assert short == sorted(short) and units[short[0]].check.id == checks[0].id
+
+
+def test_a_grade_runs_one_lane_more_than_the_cores_and_all_but_the_last_prefer_long_units(
+        monkeypatch):
+    """A lane's judge and its target take turns: one lane more than the cores keeps them busy.
+    Every lane but the last starts on the long units; the last on the lesson's first checks."""
+    from grader.runner import lanes
+
+    monkeypatch.setattr(runner, "cores", lambda: 2)
+    assert runner.default_jobs() == 3
+    assert [lanes.long_lanes(jobs) for jobs in (1, 2, 3, 9)] == [1, 1, 2, 8]
 
 
 def test_the_first_lane_prefers_long_units_the_others_short_ones():

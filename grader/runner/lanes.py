@@ -110,15 +110,19 @@ def _serve(units, settings, inbox: int, out: int) -> None:
 
 
 def run(units, jobs: int, settings, long: list[int], short: list[int],
-        meanwhile: Callable[[], object] = lambda: None) -> Iterator:
+        meanwhile: Callable[[], object] = lambda: None,
+        long_first: int | None = None) -> Iterator:
     """Run `units` on `jobs` lanes; yield first what `meanwhile()` returns, called here once the
     lanes have started (the runner's preflight), then (unit number, (runs, duration)) as each is
-    done. The first lane (the first half of them, with many) takes the `long` units first, the
-    others the `short` ones first; a lane whose queue is empty takes from the other. Closing the
+    done. Every lane but the last takes the `long` units first, the last the `short` ones
+    first (the lesson's first checks are done early), a lane whose queue is empty from the
+    other: the short units are shared at the end, where the long ones would leave a lane
+    running alone. `long_first`: how many lanes take the long units first instead (0: none,
+    every lane runs the short ones before). Closing the
     generator ends the lanes at once."""
     sandbox.become_subreaper()
     before = sandbox.child_pids()
-    queue = _Queues(long, short, max(1, jobs // 2))
+    queue = _Queues(long, short, long_lanes(jobs) if long_first is None else long_first)
     lanes: list[_Lane] = []
     ended: list[_Lane] = []  # replaced after they died: still to be reaped
     completed = False
@@ -157,6 +161,11 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
         for lane in lanes + ended:
             _end(lane.pid, at_once=not completed)  # interrupted: its check is not waited for
         sandbox.end_strays(before)  # what the lanes' checks left to us
+
+
+def long_lanes(jobs: int) -> int:
+    """How many of `jobs` lanes take the long units first: all but the last (one at least)."""
+    return max(1, jobs - 1)
 
 
 class _Queues:
