@@ -17,6 +17,9 @@ every check but SECOND_PASS, redrawn as soon as they are done; then SECOND_PASS:
 whose checks start processes of their own (`checkdef.PROCESS_FAMILIES`) and the random
 timelines (the longest check of a grade: about 2 s of the first pass's 5.7 s when it was in it);
 one pass when -k selects none of SECOND_PASS (the partial screen lists only those it selects).
+Both passes are one run of the grader (one preflight, one set of lanes, no lane idle between
+them): every lane takes the first pass's checks before the second's (`iter_checks`'
+short_first), and the first screen is drawn once they are all in.
 A save during a grade ends that grade (the child and every process it started) and grades the
 new file once it has settled: one grade at a time, never a queue. Ctrl-C (or SIGTERM) ends the
 grade the same way; the exit status is then 130. The grading options are the grader's own
@@ -53,10 +56,10 @@ from .report.messages import default_lang, text
 from .report.render import Style, width
 from .report.view import report_view
 from .results import CheckResult, result_from_json, result_to_json
-from .runner import GraderError, NoCheckSelected, run_checks, selected
+from .runner import GraderError, iter_checks, selected
 
-POLL = 0.05    # seconds between two looks at the folder
-SETTLE = 0.1   # seconds a change must stay as it is before it is graded (an editor's steps
+POLL = 0.025   # seconds between two looks at the folder (a stat of a handful of files)
+SETTLE = 0.05  # seconds a change must stay as it is before it is graded (an editor's steps
 #                of one save come within milliseconds; a later change restarts the grade anyway)
 #: The families whose checks run in the second pass, after the first redraw.
 SECOND_PASS = PROCESS_FAMILIES + ("differential",)
@@ -225,22 +228,27 @@ class Watch:
             null = os.open(os.devnull, os.O_RDWR)
             for stream in (0, 1, 2):  # the screen is the parent's
                 os.dup2(null, stream)
-            ran = 0
-            for number, expression in enumerate(self.selects, 1):
-                try:
-                    results = run_checks(self.args.impl,
-                                         timeout_scale=self.args.timeout_scale,
-                                         select=expression or None, repeat=self.args.repeat,
-                                         seed=self.args.seed, jobs=self.args.jobs)
-                except NoCheckSelected:
-                    results = []
-                ran += len(results)
-                last = number == len(self.selects)
-                if last and not ran:
-                    raise GraderError(f"no check matches -k {self.args.select!r}")
-                if results or last:  # a first pass -k left empty has nothing to show
-                    sandbox.write_message(fd, {"pass": number,
-                                               "results": [_encode(r) for r in results]})
+            later = set(self.later)
+            two = len(self.selects) == 2
+            first_ids = [c.id for c in selected(self.args.select) if c.id not in later]
+            first: list[CheckResult] = []
+            rest: list[CheckResult] = []
+            shown = not two  # one pass: its screen is the whole grade's
+            # One run of the grader for both passes: every lane runs the first pass's checks
+            # before the second's (short_first), the first screen comes once they are all in.
+            for result in iter_checks(self.args.impl, timeout_scale=self.args.timeout_scale,
+                                      select=self.args.select or None, repeat=self.args.repeat,
+                                      seed=self.args.seed, jobs=self.args.jobs,
+                                      short_first=True):
+                (rest if result.id in later else first).append(result)
+                if not shown and len(first) == len(first_ids):
+                    shown = True
+                    if first:  # a first pass -k left empty has nothing to show
+                        sandbox.write_message(fd, {"pass": 1,
+                                                   "results": [_encode(r) for r in first]})
+            final = rest if two else first + rest
+            sandbox.write_message(fd, {"pass": len(self.selects),
+                                       "results": [_encode(r) for r in final]})
         except GraderError as exc:
             sandbox.write_message(fd, {"error": str(exc)})
         except BaseException:
