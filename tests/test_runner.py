@@ -189,14 +189,13 @@ def test_long_units_form_their_own_queue_the_rest_stay_in_lesson_order():
     assert short == sorted(short) and units[short[0]].check.id == checks[0].id
 
 
-def test_a_grade_runs_one_lane_more_than_the_cores_and_all_but_the_last_prefer_long_units(
-        monkeypatch):
-    """A lane's judge and its target take turns: one lane more than the cores keeps them busy.
-    Every lane but the last starts on the long units; the last on the lesson's first checks."""
+def test_a_grade_runs_a_lane_a_core_and_all_but_the_last_prefer_long_units(monkeypatch):
+    """As many lanes as cores by default. Every lane but the last starts on the long units; the
+    last on the lesson's first checks."""
     from grader.runner import lanes
 
     monkeypatch.setattr(runner, "cores", lambda: 2)
-    assert runner.default_jobs() == 3
+    assert runner.default_jobs() == 2
     assert [lanes.long_lanes(jobs) for jobs in (1, 2, 3, 9)] == [1, 1, 2, 8]
 
 
