@@ -178,6 +178,29 @@ def test_a_tiny_run_end_to_end(tmp_path, capsys):
     assert "full grade: wall" in printed and "ratio" in printed
 
 
+def test_a_baseline_that_cannot_start_here_is_one_line_and_exit_2(capsys, monkeypatch):
+    """A baseline whose grader imports what this interpreter lacks (44133b1: pytest-json-report)
+    is refused at once, naming the missing module, before any figure is taken."""
+    def broken(design):
+        return ("ModuleNotFoundError: No module named 'pytest_jsonreport'"
+                if design.name == "baseline" else None)
+    monkeypatch.setattr(perf, "cannot_run", broken)
+    monkeypatch.setattr(perf, "measure_all", lambda *a: pytest.fail("measured anyway"))
+    assert perf.main(["--baseline", "HEAD", "--runs", "1"]) == 2
+    err = [line for line in capsys.readouterr().err.strip().splitlines()
+           if not line.startswith("[perf]")]  # the progress log says which baseline it made
+    assert len(err) == 1 and "baseline" in err[0] and "pytest_jsonreport" in err[0]
+
+
+def test_the_checkout_itself_can_start(tmp_path):
+    assert perf.cannot_run(perf.current()) is None
+    (tmp_path / "grader").mkdir()
+    (tmp_path / "grader" / "__init__.py").write_text("")
+    (tmp_path / "grader" / "cli.py").write_text("import no_such_module_anywhere\n")
+    design = perf.Design("baseline", tmp_path, "broken")
+    assert "no_such_module_anywhere" in perf.cannot_run(design)
+
+
 def test_unknown_parts_are_refused(capsys):
     with pytest.raises(SystemExit) as exit_:
         perf.main(["--skip", "grade,nothing"])
