@@ -144,9 +144,10 @@ def schedule(units: list[Unit]) -> tuple[list[int], list[int]]:
     """The units lanes take, as two queues: the long ones (a check in parts, then the checks
     that start processes of their own, longest first: `LONGEST_FIRST`), and the rest in lesson
     order. Every lane but the last takes long units first, the last short ones first (each
-    lane the other queue once its own is empty): the long units overlap with the many short ones, the
-    longest of them start first (what is left for the end is as short as can be), and the
-    first checks of the lesson are done early, for a report that shows them as they come."""
+    lane the other queue once its own is empty): the long units overlap with the many short
+    ones, the longest of them start first (what is left for the end is as short as can be),
+    and the first checks of the lesson are done early, for a report that shows them as they
+    come."""
     def long(i: int) -> bool:
         return units[i].check.parts > 1 or family(units[i].check.module) in PROCESS_FAMILIES
 

@@ -118,8 +118,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
     first (the lesson's first checks are done early), a lane whose queue is empty from the
     other: the short units are shared at the end, where the long ones would leave a lane
     running alone. `long_first`: how many lanes take the long units first instead (0: none,
-    every lane runs the short ones before). Closing the
-    generator ends the lanes at once."""
+    every lane runs the short ones before). Closing the generator ends the lanes at once."""
     sandbox.become_subreaper()
     before = sandbox.child_pids()
     queue = _Queues(long, short, long_lanes(jobs) if long_first is None else long_first)
