@@ -126,21 +126,14 @@ def snapshot(target: Path) -> dict[str, tuple]:
     return found
 
 
-def passes(select: str | None) -> tuple[list[str], list[str]]:
-    """The -k expressions of the passes (the user's -k, if any, in both), and the ids of the
-    second pass's checks (those the user's -k selects: the partial screen lists them as still
-    running). One pass when the -k selects none of them."""
-    later = [c.id for c in all_checks().values() if family(c.module) in SECOND_PASS]
-    if not later:
-        return [select or ""], []
-    ids = " or ".join(later)
-    if not select:
-        return [f"not ({ids})", ids], later
+def second_pass(select: str | None) -> list[str]:
+    """The ids of the second pass's checks that the user's -k selects, in lesson order (the
+    partial screen lists them as still running); none: one pass (a -k that selects nothing, or
+    cannot be read, is the grade's to say)."""
     try:
-        later = [c.id for c in selected(f"({select}) and ({ids})")]
-    except GraderError:  # none of them (or a -k that cannot be read: the grade says so)
-        return [select], []
-    return [f"({select}) and not ({ids})", f"({select}) and ({ids})"], later
+        return [c.id for c in selected(select) if family(c.module) in SECOND_PASS]
+    except GraderError:
+        return []
 
 
 @dataclass
@@ -162,7 +155,8 @@ class Watch:
         self.out = out or sys.stdout
         self.style = Style.for_stream(self.out)
         self.tty = self.out.isatty() and os.environ.get("TERM") != "dumb"
-        self.selects, self.later = passes(args.select)
+        self.later = second_pass(args.select)
+        self.passes = 2 if self.later else 1
         self.grade: Grade | None = None
 
     # -- the loop --------------------------------------------------------------------------------
@@ -229,7 +223,7 @@ class Watch:
             for stream in (0, 1, 2):  # the screen is the parent's
                 os.dup2(null, stream)
             later = set(self.later)
-            two = len(self.selects) == 2
+            two = self.passes == 2
             first_ids = [c.id for c in selected(self.args.select) if c.id not in later]
             first: list[CheckResult] = []
             rest: list[CheckResult] = []
@@ -247,7 +241,7 @@ class Watch:
                         sandbox.write_message(fd, {"pass": 1,
                                                    "results": [_encode(r) for r in first]})
             final = rest if two else first + rest
-            sandbox.write_message(fd, {"pass": len(self.selects),
+            sandbox.write_message(fd, {"pass": self.passes,
                                        "results": [_encode(r) for r in final]})
         except GraderError as exc:
             sandbox.write_message(fd, {"error": str(exc)})
@@ -281,7 +275,7 @@ class Watch:
             self.draw(text("watch.error", self.lang, error=message["error"].strip()))
             return
         grade.results += [_decode(r) for r in message["results"]]
-        final = message["pass"] == len(self.selects)
+        final = message["pass"] == self.passes
         report = report_view(grade.results, self.lang, target=display_name(self.args.impl),
                              detail=self.args.detail or self.config.detail, seed=self.args.seed,
                              duration=time.monotonic() - grade.since, withheld=withheld())

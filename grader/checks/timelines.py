@@ -229,7 +229,8 @@ class Direct:
     def finish(self, name, claim, now):
         return self.module.finish(self.conns[name], claim, now)
 
-    def work_once(self, name, owner, send, clock, lease_ms):
+    def work_once(self, name, owner, send, clock, lease_ms, *, clock_script=None):
+        """`clock_script`, as TargetProcess takes it: here the clock itself is called."""
         return self.module.work_once(self.conns[name], owner, send, clock, lease_ms)
 
     def in_transaction(self, name: str) -> bool:
@@ -301,12 +302,10 @@ class Database:
     def finish(self, claim, now):
         return self.queue.finish(self.name, claim, now)
 
-    def work_once(self, owner, send, clock, lease_ms):
-        if isinstance(self.queue, target_client.TargetProcess) and isinstance(clock, Clock):
-            # the target process reads this clock itself: no round trip per reading
-            return self.queue.work_once(self.name, owner, send, None, lease_ms,
-                                        clock_script=clock.script())
-        return self.queue.work_once(self.name, owner, send, clock, lease_ms)
+    def work_once(self, owner, send, clock: Clock, lease_ms):
+        # a target process reads this clock itself (clock_script): no round trip per reading
+        return self.queue.work_once(self.name, owner, send, clock, lease_ms,
+                                    clock_script=clock.script())
 
     def close(self) -> None:
         try:

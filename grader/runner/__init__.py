@@ -124,11 +124,6 @@ def default_jobs() -> int:
     (One more, to run while a lane's judge and its target take turns, measured on a 2-core VM:
     0.85 of the wall while locked-database-raises slept 150 ms, 0.97 of the wall and 1.04 of
     the CPU once it slept 30: not worth a lane's processes, nor a slower first verdict.)"""
-    return cores()
-
-
-def cores() -> int:
-    """The cores this process may run on."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
