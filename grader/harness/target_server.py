@@ -740,10 +740,17 @@ def _bug(why: str):
 
 
 # -- the process -----------------------------------------------------------------------------------
+#: hide() puts the channel's fds at a random number from 64 (above those code probes first)
+#: up to this: the process's table of fds stays at its first size. Listing /proc/self/fd, as
+#: the file watch does at every call and callback, takes time in proportion to that table's
+#: size, not to the fds open: with a channel fd at 19,498 each listing took 4 times as long.
+HIDE_BELOW = 1024
+
+
 def hide(fd: int) -> int:
-    """Move `fd` to a random high number (close-on-exec) and close the original."""
+    """Move `fd` to a random number from 64 to HIDE_BELOW (close-on-exec), close the original."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    top = min(soft if soft > 0 else 1024, 1 << 16) - 8
+    top = min(soft if soft > 0 else HIDE_BELOW, HIDE_BELOW) - 8
     low = random.SystemRandom().randrange(64, max(65, top))
     moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, low)
     os.close(fd)
