@@ -6,9 +6,14 @@ checks failed).
 Watching. The folder is polled every POLL seconds, comparing each file's (mtime_ns, ctime_ns,
 size, inode). No watcher library: watchdog or watchfiles would be one more dependency for every
 student who installs the grader, a poll of a handful of files costs nothing, and it sees an
-editor's write-then-rename over the file like a plain write. A change is graded once nothing has
-changed for SETTLE seconds (an editor writes a file in several steps), so a half-written file is
-not graded; a file that does not compile is graded all the same, and the summary shows that cause.
+editor's write-then-rename over the file like a plain write. A change after a quiet spell is graded
+at once, and what its grade says is shown only once the files have stayed as they were for SETTLE
+seconds and are still as the grade found them (an editor writes a file in several steps: the
+next step ends a grade of the half-written file before it shows anything, and the first pass
+takes longer than SETTLE, so the wait costs nothing). A change that comes less than SETTLE after
+the one before (a burst of steps) is graded once nothing has changed for SETTLE seconds: one
+grade started in vain a burst at most. A file that does not compile is graded all the same, and
+the summary shows that cause.
 
 Grading. A grade runs in a child forked from this process (which imports the grader once and
 starts the zygote once, so a grade costs a fork, not an interpreter's start, and its target
@@ -59,8 +64,9 @@ from .results import CheckResult, result_from_json, result_to_json
 from .runner import GraderError, iter_checks, selected
 
 POLL = 0.025   # seconds between two looks at the folder (a stat of a handful of files)
-SETTLE = 0.05  # seconds a change must stay as it is before it is graded (an editor's steps
-#                of one save come within milliseconds; a later change restarts the grade anyway)
+SETTLE = 0.05  # seconds the files must stay as they are before a verdict about them is shown
+#                (an editor's steps of one save come within milliseconds; a later change
+#                restarts the grade anyway)
 #: The families whose checks run in the second pass, after the first redraw.
 SECOND_PASS = PROCESS_FAMILIES + ("differential",)
 SEPARATOR = "-" * 40
@@ -141,10 +147,12 @@ class Grade:
     """The grade running in a child: its pid (= its session), the pipe it reports on, the time
     of the change it grades, and the results of the passes done."""
     pid: int
-    fd: int
+    fd: int               # -1 once the child has ended and been reaped
     saved: float          # wall-clock time of the change (shown)
     since: float          # monotonic time of the change (the seconds shown are counted from it)
+    state: dict           # the files as they were when it started (`snapshot`)
     buffer: bytes = b""
+    held: list[dict] = field(default_factory=list)  # what it said, not shown yet (`show`)
     results: list[CheckResult] = field(default_factory=list)
     finished: bool = False
 
@@ -184,22 +192,26 @@ class Watch:
 
     def loop(self) -> None:
         state = snapshot(self.target)
-        self.start(time.time(), time.monotonic())
-        change = None   # (wall, monotonic) time of the first change not graded yet
-        quiet_since = 0.0
+        self.start(time.time(), time.monotonic(), state)
+        change = None   # (wall, monotonic) time of a burst's change not graded yet
+        last = float("-inf")  # monotonic time of the last change seen
         while True:
             self.wait(POLL)
-            now = snapshot(self.target)
+            now, seen = snapshot(self.target), time.monotonic()
             if now != state:
-                state, quiet_since = now, time.monotonic()
-                self.cancel()  # its verdict would be about a file that is no more
-                change = change or (time.time(), time.monotonic())
-            elif change is not None and time.monotonic() - quiet_since >= SETTLE:
-                self.start(*change)
+                state, burst, last = now, seen - last < SETTLE, seen
+                if burst:  # a step of the same save: graded once the steps are over
+                    self.cancel()  # its verdict would be about a file that is no more
+                    change = change or (time.time(), seen)
+                else:  # after a quiet spell: at once (`show` holds it back till it settles)
+                    self.start(time.time(), seen, state)
+                    change = None
+            elif change is not None and seen - last >= SETTLE:
+                self.start(*change, state)
                 change = None
 
     # -- one grade -------------------------------------------------------------------------------
-    def start(self, saved: float, since: float) -> None:
+    def start(self, saved: float, since: float, state: dict) -> None:
         self.cancel()
         for path in cli.report_paths(self.args).values():
             files.remove_stale(path)  # no earlier verdict stays beside a file being graded
@@ -209,7 +221,7 @@ class Watch:
             os.close(read_fd)
             self._child(write_fd)  # never returns
         os.close(write_fd)
-        self.grade = Grade(pid, read_fd, saved, since)
+        self.grade = Grade(pid, read_fd, saved, since, state)
         self.draw(text("watch.grading", self.lang, time=_clock(saved)))
 
     def _child(self, fd: int) -> None:
@@ -253,20 +265,35 @@ class Watch:
         os._exit(code)
 
     def wait(self, timeout: float) -> None:
-        """Up to `timeout` seconds: read what the grade says, and redraw."""
+        """Up to `timeout` seconds: read what the grade says, and show it (`show`)."""
         grade = self.grade
-        if grade is None:
+        if grade is None or grade.fd < 0:
             time.sleep(timeout)
+        elif select.select([grade.fd], [], [], timeout)[0]:
+            chunk = os.read(grade.fd, 1 << 16)
+            if not chunk:
+                self.reap(grade)
+            else:
+                *lines, grade.buffer = (grade.buffer + chunk).split(b"\n")
+                grade.held += [json.loads(line) for line in lines]
+        if grade is not None:
+            self.show(grade)
+
+    def show(self, grade: Grade) -> None:
+        """Redraw with what `grade` has said, once its files have stayed as they were for SETTLE
+        seconds and are still as it found them; else later (a change is the loop's to see: it
+        starts the grade over)."""
+        ended = grade.fd < 0 and not grade.finished
+        if not (grade.held or ended):
             return
-        if not select.select([grade.fd], [], [], timeout)[0]:
+        if time.monotonic() - grade.since < SETTLE or snapshot(self.target) != grade.state:
             return
-        chunk = os.read(grade.fd, 1 << 16)
-        if not chunk:
-            self.ended(grade)
-            return
-        *lines, grade.buffer = (grade.buffer + chunk).split(b"\n")
-        for line in lines:
-            self.heard(grade, json.loads(line))
+        held, grade.held = grade.held, []
+        for message in held:
+            self.heard(grade, message)
+        if ended and not grade.finished:
+            grade.finished = True
+            self.draw(text("watch.error", self.lang, error=text("watch.ended", self.lang)))
 
     def heard(self, grade: Grade, message: dict) -> None:
         seconds = f"{time.monotonic() - grade.since:.1f}"
@@ -290,21 +317,21 @@ class Watch:
                           ids=", ".join(self.later))
             self.draw(status, summary.from_view(report, self.style, running=self.later))
 
-    def ended(self, grade: Grade) -> None:
-        """The child closed its pipe: reap it and whatever it left."""
-        self.cancel()
-        if not grade.finished:
-            self.draw(text("watch.error", self.lang, error=text("watch.ended", self.lang)))
-
-    def cancel(self) -> None:
-        """End the grade running (its child, and every process started under it)."""
-        grade, self.grade = self.grade, None
-        if grade is None:
-            return
+    def reap(self, grade: Grade) -> None:
+        """The child closed its pipe: reap it and whatever it left (what it said stays, to be
+        shown)."""
         _end_session(grade.pid)
         # Reaps the child, and the orphans a subreaper inherited; not the zygote (a child too).
         sandbox.end_strays({pid for pid in (zygote.own_pid(),) if pid is not None})
         os.close(grade.fd)
+        grade.fd = -1
+
+    def cancel(self) -> None:
+        """End the grade running (its child, and every process started under it); what it said
+        and was not shown yet is dropped."""
+        grade, self.grade = self.grade, None
+        if grade is not None and grade.fd >= 0:
+            self.reap(grade)
 
     # -- the screen ------------------------------------------------------------------------------
     def draw(self, status: str, body: list[str] = ()) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import checkdef, watch
+from grader import checkdef, cli, watch
 from grader.config import Config
 from grader.report import summary
 from grader.report.view import report_view
@@ -388,3 +388,61 @@ def test_one_zygote_serves_every_grade(tmp_path):
     finally:
         w.stop()
     assert len(before) == 1 and after == before
+
+
+def _arguments(target: Path) -> Namespace:
+    return cli.parser("en").parse_args(["--impl", str(target)])
+
+
+def _held_grade(target: Path, since: float) -> watch.Grade:
+    """A grade whose child has ended (no process), having said its whole verdict."""
+    message = {"pass": 1, "results": [watch._encode(r) for r in _results()]}
+    return watch.Grade(pid=-1, fd=-1, saved=0.0, since=since, state=watch.snapshot(target),
+                       held=[message])
+
+
+def test_a_verdict_is_shown_only_once_its_files_have_settled_as_the_grade_found_them(
+        tmp_path, monkeypatch):
+    """A save after a quiet spell is graded at once; what the grade says waits until the files
+    have stayed as they were for SETTLE seconds, and is never shown for files that changed
+    since the grade started (the loop starts that grade over). Logical time: the clock is
+    the test's."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    target = tmp_path / "queue.py"
+    target.write_text("a = 1\n")
+    now = [0.0]
+    monkeypatch.setattr(watch.time, "monotonic", lambda: now[0])
+    out = io.StringIO()
+    w = watch.Watch(_arguments(target), target, "en", Config(), out)
+    w.passes = 1
+    grade = w.grade = _held_grade(target, since=now[0])
+    w.show(grade)
+    assert out.getvalue() == "" and grade.held  # too soon: an editor may be mid-save
+    now[0] += watch.SETTLE
+    w.show(grade)
+    assert "Score: 2 / 6" in out.getvalue() and grade.finished and not grade.held
+
+    out.truncate(0)
+    out.seek(0)
+    grade = w.grade = _held_grade(target, since=now[0])
+    now[0] += 10 * watch.SETTLE
+    target.write_text("a = 22\n")  # changed since the grade started: its verdict is stale
+    w.show(grade)
+    assert out.getvalue() == "" and grade.held
+
+
+def test_an_ended_grade_without_a_verdict_says_so_once_settled(tmp_path, monkeypatch):
+    target = tmp_path / "queue.py"
+    target.write_text("a = 1\n")
+    now = [0.0]
+    monkeypatch.setattr(watch.time, "monotonic", lambda: now[0])
+    out = io.StringIO()
+    w = watch.Watch(_arguments(target), target, "en", Config(), out)
+    grade = w.grade = watch.Grade(pid=-1, fd=-1, saved=0.0, since=now[0],
+                                  state=watch.snapshot(target))
+    w.show(grade)
+    assert out.getvalue() == ""
+    now[0] += watch.SETTLE
+    w.show(grade)
+    w.show(grade)
+    assert out.getvalue().count("without a verdict") == 1
