@@ -160,14 +160,14 @@ def test_finish_leaves_no_transaction(lab):
         expect_failed_cleanly(lab, "finish", error, before, came_back)
 
 
-LOCKED_BUSY_MS = 10  # the busy timeout of the connection claim/finish/work_once get while locked
+LOCKED_BUSY_MS = 1  # the busy timeout of the connection claim/finish/work_once get while locked
 #: (the lock is held for the whole call, so any wait ends in the error: a short one costs little)
 
 
 @check("locked-database-raises", points=2)
 def test_locked_database_raises(lab):
     """Another connection holds the write lock for the whole call and the connection given to
-    the target waits 10 ms: claim, finish and work_once each raise (database is locked), leave
+    the target waits 1 ms: claim, finish and work_once each raise (database is locked), leave
     no transaction open and change no row; nothing is sent."""
     # Opened first: store.connect sets the journal mode, which a claim may have changed since.
     w = lab.world
