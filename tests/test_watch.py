@@ -401,48 +401,76 @@ def _held_grade(target: Path, since: float) -> watch.Grade:
                        held=[message])
 
 
-def test_a_verdict_is_shown_only_once_its_files_have_settled_as_the_grade_found_them(
-        tmp_path, monkeypatch):
-    """A save after a quiet spell is graded at once; what the grade says waits until the files
-    have stayed as they were for SETTLE seconds, and is never shown for files that changed
-    since the grade started (the loop starts that grade over). Logical time: the clock is
-    the test's."""
+@pytest.fixture
+def watcher(tmp_path, monkeypatch):
+    """(a Watch of tmp_path/queue.py writing to a StringIO, its clock): logical time, the
+    test's to move (`clock[0] += ...`)."""
     monkeypatch.setenv("NO_COLOR", "1")
     target = tmp_path / "queue.py"
     target.write_text("a = 1\n")
-    now = [0.0]
-    monkeypatch.setattr(watch.time, "monotonic", lambda: now[0])
-    out = io.StringIO()
-    w = watch.Watch(_arguments(target), target, "en", Config(), out)
+    clock = [0.0]
+    monkeypatch.setattr(watch.time, "monotonic", lambda: clock[0])
+    return watch.Watch(_arguments(target), target, "en", Config(), io.StringIO()), clock
+
+
+def test_a_verdict_is_shown_only_once_its_files_have_settled_as_the_grade_found_them(watcher):
+    """A save after a quiet spell is graded at once; what the grade says waits until the files
+    have stayed as they were for SETTLE seconds, and is never shown for files that changed
+    since the grade started (the loop starts that grade over)."""
+    w, clock = watcher
     w.passes = 1
-    grade = w.grade = _held_grade(target, since=now[0])
+    grade = w.grade = _held_grade(w.target, since=clock[0])
     w.show(grade)
-    assert out.getvalue() == "" and grade.held  # too soon: an editor may be mid-save
-    now[0] += watch.SETTLE
+    assert w.out.getvalue() == "" and grade.held  # too soon: an editor may be mid-save
+    clock[0] += watch.SETTLE
     w.show(grade)
-    assert "Score: 2 / 6" in out.getvalue() and grade.finished and not grade.held
+    assert "Score: 2 / 6" in w.out.getvalue() and grade.finished and not grade.held
 
-    out.truncate(0)
-    out.seek(0)
-    grade = w.grade = _held_grade(target, since=now[0])
-    now[0] += 10 * watch.SETTLE
-    target.write_text("a = 22\n")  # changed since the grade started: its verdict is stale
+    w.out.truncate(0)
+    w.out.seek(0)
+    grade = w.grade = _held_grade(w.target, since=clock[0])
+    clock[0] += 10 * watch.SETTLE
+    w.target.write_text("a = 22\n")  # changed since the grade started: its verdict is stale
     w.show(grade)
-    assert out.getvalue() == "" and grade.held
+    assert w.out.getvalue() == "" and grade.held
 
 
-def test_an_ended_grade_without_a_verdict_says_so_once_settled(tmp_path, monkeypatch):
-    target = tmp_path / "queue.py"
-    target.write_text("a = 1\n")
-    now = [0.0]
-    monkeypatch.setattr(watch.time, "monotonic", lambda: now[0])
-    out = io.StringIO()
-    w = watch.Watch(_arguments(target), target, "en", Config(), out)
-    grade = w.grade = watch.Grade(pid=-1, fd=-1, saved=0.0, since=now[0],
-                                  state=watch.snapshot(target))
+def test_an_ended_grade_without_a_verdict_says_so_once_settled(watcher):
+    w, clock = watcher
+    grade = w.grade = watch.Grade(pid=-1, fd=-1, saved=0.0, since=clock[0],
+                                  state=watch.snapshot(w.target))
     w.show(grade)
-    assert out.getvalue() == ""
-    now[0] += watch.SETTLE
+    assert w.out.getvalue() == ""
+    clock[0] += watch.SETTLE
     w.show(grade)
     w.show(grade)
-    assert out.getvalue().count("without a verdict") == 1
+    assert w.out.getvalue().count("without a verdict") == 1
+
+
+def test_a_save_after_a_quiet_spell_starts_at_once_a_burst_once_settled(watcher, monkeypatch):
+    """The loop's decisions, one poll at a time on a logical clock: the first look grades; a
+    change long after the last one grades at once; a change within SETTLE of the one before
+    ends that grade and grades once nothing has changed for SETTLE."""
+    w, clock = watcher
+    monkeypatch.setattr(watch, "POLL", 1.0)  # logical units: exact sums
+    monkeypatch.setattr(watch, "SETTLE", 2.0)
+    states = iter([{"queue.py": 1},                                 # at the start
+                   {"queue.py": 1}, {"queue.py": 2},                # quiet, then a save
+                   {"queue.py": 3}, {"queue.py": 3}, {"queue.py": 3},  # a second step at once
+                   {"queue.py": 3}])
+    calls = []
+    monkeypatch.setattr(watch, "snapshot", lambda target: next(states))
+    monkeypatch.setattr(w, "start", lambda saved, since, state: calls.append(
+        ("start", clock[0], state["queue.py"])))
+    monkeypatch.setattr(w, "cancel", lambda: calls.append(("cancel", clock[0])))
+
+    def wait(timeout):
+        clock[0] += timeout
+
+    monkeypatch.setattr(w, "wait", wait)
+    with pytest.raises(StopIteration):  # the states run out: the loop ends there
+        w.loop()
+    assert calls == [("start", 0.0, 1),
+                     ("start", 2.0, 2),   # the save, graded at once
+                     ("cancel", 3.0),     # a step within SETTLE of it: that grade ends
+                     ("start", 5.0, 3)]   # graded once nothing has changed for SETTLE
