@@ -144,8 +144,9 @@ def second_pass(select: str | None) -> list[str]:
 
 @dataclass
 class Grade:
-    """The grade running in a child: its pid (= its session), the pipe it reports on, the time
-    of the change it grades, and the results of the passes done."""
+    """The grade of one change, run in a child: its pid (= its session), the pipe it reports on
+    (until the child has ended), the time of the change and the files as it found them, what it
+    said that is not shown yet, and the results of the passes shown."""
     pid: int
     fd: int               # -1 once the child has ended and been reaped
     saved: float          # wall-clock time of the change (shown)
