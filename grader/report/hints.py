@@ -58,7 +58,14 @@ def progress_line(comparison: Comparison, report: ReportView) -> str:
     if comparison.common == 0:
         return text("progress.nothing-common", lang)
     delta = f"{comparison.delta:+d}"
-    if comparison.whole:
+    if comparison.earlier:  # the last run was a -k run: compared with the one before it
+        points = (text("progress.same-earlier", lang, now=comparison.now,
+                       count=comparison.common, max_score=report.max_score)
+                  if comparison.delta == 0 else
+                  text("progress.points-earlier", lang, delta=delta, count=comparison.common,
+                       before=comparison.before, now=comparison.now,
+                       max_score=report.max_score))
+    elif comparison.whole:
         points = (text("progress.same-whole", lang, now=comparison.now,
                        max_score=report.max_score) if comparison.delta == 0 else
                   text("progress.points-whole", lang, delta=delta, before=comparison.before,

@@ -5,17 +5,19 @@ by every local grade. It feeds
 - the hints (grader.report.hints): how many local runs in a row each check has failed, so that
   with `hints = "after-runs"` a check's hint shows by itself after the instructor's number of
   runs;
-- the progress line under the score: points won or lost since the last run, the checks fixed
-  and the checks now failing, compared on the checks both runs graded (a `-k` run compares only
-  what it ran).
+- the progress line under the score: points won or lost since the last run that graded the
+  same checks (a full run after a `-k` run is compared with the full run before, and says so),
+  the checks fixed and the checks now failing; with no such run, the last run, on the checks
+  both graded (the line says how many).
 
 Never written by the instructor's modes (batch, Gradescope, Classroom 50, a grade in isolation:
 they grade with `--no-history`), nor when `LEASELAB_NO_HISTORY` is set (the project's tests).
 
 One file serves every target of its folder (keyed by the target file's name), each with:
 `runs` (how many local runs), `order` (when it was last graded, to drop the oldest target past
-`MAX_TARGETS`), `last` ({check id: [state, score]} of the last run: the checks it graded only)
-and `streak` ({check id: failing runs in a row}). A state is `p` (passed), `f` (failed on its
+`MAX_TARGETS`), `last` ({check id: [state, score]} of the last run: the checks it graded only),
+`by_selection` ({signature of a set of checks: the same, of the last run that graded exactly
+that set}, the `MAX_SELECTIONS` most recent sets) and `streak` ({check id: failing runs in a row}). A state is `p` (passed), `f` (failed on its
 rule: a fitting hint exists) or `e` (failed without reaching the rule: not implemented, could
 not load, crashed, hung). A run where a check passed ends its streak; `f` adds one; `e`, or a
 run that did not grade the check, leaves it as it was: rewriting a function that raises
@@ -28,6 +30,7 @@ written. Neither ever stops a grade.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -41,6 +44,7 @@ FILE_NAME = ".leaselab-history.json"
 VERSION = 1
 MAX_BYTES = 256 * 1024  # a larger file is not read (and is replaced by a small one)
 MAX_TARGETS = 16        # targets remembered per folder, the most recently graded kept
+MAX_SELECTIONS = 4      # sets of checks (a full run, a few -k runs) remembered per target
 DISABLE_ENV = "LEASELAB_NO_HISTORY"
 PASSED, FAILED, OTHER = "p", "f", "e"
 STATES = (PASSED, FAILED, OTHER)
@@ -78,6 +82,7 @@ class Comparison:
     whole: bool = False           # both runs graded the same checks: `before` and `now` are totals
     before: int = 0
     now: int = 0
+    earlier: bool = False         # compared with a run before the last (the last graded others)
 
 
 @dataclass
@@ -105,6 +110,17 @@ class History:
                 if isinstance(k, str) and isinstance(v, list) and len(v) == 2
                 and v[0] in STATES and type(v[1]) is int}
 
+    def same_selection(self, ids) -> dict[str, tuple[str, int]] | None:
+        """The {check id: (state, score)} of the last run that graded exactly the checks `ids`,
+        or None."""
+        found = self._entry().get("by_selection")
+        found = found.get(signature(ids)) if isinstance(found, dict) else None
+        if not isinstance(found, dict):
+            return None
+        return {k: (v[0], v[1]) for k, v in found.items()
+                if isinstance(k, str) and isinstance(v, list) and len(v) == 2
+                and v[0] in STATES and type(v[1]) is int}
+
     def streaks(self) -> dict[str, int]:
         found = self._entry().get("streak")
         if not isinstance(found, dict):
@@ -117,7 +133,12 @@ class History:
         return how it compares with the last run. `known`: the declared check ids (a check
         that no longer exists is forgotten). Nothing is written: `save` does."""
         before = self.last()
-        comparison = compare(before, states, bool(self._entry()))
+        same = self.same_selection(states) if set(before) != set(states) else None
+        if same and set(same) == set(states):
+            comparison = compare(same, states, True)
+            comparison.earlier = True
+        else:
+            comparison = compare(before, states, bool(self._entry()))
         streak = {k: v for k, v in self.streaks().items() if k in known}
         for check_id, (state, _) in states.items():
             if state == PASSED:
@@ -129,10 +150,15 @@ class History:
         targets = self.data.get("targets") if isinstance(self.data.get("targets"), dict) else {}
         order = max((t.get("order", 0) for t in targets.values() if isinstance(t, dict)
                      and type(t.get("order", 0)) is int), default=0) + 1
+        selections = entry.get("by_selection")
+        selections = {k: v for k, v in selections.items() if isinstance(v, dict)
+                      and k != signature(states)} if isinstance(selections, dict) else {}
+        last = {k: [s, p] for k, (s, p) in states.items()}
+        selections = dict(list(selections.items())[-(MAX_SELECTIONS - 1):])  # oldest first
+        selections[signature(states)] = last
         targets = {**{k: v for k, v in targets.items() if isinstance(v, dict)},
                    self.key: {"runs": (runs if type(runs) is int else 0) + 1, "order": order,
-                              "last": {k: [s, p] for k, (s, p) in states.items()},
-                              "streak": streak}}
+                              "last": last, "by_selection": selections, "streak": streak}}
         if len(targets) > MAX_TARGETS:  # the targets graded longest ago go
             kept = sorted(targets, key=lambda k: _order(targets[k]))[-MAX_TARGETS:]
             targets = {k: targets[k] for k in kept}
@@ -150,6 +176,11 @@ class History:
             return True
         except (OSError, ValueError):
             return False
+
+
+def signature(ids) -> str:
+    """A short name for a set of check ids (the same for any order)."""
+    return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:16]
 
 
 def _order(entry: dict) -> int:
