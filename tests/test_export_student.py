@@ -223,3 +223,17 @@ def test_without_the_model_the_copy_says_what_runs_only_where_grades_are_recorde
 def test_the_full_copy_carries_the_model_and_withholds_nothing(exported):
     assert all((exported / rel).is_file() for rel in distribution.MODEL_FILES)
     assert not (exported / "grader/checks/withheld.json").exists()
+
+
+def test_the_student_copy_ignores_every_file_its_workflow_writes(exported):
+    """The workflow's reports (results.json, summary.md) are not committed by a student's
+    `git add .` (issue 29)."""
+    import yaml
+
+    dest = exported
+    ignored = (dest / ".gitignore").read_text(encoding="utf-8").split()
+    steps = yaml.safe_load((dest / WORKFLOW).read_text(encoding="utf-8"))
+    runs = " ".join(s.get("run", "") for job in steps["jobs"].values() for s in job["steps"])
+    for name in ("results.json", "summary.md"):
+        assert f"--{'json' if name.endswith('json') else 'markdown'} {name}" in runs
+        assert f"/{name}" in ignored, name

@@ -16,6 +16,7 @@ from conftest import MUTANTS, ROOT, by_check, grade, run_grader
 
 from grader import config as configs
 from grader.report import history, messages
+from grader.report.wrapping import WIDTH, columns
 from grader.report.history import FILE_NAME, History
 from grader.report.view import check_view, fitting_hint
 from grader.results import CheckResult, Failure, Kind, Outcome
@@ -239,7 +240,8 @@ def test_hint_command_prints_the_hint_and_why():
     assert "finish-at-expiry" in out and HINT in out
     assert " ".join(said("check.finish-at-expiry.why").split()) in out
     ja = run_grader("hint", "finish-at-expiry", "--lang", "ja")
-    assert said("check.finish-at-expiry.hint", "ja") in ja.stdout
+    assert "".join(said("check.finish-at-expiry.hint", "ja").split()) in "".join(ja.stdout.split())
+    assert all(columns(line) <= WIDTH for line in ja.stdout.splitlines())  # wrapped (issue 29)
 
 
 def test_hint_command_refuses_an_unknown_id_with_one_line():
@@ -313,6 +315,21 @@ def test_a_subset_run_compares_only_the_checks_both_runs_graded(tmp_path):
     assert said("progress.fixed", ids="finish-at-expiry") not in line  # it was not graded
     other = local_run(folder, select="reclaim-at-expiry")
     assert said("progress.nothing-common") in " ".join(other.stdout.split())
+
+
+def test_a_run_after_a_subset_run_compares_with_the_last_run_of_the_same_checks(tmp_path):
+    """issue 29: 2 -> (a -k run) -> 6 points said "+0, nothing fixed"; it is +4 since the last
+    run that graded the same checks, and the line says that other runs came between."""
+    folder = student_folder(tmp_path)
+    local_run(folder)  # 2 of 6: finish-at-expiry fails
+    shutil.copyfile(ROOT / "solutions" / "queue.py", folder / "queue.py")
+    local_run(folder, select="finish-at-expiry")  # the fix, graded alone
+    line = " ".join(local_run(folder).stdout.split())
+    assert said("progress.line", points=said("progress.points-earlier", delta="+4", count=2,
+                                              before=2, now=6, max_score=6),
+                changes=said("progress.fixed", ids="finish-at-expiry")) in line
+    again = " ".join(local_run(folder).stdout.split())  # the run before graded the same checks
+    assert said("progress.same-whole", now=6, max_score=6) in again
 
 
 @pytest.mark.parametrize("content", [
