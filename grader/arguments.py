@@ -7,10 +7,20 @@ before it exits with status 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
+import secrets
 import stat
 from pathlib import Path
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, but a bad argument is one line, not the usage and then the error:
+    `grader: <what is wrong> (see python -m grader --help)`, exit status 2."""
+
+    def error(self, message: str):  # noqa: D102 (argparse's hook)
+        self.exit(2, f"grader: {message} (see {self.prog} --help)\n")
 
 
 def positive_int(text: str) -> int:
@@ -66,16 +76,33 @@ def unreadable_file(path: str) -> str | None:
 
 def unwritable_destination(path: str) -> str | None:
     """Why the grader could not write a file at `path`, or None when it could (an existing
-    file is replaced; /dev/stdout is fine)."""
+    file is replaced; /dev/stdout is fine). A regular file is written through a new file beside
+    it (grader.report.files), so one is made and removed in its folder: a folder that only
+    looks writable (/proc, a read-only mount, root's os.access) is found out before grading."""
     try:
         info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
-        return _unwritable_folder(Path(path).parent)
+        return _unwritable_folder(Path(path).parent) or _cannot_create_in(Path(path).parent)
     except OSError as exc:
         return f"cannot be written ({exc.strerror})"
     if stat.S_ISDIR(info.st_mode):
         return "is a folder"
-    return None if os.access(path, os.W_OK) else "cannot be written (permission denied)"
+    if not os.access(path, os.W_OK):
+        return "cannot be written (permission denied)"
+    return _cannot_create_in(Path(path).parent) if stat.S_ISREG(info.st_mode) else None
+
+
+def _cannot_create_in(folder: Path) -> str | None:
+    """Why no new file can be made in `folder` (one is made and removed to know), or None."""
+    probe = folder / f".grader-probe-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        return f"cannot be written ({exc.strerror})"
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+    return None
 
 
 def _unwritable_folder(folder: Path) -> str | None:

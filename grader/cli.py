@@ -11,14 +11,15 @@ import importlib.util
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Callable
 
 from . import arguments, config as configs
 from .checkdef import all_checks, withheld
 from .harness.target import DEFAULT_TARGET, display_name, is_path
 from .harness.world import LESSON_SEED, fresh_seed
-from .report import files, hints, terminal
-from .report.messages import CLI_COMMAND, LANGS, default_lang, text
+from .report import files, hints, outputs, terminal
+from .report.messages import CLI_COMMAND, LANGS, OUTPUT_OPTION, default_lang, text
 from .report.render import Style
 from .report.view import ReportView, report_view
 from .report.live import LiveLine
@@ -29,16 +30,14 @@ def parser(lang: str = "en") -> argparse.ArgumentParser:
     """The grading options; their help, like the commands' lines, is in `lang` (Japanese is
     not wrapped: it has no spaces to break at, the terminal wraps it)."""
     raw = argparse.RawTextHelpFormatter if lang == "ja" else argparse.RawDescriptionHelpFormatter
-    p = argparse.ArgumentParser(prog="python -m grader", description=description(lang),
-                                formatter_class=raw)
+    p = arguments.Parser(prog="python -m grader", description=description(lang),
+                         formatter_class=raw)
     g = p.add_argument_group(text("cli.grading-options", lang))
     g.add_argument("--impl", default=DEFAULT_TARGET, metavar="MODULE_OR_FILE",
                    help=text("cli.option.impl", lang))
-    g.add_argument("--json", metavar="PATH", help=text("cli.option.json", lang))
-    g.add_argument("--html", metavar="PATH", help=text("cli.option.html", lang))
-    g.add_argument("--junit", metavar="PATH", help=text("cli.option.junit", lang))
-    g.add_argument("--prairielearn", metavar="PATH", help=text("cli.option.prairielearn", lang))
-    g.add_argument("--markdown", metavar="PATH", help=text("cli.option.markdown", lang))
+    for output in outputs.FORMATS:
+        g.add_argument(output.flag, dest=output.dest, metavar="PATH",
+                       help=text(OUTPUT_OPTION(output.flag[2:]), lang))
     g.add_argument("--lang", choices=LANGS, help=text("cli.option.lang", lang))
     g.add_argument("-k", dest="select", metavar="EXPR", help=text("cli.option.select", lang))
     g.add_argument("--timeout-scale", type=arguments.positive_number, default=1.0, metavar="X",
@@ -76,10 +75,19 @@ def description(lang: str) -> str:
     """What `--help` says above the options: what the grader does, and one line per command.
     Built from the catalogue and the command names only: no command's module is imported, so
     the help works in the student copy, which has no grader/instructor/."""
-    width = max(len(name) for name in SUBCOMMANDS) + 2
+    here = [name for name in SUBCOMMANDS if available(name)]
+    width = max(len(name) for name in here) + 2
     lines = [text("cli.description", lang), "", text("cli.commands", lang)]
-    lines += [f"  {name:<{width}}{text(CLI_COMMAND(name), lang)}" for name in SUBCOMMANDS]
+    lines += [f"  {name:<{width}}{text(CLI_COMMAND(name), lang)}" for name in here]
     return "\n".join(lines)
+
+
+def available(command: str) -> bool:
+    """Whether this copy of the grader has the command's module (the student copy has no
+    grader/instructor/): looked for as a file, nothing is imported."""
+    parts = SUBCOMMANDS[command].split(".")
+    base = Path(__file__).resolve().parent.joinpath(*parts[1:])
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,71 +149,94 @@ def chosen_lang(argv: list[str]) -> str:
     return default_lang()
 
 
-# Each writer imports its module when a grade writes that file: a terminal grade imports none
-# (xml, html entities, jinja2... are not on the way to the first verdict).
-def _html(report: ReportView, config: configs.Config) -> str:
-    from .report import html
-
-    return html.from_view(report)
-
-
-def _results_json(report: ReportView, config: configs.Config) -> str:
-    from .report import results_json
-
-    return _json_file(results_json.from_view(report, config))
-
-
-def _junit(report: ReportView, config: configs.Config) -> str:
-    from .report import junit
-
-    return junit.from_view(report)
-
-
-def _prairielearn(report: ReportView, config: configs.Config) -> str:
-    from .report import prairielearn
-
-    return _json_file(prairielearn.from_view(report))
-
-
-def _markdown(report: ReportView, config: configs.Config) -> str:
-    from .report import markdown
-
-    return markdown.from_view(report)
-
-
-def _json_file(payload: dict) -> str:
-    from .report import results_json
-
-    return results_json.serialise(payload) + "\n"
-
-
 #: The report files a grade can write, by flag: each a function of the one view (and config).
 REPORTS: dict[str, Callable[[ReportView, configs.Config], str]] = {
-    "--json": _results_json,
-    "--html": _html,
-    "--junit": _junit,
-    "--prairielearn": _prairielearn,
-    "--markdown": _markdown,
-}
+    output.flag: output.write for output in outputs.FORMATS}
 
 
 def report_paths(args: argparse.Namespace) -> dict[str, str]:
     """The report files asked for: {flag: path}."""
-    return {flag: getattr(args, flag[2:]) for flag in REPORTS if getattr(args, flag[2:])}
+    return {output.flag: getattr(args, output.dest) for output in outputs.FORMATS
+            if getattr(args, output.dest)}
 
 
 def bad_paths(args: argparse.Namespace) -> str | None:
     """The first path argument the grader could not use, as one line; None when all are fine.
-    Checked before grading, so a typo costs no time. A module name (`lab.queue`) is not
-    checked here: one that does not import is a graded failure, like a file that does not."""
+    Checked before grading, so a typo costs no time and no file is touched. A module name
+    (`lab.queue`) is not checked here: one that does not import is a graded failure, like a
+    file that does not."""
     if is_path(args.impl):
-        problem = arguments.unreadable_file(args.impl)
+        problem = arguments.unreadable_file(args.impl) or not_python(args.impl)
+        meant = impl_suggestion(args.impl)
+        if problem and meant:
+            problem += f"; {meant}"
         if problem:
             return f"--impl {args.impl}: {problem}"
-    for flag, path in report_paths(args).items():
-        problem = arguments.unwritable_destination(path)
+    asked = report_paths(args)
+    if not asked:
+        return None
+    target, taken = target_file(args.impl), {}
+    for flag, path in asked.items():
+        problem = (outputs.refused_path(flag, path, target=target, protected=lab_folders(),
+                                        taken=taken)
+                   or arguments.unwritable_destination(path))
         if problem:
             return f"{flag} {path}: {problem}"
+        taken[os.path.realpath(path)] = flag
+    return None
+
+
+def not_python(path: str) -> str | None:
+    """Why the file `path` cannot be graded as Python code, or None (it ends in .py)."""
+    if path.endswith(".py"):
+        return None
+    return "not a .py file (the grader imports the code under grade as a Python module)"
+
+
+def impl_suggestion(impl: str) -> str | None:
+    """What `--impl` meant when it names no file: `lab.queue.py` -> `lab/queue.py` or
+    `lab.queue`, when that file is there."""
+    if not impl.endswith(".py") or os.sep in impl or "/" in impl or impl.count(".") < 2:
+        return None
+    module = impl[:-3]
+    path = module.replace(".", "/") + ".py"
+    return f"did you mean --impl {path} or --impl {module}?" if os.path.isfile(path) else None
+
+
+def target_file(impl: str) -> str | None:
+    """The file under grade (found without importing anything of it), or None."""
+    if is_path(impl):
+        return impl
+    from .harness.target_server import module_origin
+
+    try:
+        return module_origin(impl)
+    except (ImportError, ValueError, AttributeError):
+        return None
+
+
+def lab_folders() -> list[str]:
+    """The folders of the lab's own packages that are here (lab/, solutions/, grader/): no
+    report is written in them."""
+    found = []
+    for name in ("lab", "solutions", "grader"):
+        try:
+            spec = importlib.util.find_spec(name)  # a top-level name: nothing is imported
+        except (ImportError, ValueError):
+            continue
+        found += list(spec.submodule_search_locations or []) if spec else []
+    return found
+
+
+def write_reports(args: argparse.Namespace, report: ReportView,
+                  config: configs.Config) -> str | None:
+    """Write every report file asked for; the first that could not be written, as one line
+    (checked before grading, a folder can still vanish or a disk fill up meanwhile)."""
+    for flag, path in report_paths(args).items():
+        try:
+            files.write_atomically(path, REPORTS[flag](report, config))
+        except OSError as exc:
+            return f"{flag} {path}: could not be written ({exc.strerror or exc})"
     return None
 
 
@@ -256,7 +287,9 @@ def grade(argv: list[str]) -> int:
     hints.settle(report, results, impl=args.impl, policy=config.hints, after=config.hint_after,
                  asked=args.hints, use_history=not args.no_history)
     print(terminal.from_view(report, Style.for_stream(sys.stdout)))
-    for flag, path in report_paths(args).items():
-        files.write_atomically(path, REPORTS[flag](report, config))
+    problem = write_reports(args, report, config)
+    if problem:
+        print(f"grader: {problem}", file=sys.stderr)
+        return 2
     ok = results and all(r.passed and not r.unstable for r in results)
     return 0 if ok else 1

@@ -309,9 +309,11 @@ class Watch:
                              duration=time.monotonic() - grade.since, withheld=withheld())
         if final:
             grade.finished = True
-            for flag, path in cli.report_paths(self.args).items():  # there once the screen says so
-                files.write_atomically(path, cli.REPORTS[flag](report, self.config))
-            status = text("watch.graded", self.lang, seconds=seconds, time=_clock(grade.saved))
+            problem = cli.write_reports(self.args, report, self.config)  # there once the
+            status = text("watch.graded", self.lang, seconds=seconds,    # screen says so
+                          time=_clock(grade.saved))
+            if problem:
+                status += f"\ngrader: {problem}"
             self.draw(status, summary.from_view(report, self.style))
         else:
             status = text("watch.partial", self.lang, seconds=seconds, time=_clock(grade.saved),

@@ -14,6 +14,7 @@ import pytest
 
 from conftest import ROOT, by_check, grade, run_grader
 from grader import cli
+from grader.report import outputs
 from grader.report import messages
 
 ONE_CHECK = "finish_before_expiry"
@@ -170,7 +171,10 @@ def test_help_works_in_the_student_copy_without_the_instructor_tools(tmp_path):
 
     proc = student("--help")
     assert proc.returncode == 0, proc.stderr
-    assert all(f"  {name} " in proc.stdout for name in cli.SUBCOMMANDS)
+    here = {name for name, module in cli.SUBCOMMANDS.items() if ".instructor." not in module}
+    assert all(f"  {name} " in proc.stdout for name in here)
+    # the commands this copy does not have are not offered (issue 29)
+    assert not any(f"  {name} " in proc.stdout for name in set(cli.SUBCOMMANDS) - here)
     not_here = student("batch", "submissions")
     assert not_here.returncode == 2
     assert not_here.stderr == "grader: 'batch' is not available in this copy of the grader\n"
@@ -212,3 +216,129 @@ def test_only_a_grade_starts_its_zygote_before_the_grader_is_imported(monkeypatc
     monkeypatch.setattr(zygote, "start", lambda *a: started.append(True) or True)
     entry._start_zygote_early(argv)
     assert started == ([True] if starts else [])
+
+
+# -- nothing a student types hurts them (issue 29) -------------------------------------------------
+def lab_copy(tmp_path):
+    """A student's checkout: lab/ (the stubs and the store) in a folder of its own."""
+    shutil.copytree(ROOT / "lab", tmp_path / "lab", ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+@pytest.mark.parametrize("flag", [f.flag for f in outputs.FORMATS])
+def test_a_report_flag_aimed_at_the_code_under_grade_is_refused(tmp_path, flag):
+    home = lab_copy(tmp_path)
+    before = (home / "lab" / "queue.py").read_bytes()
+    proc = run_grader("-k", "finish-at-expiry", flag, "lab/queue.py", cwd=home)
+    refused(proc, f"{flag} lab/queue.py", "file under grade")
+    assert (home / "lab" / "queue.py").read_bytes() == before
+
+
+@pytest.mark.parametrize("path, words", [
+    ("lab/store.py", ["Python file"]),
+    ("lab/notes.json", ["inside lab"]),
+    ("other.py", ["Python file"]),
+])
+def test_a_report_flag_aimed_at_code_or_the_labs_folder_is_refused(tmp_path, path, words):
+    home = lab_copy(tmp_path)
+    store = (home / "lab" / "store.py").read_bytes()
+    (home / "other.py").write_text("print('mine')\n")
+    proc = run_grader("-k", "finish-at-expiry", "--json", path, cwd=home)
+    refused(proc, *words)
+    assert (home / "lab" / "store.py").read_bytes() == store
+    assert (home / "other.py").read_text() == "print('mine')\n"
+    assert not (home / "lab" / "notes.json").exists()
+
+
+def test_a_symlink_to_the_code_under_grade_is_refused(tmp_path):
+    home = lab_copy(tmp_path)
+    (home / "report.html").symlink_to(home / "lab" / "queue.py")
+    before = (home / "lab" / "queue.py").read_bytes()
+    refused(run_grader("-k", "finish-at-expiry", "--html", "report.html", cwd=home),
+            "file under grade")
+    assert (home / "lab" / "queue.py").read_bytes() == before
+
+
+@pytest.mark.parametrize("flag, other", [("--html", "--json"), ("--json", "--html"),
+                                         ("--junit", "--markdown"),
+                                         ("--prairielearn", "--json")])
+def test_an_existing_file_that_is_no_report_of_that_kind_is_kept(tmp_path, flag, other):
+    """A file of the student's (notes) or a report of another kind is not replaced; a report
+    of the same kind (an earlier run's) is, and so is an empty file."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    refused(run_grader("-k", "finish-at-expiry", flag, str(notes)), "not replaced")
+    assert notes.read_text() == "my notes\n"
+    earlier = tmp_path / "earlier"
+    proc = run_grader("--impl", "solutions.queue", "-k", "finish-at-expiry", other, str(earlier))
+    assert proc.returncode == 0, proc.stderr
+    before = earlier.read_bytes()
+    refused(run_grader("-k", "finish-at-expiry", flag, str(earlier)), "not replaced")
+    assert earlier.read_bytes() == before
+    again = run_grader("--impl", "solutions.queue", "-k", "finish-at-expiry", other,
+                       str(earlier), "--lang", "ja")
+    assert again.returncode == 0, again.stderr  # a report of its own kind is replaced
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    proc = run_grader("--impl", "solutions.queue", "-k", "finish-at-expiry", flag, str(empty))
+    assert proc.returncode == 0 and empty.stat().st_size > 0, proc.stderr
+
+
+def test_every_format_recognises_what_it_wrote_in_both_languages(tmp_path):
+    paths = {f.flag: tmp_path / f"r{f.dest}" for f in outputs.FORMATS}
+    for lang in ("en", "ja"):
+        argv = [x for flag, path in paths.items() for x in (flag, str(path))]
+        proc = run_grader("--impl", "lab.queue", "-k", "finish-at-expiry", "--lang", lang, *argv)
+        assert proc.returncode == 1, proc.stderr
+        for output in outputs.FORMATS:
+            head = paths[output.flag].read_text(encoding="utf-8")[:outputs.HEAD_BYTES]
+            assert output.recognises(head), (output.flag, lang)
+            others = [o.flag for o in outputs.FORMATS if o.recognises(head)]
+            assert others == [output.flag], (output.flag, others)
+
+
+def test_the_same_file_for_two_reports_is_refused(tmp_path):
+    refused(run_grader("--json", str(tmp_path / "r.json"), "--prairielearn",
+                       str(tmp_path / "r.json")), "same file as --json")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")
+def test_a_path_where_no_file_can_be_made_is_refused_before_grading():
+    """/proc passes os.access as root; a file made and removed there tells."""
+    refused(run_grader("--json", "/proc/x.json"), "--json /proc/x.json", "cannot be written")
+
+
+@pytest.mark.parametrize("impl, words", [
+    ("lab.queue.py", ["no such file", "--impl lab/queue.py", "--impl lab.queue"]),
+])
+def test_impl_written_as_a_module_with_py_gets_both_spellings(impl, words):
+    refused(run_grader("--impl", impl), *words)
+
+
+def test_impl_that_is_not_a_py_file_is_a_bad_argument(tmp_path):
+    target = tmp_path / "myqueue"
+    target.write_text((ROOT / "solutions" / "queue.py").read_text(encoding="utf-8"))
+    refused(run_grader("--impl", str(target)), "not a .py file")
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--bogus"], ["unrecognized arguments: --bogus", "see python -m grader --help"]),
+    (["--jobs", "0"], ["--jobs", "at least 1"]),
+    (["--lang", "fr"], ["--lang"]),
+    (["batch"], ["DIR", "see python -m grader batch --help"]),
+    (["quiz", "--nope"], ["--nope", "see python -m grader quiz --help"]),
+    (["checks", "--nope"], ["--nope"]),
+    (["hint"], ["see python -m grader hint --help"]),
+    (["watch", "--nope"], ["--nope"]),
+    (["export-student"], ["DIR"]),
+    (["gradescope-bundle"], ["OUT.zip"]),
+    (["classroom50"], ["OUT_DIR"]),
+])
+def test_an_argument_error_is_one_line(argv, words):
+    refused(run_grader(*argv), *words)
+
+
+@pytest.mark.parametrize("command", ["export-student", "gradescope-bundle", "classroom50"])
+def test_the_starter_code_flag_a_refusal_names_is_accepted(command):
+    proc = run_grader(command, "--help")
+    assert proc.returncode == 0 and "--allow-starter-code" in proc.stdout

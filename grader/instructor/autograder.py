@@ -9,13 +9,13 @@ the results, not an exit status.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
 import traceback
 from pathlib import Path
 
+from grader import arguments
 from . import isolated
 from grader.report import results_json
 from grader.report.files import remove_stale
@@ -23,7 +23,7 @@ from .submission import NoSubmission, find_queue_py
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader.instructor.autograder", description=__doc__)
+    p = arguments.Parser(prog="python -m grader.instructor.autograder", description=__doc__)
     p.add_argument("--root", default=os.environ.get("AUTOGRADER_ROOT", "/autograder"))
     p.add_argument("--timeout", type=float, default=isolated.DEFAULT_LIMIT)
     p.add_argument("--lang", choices=("en", "ja"), default="en")

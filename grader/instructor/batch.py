@@ -21,6 +21,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from grader import arguments
 from . import class_report, distribution, gradebook, isolated, lms
 from grader.arguments import positive_int, positive_number, unusable_folder
 from grader.arguments import FRESH, seed as seed_type
@@ -37,8 +38,8 @@ CSV_NAME, HTML_NAME = "gradebook.csv", "class-report.html"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m grader batch",
-                                description="Grade every submission in DIR.")
+    p = arguments.Parser(prog="python -m grader batch",
+                         description="Grade every submission in DIR.")
     p.add_argument("dir", metavar="DIR", help="one folder or one .py file per submission")
     p.add_argument("--jobs", "-j", type=positive_int, default=os.cpu_count() or 1, metavar="N",
                    help="submissions graded at the same time (default: CPU count, %(default)s)")

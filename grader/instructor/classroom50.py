@@ -18,12 +18,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from grader import arguments
 import jinja2
 
 from . import distribution, isolated
 from grader.arguments import positive_number
 from grader.config import toml
-from .export_student import TEMPLATES, build_grading_copy, refused_not_empty
+from .export_student import STARTER_HELP, TEMPLATES, build_grading_copy, refused_not_empty
 from grader.report.messages import default_lang, text
 
 TEMPLATE = "classroom50_autograder.py.j2"
@@ -31,8 +32,8 @@ SOURCE_DIR = "leaselab"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m grader classroom50",
-                                description="Write a Classroom 50 autograder folder.")
+    p = arguments.Parser(prog="python -m grader classroom50",
+                         description="Write a Classroom 50 autograder folder.")
     p.add_argument("out", metavar="OUT_DIR",
                    help="the folder to write, e.g. CLASSROOM/autograders/ASSIGNMENT")
     p.add_argument("--lang", choices=("en", "ja"),
@@ -43,6 +44,7 @@ def parser() -> argparse.ArgumentParser:
                    help="grade only the checks matching EXPR (an assignment on part of the lab)")
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty OUT_DIR (its leaselab/ is replaced)")
+    p.add_argument("--allow-starter-code", action="store_true", help=STARTER_HELP)
     return p
 
 
@@ -56,7 +58,8 @@ def main(argv: list[str]) -> int:
     if refused_not_empty(out, args.force, lang):
         return 2
     try:
-        write(out, lang=lang, timeout=args.timeout, select=args.select)
+        write(out, lang=lang, timeout=args.timeout, select=args.select,
+              allow_starter_code=args.allow_starter_code)
     except distribution.DistributionError as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2
@@ -65,12 +68,13 @@ def main(argv: list[str]) -> int:
 
 
 def write(out: Path, *, lang: str = "en", timeout: float = isolated.DEFAULT_LIMIT,
-          select: str | None = None, root: Path = distribution.REPO_ROOT) -> None:
+          select: str | None = None, root: Path = distribution.REPO_ROOT,
+          allow_starter_code: bool = False) -> None:
     """Build the folder in a temporary one, then copy it into `out` (an earlier leaselab/ is
     replaced whole, so no file of an older grader stays behind)."""
     with tempfile.TemporaryDirectory(prefix="leaselab-classroom50-") as tmp:
         tree = Path(tmp)
-        build_grading_copy(tree / SOURCE_DIR, root)
+        build_grading_copy(tree / SOURCE_DIR, root, allow_starter_code=allow_starter_code)
         (tree / "requirements.txt").write_text(requirements(root), encoding="utf-8")
         (tree / "autograder.py").write_text(autograder_py(lang, timeout, select),
                                             encoding="utf-8")

@@ -20,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from grader import arguments
 from . import autograder, isolated
 from grader.arguments import positive_number
 from grader.report import classroom50
@@ -28,8 +29,8 @@ from grader.report.messages import text
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m grader.instructor.classroom50_autograder",
-                                description="Grade a student's checkout for Classroom 50.")
+    p = arguments.Parser(prog="python -m grader.instructor.classroom50_autograder",
+                         description="Grade a student's checkout for Classroom 50.")
     p.add_argument("--checkout", default=".", metavar="DIR",
                    help="the student's checkout (default: the current folder)")
     p.add_argument("--timeout", type=positive_number, default=isolated.DEFAULT_LIMIT)

@@ -12,13 +12,13 @@ Exit status 0 written, 2 refused.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
+from grader import arguments
 import jinja2
 
 from . import distribution
@@ -31,11 +31,10 @@ WORKFLOW_PATH = ".github/workflows/grade.yml"
 
 
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader export-student", description=__doc__)
+    p = arguments.Parser(prog="python -m grader export-student", description=__doc__)
     p.add_argument("dir", metavar="DIR")
     p.add_argument("--force", action="store_true", help="write into a non-empty DIR")
-    p.add_argument("--allow-starter-code", action="store_true",
-                   help="export a lab/queue.py that is not only stubs")
+    p.add_argument("--allow-starter-code", action="store_true", help=STARTER_HELP)
     p.add_argument("--lang", choices=("en", "ja"), help="language of messages")
     p.add_argument("--without-model", action="store_true",
                    help="leave the contract's model (and the random-timelines check played "
@@ -97,11 +96,15 @@ def build(tree: Path, root: Path = distribution.REPO_ROOT, *,
             text("instructor.export-leak", "en", found="; ".join(leaks)))
 
 
-def build_grading_copy(tree: Path, root: Path = distribution.REPO_ROOT) -> None:
+STARTER_HELP = "build from a lab/queue.py that is not only stubs (the lab's starter code)"
+
+
+def build_grading_copy(tree: Path, root: Path = distribution.REPO_ROOT, *,
+                       allow_starter_code: bool = False) -> None:
     """The source an autograder grades with (Gradescope's zip, Classroom 50's bundle folder): the
     student copy plus grader/instructor/ (the entry points and the isolation), without the
     student repository's own .github/ and .gitignore. Raises DistributionError."""
-    build(tree, root)
+    build(tree, root, allow_starter_code=allow_starter_code)
     for rel, src in distribution.instructor_files(root).items():
         (tree / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, tree / rel)

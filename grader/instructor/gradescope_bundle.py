@@ -10,7 +10,6 @@ Exit status 0 written, 2 refused.
 
 from __future__ import annotations
 
-import argparse
 import shlex
 import shutil
 import sys
@@ -18,13 +17,14 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from grader import arguments
 import jinja2
 
 from . import distribution, isolated
 from grader import config as configs
 from grader.arguments import positive_number
 from grader.checkdef import all_checks
-from .export_student import TEMPLATES, build_grading_copy
+from .export_student import STARTER_HELP, TEMPLATES, build_grading_copy
 from grader.report import results_json
 from grader.report.messages import default_lang, text
 
@@ -33,7 +33,7 @@ SCRIPTS = {"setup.sh": "gradescope_setup.sh", "run_autograder": "gradescope_run_
 
 
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader gradescope-bundle", description=__doc__)
+    p = arguments.Parser(prog="python -m grader gradescope-bundle", description=__doc__)
     p.add_argument("out", metavar="OUT.zip")
     p.add_argument("--lang", choices=("en", "ja"),
                    help="language of the results students see (default: from the locale)")
@@ -42,6 +42,7 @@ def main(argv: list[str]) -> int:
                    help="wall-clock limit per submission (default: %(default)g)")
     p.add_argument("--config", metavar="PATH",
                    help="the instructor's config file (detail, visibility): graded with it")
+    p.add_argument("--allow-starter-code", action="store_true", help=STARTER_HELP)
     try:
         args = p.parse_args(argv)
     except SystemExit as exc:
@@ -51,7 +52,8 @@ def main(argv: list[str]) -> int:
         if args.config is not None:
             configs.load(args.config, set(all_checks()))  # refused now, not at grading time
         bundle(Path(args.out), lang=lang, timeout=args.timeout,
-               config=Path(args.config) if args.config else None)
+               config=Path(args.config) if args.config else None,
+               allow_starter_code=args.allow_starter_code)
     except configs.ConfigError as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2
@@ -63,12 +65,13 @@ def main(argv: list[str]) -> int:
 
 
 def bundle(out: Path, *, lang: str = "en", timeout: float = isolated.DEFAULT_LIMIT,
-           root: Path = distribution.REPO_ROOT, config: Path | None = None) -> None:
+           root: Path = distribution.REPO_ROOT, config: Path | None = None,
+           allow_starter_code: bool = False) -> None:
     """The zip Gradescope takes; with `config`, it grades with that config file (its detail
     level and visibilities), as `python -m grader --config` does."""
     with tempfile.TemporaryDirectory(prefix="leaselab-bundle-") as tmp:
         tree = Path(tmp)
-        build_grading_copy(tree, root)
+        build_grading_copy(tree, root, allow_starter_code=allow_starter_code)
         if config is not None:
             shutil.copyfile(config, tree / CONFIG_NAME)
         out.parent.mkdir(parents=True, exist_ok=True)

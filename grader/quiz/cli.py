@@ -17,6 +17,7 @@ import os
 import sys
 import time
 
+from grader import arguments
 from grader.report import results_json
 from grader.report.messages import QUIZ_ERROR, default_lang, text
 from grader.report.render import Style
@@ -26,9 +27,9 @@ from .bank import BankError, default_bank
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m grader quiz",
-                                description="The lease lab quiz (interactive, or score an "
-                                            "answers file).")
+    p = arguments.Parser(prog="python -m grader quiz",
+                         description="The lease lab quiz (interactive, or score an "
+                                     "answers file).")
     p.add_argument("--lang", choices=("en", "ja"), help="language (default: from the locale)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--answers", metavar="FILE",

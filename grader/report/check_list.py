@@ -4,8 +4,8 @@ catalogue table of docs/contract.md (id, points, title)."""
 
 from __future__ import annotations
 
-import argparse
 
+from grader import arguments
 from grader.checkdef import all_checks
 from .messages import CHECK_TITLE, CHECK_WHY, default_lang, text
 from .wrapping import wrap
@@ -26,7 +26,7 @@ def markdown(lang: str = "en") -> str:
 
 
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader checks", description=__doc__)
+    p = arguments.Parser(prog="python -m grader checks", description=__doc__)
     p.add_argument("--lang", choices=("en", "ja"))
     p.add_argument("--markdown", action="store_true", help="the catalogue table of docs/contract.md")
     try:

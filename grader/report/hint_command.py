@@ -8,10 +8,10 @@ course that keeps hints back keeps them back here too."""
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import sys
 
+from grader import arguments
 from grader import config as configs
 from grader.checkdef import all_checks, withheld
 from .messages import CHECK_HINT, CHECK_TITLE, CHECK_WHY, LANGS, default_lang, text
@@ -19,8 +19,8 @@ from .wrapping import wrap
 
 
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader hint",
-                                description=text("cli.command.hint", "en"))
+    p = arguments.Parser(prog="python -m grader hint",
+                         description=text("cli.command.hint", "en"))
     p.add_argument("check", metavar="CHECK-ID")
     p.add_argument("--lang", choices=LANGS)
     p.add_argument("--config", metavar="PATH", help="the instructor's config (its hints policy)")

@@ -135,6 +135,8 @@ WRONG_VALUE_HINT = Family("hint.wrong-value.{}", ("claim", "work_once"))
 DETAIL_HINT = Family("hint.detail.{}", (
     "tokens.not-quarantined-for-requeue", "selection.only-spent-job-changes",
 ))
+#: The --help line of a report file's flag (grader.report.outputs.FORMATS).
+OUTPUT_OPTION = Family("cli.option.{}", ("json", "html", "junit", "prairielearn", "markdown"))
 #: A check's outcome (grader.results.CheckResult.outcome).
 OUTCOME = Family("outcome.{}", ("passed", "failed", "errored", "timed_out", "not_implemented",
                                  "resource_limit"))
@@ -189,7 +191,7 @@ CLI_COMMAND = Family("cli.command.{}", ("checks", "hint", "quiz", "batch", "grad
 FAMILIES = (CHECK_TITLE, CHECK_WHY, CHECK_HINT, WRONG_TYPE_HINT, WRONG_VALUE_HINT, DETAIL_HINT,
             OUTCOME, LIMIT, KIND, CAUSE, TIMELINE, DETAIL, RACE_CHILD, LOCK_BLOCKED, STAMP_FORGED, CRASH_STATE,
             INTEGRATION_EVENT, INSTRUCTOR_STATUS, INSTRUCTOR_NOT_GRADED, INSTRUCTOR_TOO_LARGE, ROSTER_PROBLEM,
-            QUIZ_ERROR, CLI_COMMAND)
+            QUIZ_ERROR, CLI_COMMAND, OUTPUT_OPTION)
 
 
 def default_lang(environ=os.environ) -> str:

@@ -1,0 +1,196 @@
+"""The report files a grade can write, each declared once: its flag, its help, its writer, and
+how to recognise a file it wrote before.
+
+A grade replaces a report file it finds at the path given (an earlier run's) and writes nothing
+anywhere else: `refused_path` is asked before grading starts, and a path it refuses is never
+removed nor written. It refuses a Python file, the file under grade, anything inside the lab's
+own folders (`lab/`, `solutions/`, `grader/`), the same file for two flags, and an existing file
+with something in it that is not a report of that flag's kind (`recognises`): a student who types
+`--html lab/queue.py` or `--json notes.txt` loses nothing. An empty file, or something that is
+not a regular file (/dev/stdout, a FIFO a CI step reads), is written to as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from ..config import Config
+from .messages import LANGS, OUTPUT_OPTION, text
+from .view import ReportView
+
+#: A Python file's suffixes: never a report's.
+PYTHON_SUFFIXES = (".py", ".pyw", ".pyi", ".pyc", ".pyo")
+#: How much of an existing file is read to recognise it (a report starts with what says so).
+HEAD_BYTES = 64 * 1024
+#: What the HTML report's <head> says, so that a later grade knows the file is one of ours.
+HTML_GENERATOR = '<meta name="generator" content="lease-lab">'
+
+
+@dataclass(frozen=True)
+class Format:
+    """One output format: `--flag PATH` writes `write(report, config)` to PATH."""
+    flag: str
+    noun: str  # what its file is, in a refusal ("an HTML report")
+    write: Callable[[ReportView, Config], str]
+    recognises: Callable[[str], bool]  # the head of an existing file: one of this kind's?
+
+    @property
+    def dest(self) -> str:
+        """The argparse attribute of the flag (`--json` -> `json`)."""
+        return self.flag[2:].replace("-", "_")
+
+    @property
+    def help(self) -> str:
+        """The message key of its --help line."""
+        return OUTPUT_OPTION(self.flag[2:])
+
+
+# Each writer imports its module when a grade writes that file: a terminal grade imports none
+# (xml, html entities, jinja2... are not on the way to the first verdict).
+def _html(report: ReportView, config: Config) -> str:
+    from . import html
+
+    return html.from_view(report)
+
+
+def _results_json(report: ReportView, config: Config) -> str:
+    from . import results_json
+
+    return _json_file(results_json.from_view(report, config))
+
+
+def _junit(report: ReportView, config: Config) -> str:
+    from . import junit
+
+    return junit.from_view(report)
+
+
+def _prairielearn(report: ReportView, config: Config) -> str:
+    from . import prairielearn
+
+    return _json_file(prairielearn.from_view(report))
+
+
+def _markdown(report: ReportView, config: Config) -> str:
+    from . import markdown
+
+    return markdown.from_view(report)
+
+
+def _json_file(payload: dict) -> str:
+    from . import results_json
+
+    return results_json.serialise(payload) + "\n"
+
+
+def _json_with(key: str, without: str | None = None) -> Callable[[str], bool]:
+    """A JSON object that has `key` at its top level, and not `without`."""
+    def recognises(head: str) -> bool:
+        keys = _top_keys(head)
+        return key in keys and not (without and without in keys)
+    return recognises
+
+
+def _top_keys(head: str) -> set[str]:
+    """The top-level keys of the JSON object `head` opens, read one by one so that a file cut
+    off at HEAD_BYTES still names the keys before the cut; empty if it opens no object."""
+    decoder, keys = json.JSONDecoder(), set()
+    at = len(head) - len(head.lstrip("\ufeff \t\r\n"))
+    if head[at:at + 1] != "{":
+        return keys
+    at += 1
+    try:
+        while True:
+            at = _skip_space(head, at)
+            if head[at:at + 1] == "}":
+                return keys
+            name, at = decoder.raw_decode(head, at)
+            at = _skip_space(head, at)
+            if not isinstance(name, str) or head[at:at + 1] != ":":
+                return keys
+            keys.add(name)
+            _, at = decoder.raw_decode(head, _skip_space(head, at + 1))
+            at = _skip_space(head, at)
+            if head[at:at + 1] != ",":
+                return keys
+            at += 1
+    except ValueError:  # cut off (or not JSON): the keys read so far
+        return keys
+
+
+def _skip_space(s: str, at: int) -> int:
+    while at < len(s) and s[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+def _is_junit(head: str) -> bool:
+    start = head.lstrip("\ufeff \t\r\n")
+    if start.startswith("<?xml"):
+        start = start.split("?>", 1)[-1].lstrip()
+    return start.startswith(("<testsuites", "<testsuite"))
+
+
+def _is_html_report(head: str) -> bool:
+    start = head.lstrip("\ufeff \t\r\n")[:15].lower()
+    # the generator tag, or (a report of an earlier version) its stylesheet's first comment
+    return start.startswith("<!doctype html") and (HTML_GENERATOR in head
+                                                   or "/* The lease lab report" in head)
+
+
+def _is_markdown_summary(head: str) -> bool:
+    first = head.lstrip("\ufeff").split("\n", 1)[0]
+    prefixes = [text("ui.header", lang, target="\0").split("\0")[0] for lang in LANGS]
+    return first.startswith("## ") and any(first[3:].startswith(p) for p in prefixes)
+
+
+FORMATS = (
+    Format("--json", "a results.json", _results_json, _json_with("tests", without="gradable")),
+    Format("--html", "an HTML report", _html, _is_html_report),
+    Format("--junit", "a JUnit XML report", _junit, _is_junit),
+    Format("--prairielearn", "a PrairieLearn results.json", _prairielearn, _json_with("gradable")),
+    Format("--markdown", "a Markdown summary", _markdown, _is_markdown_summary),
+)
+BY_FLAG = {f.flag: f for f in FORMATS}
+
+
+def refused_path(flag: str, path: str, *, target: str | None, protected: list[str],
+                 taken: dict[str, str]) -> str | None:
+    """Why `flag` may not write at `path`, as one line; None when it may. `target` is the file
+    under grade, `protected` the folders nothing is written in, `taken` {real path: flag} of the
+    flags checked before this one."""
+    real = os.path.realpath(path)  # a symlink is judged by what it points at
+    if real.lower().endswith(PYTHON_SUFFIXES) or path.lower().endswith(PYTHON_SUFFIXES):
+        if target and real == os.path.realpath(target):
+            return "is the file under grade: a report never replaces your code"
+        return "is a Python file: a report never replaces code (write it to e.g. report.html)"
+    if target and real == os.path.realpath(target):
+        return "is the file under grade: a report never replaces your code"
+    for folder in protected:
+        folder = os.path.realpath(folder)
+        if real == folder or real.startswith(folder.rstrip(os.sep) + os.sep):
+            return (f"is inside {os.path.relpath(folder)}{os.sep}, the lab's own files: write "
+                    "reports outside it")
+    if real in taken:
+        return f"is the same file as {taken[real]}'s"
+    head = _regular_head(real)
+    if head is not None and head.strip() and not BY_FLAG[flag].recognises(head):
+        return (f"already exists and is not {BY_FLAG[flag].noun} the grader wrote, so it is not "
+                "replaced (remove it first, or choose another path)")
+    return None
+
+
+def _regular_head(path: str) -> str | None:
+    """The first HEAD_BYTES of `path` as text if it is a regular file; None if it is missing or
+    not a regular file (never opened: a FIFO would block)."""
+    try:
+        if not os.path.isfile(path):
+            return None
+        with open(path, "rb") as f:
+            return f.read(HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
