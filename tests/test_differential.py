@@ -123,18 +123,22 @@ def test_a_realistic_bug_is_found_and_shrunk(name, scratch):
     module = load(MUTANTS / f"{name}.py")
     found = differences(module, scratch, 1, 100)
     assert found, f"{name}: no random timeline of seed 1 shows the bug"
-    index, _ = found[0]
+    index, difference = found[0]
+    steps = generate.timeline(1, index)
+    want = timelines.how(steps, difference)
 
-    def differs(steps):
+    def how(candidate):
         path = scratch / "shrink.db"
         try:
-            return timelines.first_difference(steps, timelines.Direct(module), path) is not None
+            return timelines.how(candidate, timelines.first_difference(
+                candidate, timelines.Direct(module), path))
         finally:
             path.unlink(missing_ok=True)
 
-    small = shrink.shrink(generate.timeline(1, index), differs)
-    assert differs(small) and len(small) <= FOUND.get(name, HANDFUL), small
-    assert shrink.shrink(generate.timeline(1, index), differs) == small  # deterministic
+    small = shrink.shrink(steps, how, want)
+    # as small as a handful, and differing as the timeline it shrinks did (same step, same what)
+    assert how(small) == want and len(small) <= FOUND.get(name, HANDFUL), small
+    assert shrink.shrink(steps, how, want) == small  # deterministic
 
 
 def first_found(module, scratch: Path, seed, count: int):

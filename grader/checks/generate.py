@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from typing import Callable
 
 from lab.store import Claim
 
-from .model import DONE, QUARANTINED, QueueModel
+from .model import DONE, QUARANTINED, QueueModel, lesson_ids
 from .timelines import FORGEABLE, OWNERS, SEND_ERRORS, Step, play_step, stamps_after
 
 FAR = 10 ** 12  # a deadline no timeline reaches
@@ -26,13 +27,34 @@ def timeline(seed: int | str, index: int = 0, length: int | None = None) -> list
     return Drawing(random.Random(f"{seed}:{index}")).draw(length)
 
 
-def shifted(steps: list[Step], offset: int) -> list[Step]:
-    """`steps` moved `offset` ms later: every instant and deadline (the contract compares
-    instants only with each other, so the timeline means the same; only its values change)."""
-    return [dataclasses.replace(step, now=step.now + offset,
-                                deadline=step.deadline + offset
-                                if step.op in ("enqueue", "move_deadline") else step.deadline)
-            for step in steps]
+def in_world(steps: list[Step], t0: int, qty: Callable[[int], int] = int,
+             ids: Callable[[int], int] = lesson_ids) -> list[Step]:
+    """`steps` (drawn in the lesson's values) as a world plays them: every instant and deadline
+    `t0` ms later, a forged lease_until too (the contract compares instants only with each
+    other); quantities as the world gives them (`qty`, which keeps their order); jobs numbered
+    as the world numbers them (`ids(n)`: the n-th job's id, increasing), so an operator's step
+    names the same job and a forged id the same job, or the same gap between ids, as in the
+    lesson's numbering. The timeline means the same; only its values change."""
+    return [dataclasses.replace(
+        step, now=step.now + t0,
+        deadline=step.deadline + t0 if step.op in ("enqueue", "move_deadline") else step.deadline,
+        qty=qty(step.qty) if step.op == "enqueue" else step.qty,
+        job=ids(step.job) if step.op in OPERATOR_STEPS else step.job,
+        forge=_forged_in_world(step.forge, t0, ids)) for step in steps]
+
+
+OPERATOR_STEPS = ("requeue", "quarantine", "move_deadline")
+
+
+def _forged_in_world(forge: tuple, t0: int, ids: Callable[[int], int]) -> tuple:
+    if not forge:
+        return forge
+    name, value = forge
+    if name == "lease_until":
+        return (name, value + t0)
+    if name == "id":  # job n's id, or the id below the first job's (id 1 - 1 = 0)
+        return (name, ids(value) if value >= 1 else ids(1) - 1)
+    return forge
 
 
 def near_names(owner: str) -> list[str]:

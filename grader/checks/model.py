@@ -18,16 +18,28 @@ from lab.store import COLUMNS, Claim
 PENDING, LEASED, DONE, QUARANTINED = "pending", "leased", "done", "quarantined"
 
 
-class QueueModel:
-    """The jobs table and the three functions of the contract, on a logical clock."""
+def lesson_ids(n: int) -> int:
+    """The n-th job's id as lab.store.enqueue gives it on a fresh table: n (SQLite's rowid)."""
+    return n
 
-    def __init__(self) -> None:
+
+class QueueModel:
+    """The jobs table and the three functions of the contract, on a logical clock.
+
+    `ids(n)` is the id of the n-th job enqueued (1-based): the store's own numbering by
+    default; a drawn world numbers its jobs otherwise (`World.job_id`), and the model must
+    number them as the database it is compared with does."""
+
+    def __init__(self, ids: Callable[[int], int] = lesson_ids) -> None:
         self.rows: dict[int, dict] = {}
+        self.ids = ids
+        self.enqueued = 0
 
     # -- the store (provided to students; operator actions) ---------------------------------
     def enqueue(self, qty: int, deadline: int, max_attempts: int = 3) -> int:
-        """Insert a pending job (ids count up from 1, as SQLite's rowid does here)."""
-        job = max(self.rows, default=0) + 1
+        """Insert a pending job, with the id the numbering gives the next one."""
+        self.enqueued += 1
+        job = self.ids(self.enqueued)
         self.rows[job] = {"id": job, "qty": qty, "status": PENDING, "owner": None,
                           "lease_until": None, "token": 0, "attempts": 0,
                           "max_attempts": max_attempts, "deadline": deadline,

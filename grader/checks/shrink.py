@@ -1,40 +1,69 @@
 """Make a differing timeline minimal: fewer steps first, then simpler values, as long as the
-code under grade still differs from the model (Hypothesis' shrinking, by hand and small).
+code under grade still differs from the model in the same way (Hypothesis' shrinking, by hand
+and small).
 
-`differs(steps)` replays a candidate on a fresh database; every candidate is tried in a fixed
-order, so the same timeline always shrinks to the same result.
+`how(steps)` replays a candidate on a fresh database and says how it differs from the model
+(`timelines.how`: the step's function and what differs there), or None. A candidate is kept only
+if it differs exactly as the timeline it shrinks did: a smaller timeline that differs in another
+way (at another function, or in another thing) shows another story, not this bug's. Every
+candidate is tried in a fixed order, so the same timeline always shrinks to the same result.
+Plainer values are the world's (`Plain`): its job ids, quantities, lease and start, so the
+shrunk timeline reads in the same world as the rest of the grade.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import Callable, Hashable
 
-from .model import QueueModel
+from .model import QueueModel, lesson_ids
 from .timelines import OWNERS, Step, play_step, stamps_after
 
-Differs = Callable[[list[Step]], bool]
+How = Callable[[list[Step]], Hashable | None]
 #: Replays a shrink may spend: a bound on time, not on quality (it stops with what it has).
 BUDGET = 400
 DEADLINE = 1_000_000  # a deadline out of the way, as in the hand-written checks
 
 
-def shrink(steps: list[Step], differs: Differs, budget: int = BUDGET) -> list[Step]:
-    """The smallest timeline found that still differs (`steps` itself if none smaller)."""
-    tries = Tries(differs, budget)
+@dataclasses.dataclass(frozen=True)
+class Plain:
+    """The values a shrink moves towards, and how the world numbers its jobs: the lesson's
+    by default (owners A, B, C, qty 1, lease 1000 ms, times from 0, jobs 1, 2, 3...)."""
+
+    owners: tuple[str, ...] = OWNERS[:3]
+    qty: int = 1
+    lease_ms: int = 1000
+    t0: int = 0
+    far: int = DEADLINE  # how far after a step a deadline out of the way is
+    ids: Callable[[int], int] = lesson_ids
+
+
+LESSON = Plain()
+
+
+def shrink(steps: list[Step], how: How, want: Hashable | None = None,
+           budget: int = BUDGET, plain: Plain = LESSON) -> list[Step]:
+    """The smallest timeline found that still differs as `steps` does (`want`: how it does,
+    as `how` says; asked when not given), or `steps` itself if none smaller does."""
+    if want is None:
+        want = how(steps)
+        if want is None:
+            return steps
+    tries = Tries(how, want, budget)
     while True:
-        smaller = _drop_steps(steps, tries)
-        smaller = _simplify_values(smaller, tries)
+        smaller = _drop_steps(steps, tries, plain.ids)
+        smaller = _simplify_values(smaller, tries, plain)
         if smaller == steps or tries.spent:
             return smaller
         steps = smaller
 
 
 class Tries:
-    """`differs` with a budget: once spent, every further candidate counts as not differing."""
+    """Whether a candidate differs as wanted, with a budget: once spent, every further
+    candidate counts as not differing."""
 
-    def __init__(self, differs: Differs, budget: int):
-        self.differs, self.left = differs, budget
+    def __init__(self, how: How, want: Hashable, budget: int):
+        self.how, self.want, self.left = how, want, budget
 
     @property
     def spent(self) -> bool:
@@ -44,17 +73,17 @@ class Tries:
         if self.spent:
             return False
         self.left -= 1
-        return self.differs(steps)
+        return self.how(steps) == self.want
 
 
-def _drop_steps(steps: list[Step], differs: Tries) -> list[Step]:
+def _drop_steps(steps: list[Step], differs: Tries, ids: Callable[[int], int]) -> list[Step]:
     """Delete runs of steps, long runs first, from the end backwards (later steps matter least
     to earlier ones, and finish refers to claims before it)."""
     size = len(steps) // 2 or 1
     while size >= 1:
         start = len(steps) - size
         while start >= 0:
-            candidate = _without(steps, start, size)
+            candidate = _without(steps, start, size, ids)
             if candidate and differs(candidate):
                 steps = candidate
             start -= 1 if size == 1 else size
@@ -63,20 +92,30 @@ def _drop_steps(steps: list[Step], differs: Tries) -> list[Step]:
     return steps
 
 
-def _without(steps: list[Step], start: int, size: int) -> list[Step]:
+def _without(steps: list[Step], start: int, size: int,
+             ids: Callable[[int], int] = lesson_ids) -> list[Step]:
     """`steps` less steps[start:start + size]; a later step keeps meaning the same thing: a
     finish hands in the same stamp (its `ref` counts the stamps handed out before it, fewer
-    once some are gone), an operator's edit names the same job (ids count the enqueues)."""
-    made = _made(steps)
+    once some are gone), an operator's edit and a forged id name the same job (the jobs left
+    are numbered again, as the world numbers them: `ids`). An edit of a job that is gone
+    names no job (id 0): it is skipped, as on both sides."""
+    made = _made(steps, ids)
     gone_stamps = sum(stamps for stamps, _ in made[start:start + size])
     first_gone = sum(stamps for stamps, _ in made[:start])
-    gone_jobs = [job for _, job in made[start:start + size] if job is not None]
+    gone_jobs = {job for _, job in made[start:start + size] if job is not None}
+    kept_jobs = [job for number, (_, job) in enumerate(made)
+                 if job is not None and not start <= number < start + size]
+    renumbered = {job: ids(n) for n, job in enumerate(kept_jobs, 1)}
     kept = steps[:start]
     for step in steps[start + size:]:
         if step.op == "finish" and step.ref >= first_gone + gone_stamps:
             step = dataclasses.replace(step, ref=step.ref - gone_stamps)
-        elif step.op in OPERATOR and step.job not in gone_jobs:
-            step = dataclasses.replace(step, job=step.job - sum(j < step.job for j in gone_jobs))
+        if step.op == "finish" and step.forge and step.forge[0] == "id" \
+                and step.forge[1] in renumbered:
+            step = dataclasses.replace(step, forge=("id", renumbered[step.forge[1]]))
+        elif step.op in OPERATOR:
+            step = dataclasses.replace(step, job=0 if step.job in gone_jobs
+                                       else renumbered.get(step.job, step.job))
         kept.append(step)
     return kept
 
@@ -84,10 +123,10 @@ def _without(steps: list[Step], start: int, size: int) -> list[Step]:
 OPERATOR = ("requeue", "quarantine", "move_deadline")
 
 
-def _made(steps: list[Step]) -> list[tuple[int, int | None]]:
+def _made(steps: list[Step], ids: Callable[[int], int]) -> list[tuple[int, int | None]]:
     """What each step makes as the model plays the timeline: how many stamps it hands out,
     and the id of the job it enqueues (None for other steps)."""
-    model, stamps, made = QueueModel(), [], []
+    model, stamps, made = QueueModel(ids), [], []
     for step in steps:
         before = len(stamps)
         outcome = play_step(step, model, model, stamps)
@@ -96,31 +135,31 @@ def _made(steps: list[Step]) -> list[tuple[int, int | None]]:
     return made
 
 
-def _simplify_values(steps: list[Step], differs: Tries) -> list[Step]:
-    """Plainer values, one field of one step at a time: the lesson's owners A, B, C, qty 1,
-    three attempts, no forgery, a send that takes no time, the usual lease and deadline; then
-    times closer together and closer to 0."""
+def _simplify_values(steps: list[Step], differs: Tries, plain: Plain) -> list[Step]:
+    """Plainer values, one field of one step at a time: owners A, B, C, the world's qty for
+    1, three attempts, no forgery, a send that takes no time, the world's lease and a deadline
+    out of the way; then times closer together and closer to the world's start."""
     for index in range(len(steps)):
-        for field_changes in _simpler(steps[index]):
+        for field_changes in _simpler(steps[index], plain):
             for change in field_changes:  # the first that still differs wins
                 candidate = steps[:index] + [change] + steps[index + 1:]
                 if differs(candidate):
                     steps = candidate
                     break
-    return _earlier(_closer(steps, differs), differs)
+    return _earlier(_closer(steps, differs), differs, plain.t0)
 
 
-def _simpler(step: Step) -> list[list[Step]]:
+def _simpler(step: Step, plain: Plain = LESSON) -> list[list[Step]]:
     """For each field worth simplifying, the simpler versions of `step`, simplest first."""
     used = {"enqueue": ("qty", "max_attempts", "deadline"), "claim": ("owner", "lease_ms"),
             "finish": ("ref", "forge"), "work_once": ("owner", "lease_ms", "send_ms", "send_error")}
-    plain = {"owner": list(OWNERS[:3]), "qty": [1], "max_attempts": [3], "forge": [()],
-             "send_ms": [0], "send_error": [""], "lease_ms": [1000],
-             "deadline": [step.now + DEADLINE], "ref": list(range(step.ref))}
-    return [[dataclasses.replace(step, **{name: value}) for value in plain[name]
+    values = {"owner": list(plain.owners), "qty": [plain.qty], "max_attempts": [3],
+              "forge": [()], "send_ms": [0], "send_error": [""], "lease_ms": [plain.lease_ms],
+              "deadline": [step.now + plain.far], "ref": list(range(step.ref))}
+    return [[dataclasses.replace(step, **{name: value}) for value in values[name]
              if value != getattr(step, name)]
             for name in used.get(step.op, ())
-            if plain[name] and getattr(step, name) != plain[name][0]]
+            if values[name] and getattr(step, name) != values[name][0]]
 
 
 def _closer(steps: list[Step], differs: Tries) -> list[Step]:
@@ -138,18 +177,23 @@ def _closer(steps: list[Step], differs: Tries) -> list[Step]:
     return steps
 
 
-def _moved(step: Step, delta: int) -> Step:
-    """`step` `delta` ms earlier, with the deadline it sets."""
+def _moved(step: Step, delta: int, forged: bool = False) -> Step:
+    """`step` `delta` ms earlier, with the deadline it sets (`forged`: and a forged
+    lease_until, when the stamp it forges moves too)."""
     deadline = step.deadline - delta if step.op in ("enqueue", "move_deadline") else step.deadline
-    return dataclasses.replace(step, now=step.now - delta, deadline=deadline)
+    forge = step.forge
+    if forged and forge and forge[0] == "lease_until":
+        forge = ("lease_until", forge[1] - delta)
+    return dataclasses.replace(step, now=step.now - delta, deadline=deadline, forge=forge)
 
 
-def _earlier(steps: list[Step], differs: Tries) -> list[Step]:
-    """Move the whole timeline towards 0 ms (every instant and deadline by the same amount)."""
-    start = min((s.now for s in steps), default=0)
-    if start <= 0:
+def _earlier(steps: list[Step], differs: Tries, t0: int = 0) -> list[Step]:
+    """Move the whole timeline towards the world's start `t0` (every instant, deadline and
+    forged lease_until by the same amount)."""
+    delta = min((s.now for s in steps), default=t0) - t0
+    if delta <= 0:
         return steps
-    candidate = [_moved(s, start) for s in steps]
+    candidate = [_moved(s, delta, forged=True) for s in steps]
     if all(s.deadline >= 0 for s in candidate) and differs(candidate):
         return candidate
     return steps

@@ -5,15 +5,17 @@ the check's target process, through `lab.target`, each timeline on a fresh datab
 connection there) and against `model.QueueModel`; after every step the return value (its exact
 type included), what send was given, every row (read on the judge's own connection) and the
 connection's transaction state must be what the model says. The first timeline that differs
-is shrunk to a minimal one (grader.checks.shrink) and played once more through the Lab, so the
-failure reads like every other: what was done, what came back vs what was expected, the row
-current vs expected. The seed is printed; `python -m grader --replay SEED -k random-timelines`
-plays the same timelines.
+is shrunk to a minimal one that differs in the same way (grader.checks.shrink) and played once
+more through the Lab, so the failure reads like every other: what was done, what came back vs
+what was expected, the row current vs expected. What is shown differed in that replay (else the
+timeline as drawn is shown). The seed is printed; `python -m grader --replay SEED -k
+random-timelines` plays the same timelines.
 
 The timelines are the same in every grade: drawn from the lesson's seed (so the bugs they catch
 are caught for every student: a grade is never a lottery over which timelines a seed drew),
-moved in time to the world's t0. Only the shrunk failing timeline is ever shown, so their
-answers cannot be learned from the reports.
+played in the world's values (its t0, quantities and job ids; the model numbers the jobs as the
+world does). Only the shrunk failing timeline is ever shown, so their answers cannot be learned
+from the reports.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from grader.harness.target_client import (ProtocolError, TargetEnded, TargetProc
 
 from . import generate
 from .model import QueueModel
-from .shrink import shrink
-from .timelines import (Difference, Outcome, Step, compare, first_difference, play_step,
+from .shrink import Plain, shrink
+from .timelines import (Difference, Outcome, Step, compare, first_difference, how, play_step,
                         stamp_for, stamps_after)
 
 TIMELINES = 100  # about 1 s for a correct claim (about 1,300 round trips to its process)
@@ -49,16 +51,18 @@ def test_random_timelines(lab, part):
     # In the check's own folder: the only one its target process may write (grader.harness.jail)
     scratch = Path(tempfile.mkdtemp(prefix=lab.world.label("scratch", "timelines") + "-",
                                     dir=lab.dir))
+    ids = lab.world.job_id  # the model numbers the jobs as the world does
     index = part.of(TIMELINES).start
     try:
         for index in part.of(TIMELINES):
             steps = world_timeline(lab, index)
-            if first_difference(steps, lab.target, scratch / lab.world.file(str(index))) \
-                    is not None:
-                small = shrink(steps, lambda s: _differs(s, lab.target,
-                                                         scratch / lab.world.file("shrink")))
-                replay(lab, small, index)
-                lab.fail("timeline-unreproduced", seed=lab.seed, index=index)
+            found = first_difference(steps, lab.target, scratch / lab.world.file(str(index)),
+                                     ids)
+            if found is not None:
+                path = scratch / lab.world.file("shrink")
+                small = shrink(steps, lambda s: _how(s, lab.target, path, ids),
+                               want=how(steps, found), plain=plain_values(lab.world))
+                show_failing(lab, small, steps, index)
     except TargetProcessError as exc:  # not in a call through the Lab (those are its failures)
         _target_failed(lab, exc, index)
     finally:
@@ -68,16 +72,48 @@ def test_random_timelines(lab, part):
 def world_timeline(lab: Lab, index: int) -> list[Step]:
     """The `index`-th timeline as this world plays it: the same timelines in every grade (drawn
     from the lesson's seed, so a bug they catch is caught for every student, whatever seed a
-    grade draws), moved to start at the world's t0, so their instants are not the lesson's."""
-    return generate.shifted(generate.timeline(LESSON_SEED, index), lab.world.t0)
+    grade draws), in the world's values: moved to start at its t0, its quantities, its job
+    ids (so the report's numbers are this world's, and the model's ids the database's)."""
+    world = lab.world
+    return generate.in_world(generate.timeline(LESSON_SEED, index), world.t0, world.qty,
+                             world.job_id)
 
 
-def _differs(steps: list[Step], queue, path: Path) -> bool:
+def plain_values(world) -> Plain:
+    """The plain values a shrink moves towards, in `world`: its quantity for 1, its lease,
+    its start, a deadline as far away as its checks' (`far`), its job ids."""
+    return Plain(qty=world.qty(1), lease_ms=world.lease_ms, t0=world.t0,
+                 far=world.far - world.t0, ids=world.job_id)
+
+
+def _how(steps: list[Step], queue, path: Path, ids) -> tuple | None:
     try:
-        return first_difference(steps, queue, path) is not None
+        return how(steps, first_difference(steps, queue, path, ids))
     finally:
         for suffix in ("", "-journal"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def show_failing(lab: Lab, small: list[Step], steps: list[Step], index: int) -> None:
+    """Fail with the shrunk timeline, played once more through the Lab; if it does not differ
+    there, with the timeline as drawn (on a fresh table): what a report shows is always a
+    difference seen in that very replay, never one only the shrink saw. Only if the timeline
+    as drawn does not differ either (the code does not answer the same calls the same way
+    twice) is the failure that, with the steps as they were played."""
+    mark = len(lab.timeline)
+    if small != steps:
+        replay(lab, small, index, shrunk=True)  # fails the check if it differs
+        _start_over(lab, mark)
+    replay(lab, steps, index, shrunk=False)
+    lab.fail("timeline-unreproduced", seed=lab.seed, index=index)
+
+
+def _start_over(lab: Lab, mark: int) -> None:
+    """The Lab's table empty and its timeline as at `mark`, for another replay. (A replay that
+    did not differ left no transaction open on the Lab's connection: that would have
+    differed.)"""
+    del lab.timeline[mark:]
+    lab.observer.execute("DELETE FROM jobs")
 
 
 def _target_failed(lab: Lab, exc: TargetProcessError, index: int) -> None:
@@ -131,13 +167,16 @@ class LabQueue:
 
 
 class LabOperator:
-    """The operator's actions and the rows, on the Lab's own connection."""
+    """The operator's actions and the rows, on the Lab's own connection; jobs numbered as
+    `ids` (the world) numbers them, with the timeline's quantities (the world's already)."""
 
-    def __init__(self, lab: Lab):
-        self.lab, self.conn = lab, lab.conn
+    def __init__(self, lab: Lab, ids):
+        self.lab, self.conn, self.ids, self.enqueued = lab, lab.conn, ids, 0
 
     def enqueue(self, qty, deadline, max_attempts):
-        return self.lab.enqueue(qty=qty, deadline=deadline, max_attempts=max_attempts)
+        self.enqueued += 1
+        return self.lab.enqueue_exactly(self.ids(self.enqueued), qty=qty, deadline=deadline,
+                                        max_attempts=max_attempts)
 
     def requeue(self, job):
         self.lab.requeue(job)
@@ -158,10 +197,13 @@ class LabOperator:
         return []  # the Lab's calls fail on their own (Lab._invoke)
 
 
-def replay(lab: Lab, steps: list[Step], index: int) -> None:
-    """Play the shrunk timeline through the Lab and fail at the step that differs."""
-    lab.note("timeline.random.replay", seed=lab.seed, index=index, steps=len(steps))
-    queue, operator, model = LabQueue(lab), LabOperator(lab), QueueModel()
+def replay(lab: Lab, steps: list[Step], index: int, shrunk: bool = True) -> None:
+    """Play a timeline (`shrunk`, or as drawn) through the Lab and fail at the step that
+    differs; return if none does."""
+    lab.note("timeline.random.replay" if shrunk else "timeline.random.as-drawn",
+             seed=lab.seed, index=index, steps=len(steps))
+    ids = lab.world.job_id
+    queue, operator, model = LabQueue(lab), LabOperator(lab, ids), QueueModel(ids)
     stamps: list = []
     for number, step in enumerate(steps):
         expected = play_step(step, model, model, stamps)

@@ -11,8 +11,9 @@ differs. The code under grade is driven by connection name: through the check's
 `TargetProcess` (the judge never imports the code under grade), or `Direct`, the same calls on
 an imported module (the project's own tests prove the model against the reference with it).
 Values compare as data (a `Foreign` is never a model value), exceptions by their type's name;
-rows are read on the judge's own connection. `shrink` makes a differing timeline minimal (fewer
-steps, then simpler values) while it still differs. Everything is determined by the seed: the
+rows are read on the judge's own connection; jobs are numbered as the world numbers them
+(`ids`), on both sides. `shrink` makes a differing timeline minimal (fewer steps, then simpler
+values) while it still differs the same way (`how`). Everything is determined by the seed: the
 same seed gives the same timelines, the same verdict and the same shrunk timeline.
 """
 
@@ -30,9 +31,10 @@ from lab import store
 from lab.store import Claim
 
 from grader.harness import target_client, watched
+from grader.harness.scenario import insert_job
 from grader.harness.target_client import RaisedInTarget, TargetProcessError
 
-from .model import LEASED, PENDING, QUARANTINED, QueueModel
+from .model import LEASED, PENDING, QUARANTINED, QueueModel, lesson_ids
 
 #: Worker names from a wide alphabet: case, SQL wildcards, quotes, spaces, non-ASCII, SQL text.
 OWNERS = ("A", "B", "C", "a", "worker-1", "worker_1", "o'brien", 'say "hi"', "50%", "%", "_",
@@ -245,8 +247,9 @@ class Database:
     (a TargetProcess or `Direct`), named after the database's file, and an operator's
     connection of the judge's own (the operator's actions, the rows)."""
 
-    def __init__(self, path: Path, queue):
+    def __init__(self, path: Path, queue, ids: Callable[[int], int] | None = None):
         self.queue = queue
+        self.ids, self.enqueued = ids, 0  # None: lab.store.enqueue numbers the jobs
         self.operator = store.connect(path, busy_timeout_ms=1000)
         self.operator.execute("PRAGMA synchronous = OFF")  # no check here is about durability
         store.init_db(self.operator)
@@ -260,7 +263,12 @@ class Database:
             raise
 
     def enqueue(self, qty, deadline, max_attempts):
-        return store.enqueue(self.operator, qty, deadline, max_attempts)
+        """The provided store's enqueue, or, in a world that numbers its jobs (`ids`), the
+        same insert with the world's id for the job (as the Lab enqueues)."""
+        self.enqueued += 1
+        if self.ids is None:
+            return store.enqueue(self.operator, qty, deadline, max_attempts)
+        return insert_job(self.operator, self.ids(self.enqueued), qty, deadline, max_attempts)
 
     def requeue(self, job):
         store.requeue(self.operator, job)
@@ -362,11 +370,23 @@ def compare(index: int, step: Step, got: Outcome, expected: Outcome, db,
     return None
 
 
-def first_difference(steps: list[Step], queue, path: Path) -> Difference | None:
+def how(steps: list[Step], difference: Difference | None) -> tuple | None:
+    """How a timeline differs from the model, for a shrink to keep: the step's function (or
+    the operator's action) where they part, what differs there and, for an exception, which
+    one came back (None: it does not differ)."""
+    if difference is None:
+        return None
+    raised = difference.got if difference.what == "raised" else None
+    return steps[difference.step].op, difference.what, raised
+
+
+def first_difference(steps: list[Step], queue, path: Path,
+                     ids: Callable[[int], int] | None = None) -> Difference | None:
     """Play `steps` on a fresh database at `path` through `queue` (a TargetProcess, or `Direct`
-    over a module) and on the model, side by side. A TargetProcessError (the target process
-    ended, hung, broke the protocol) is no step's outcome: it propagates."""
-    db, model = Database(path, queue), QueueModel()
+    over a module) and on the model, side by side; `ids`: how the world numbers the jobs (None:
+    as lab.store.enqueue does). A TargetProcessError (the target process ended, hung, broke the
+    protocol) is no step's outcome: it propagates."""
+    db, model = Database(path, queue, ids), QueueModel(ids or lesson_ids)
     stamps: list[Claim] = []
     try:
         for index, step in enumerate(steps):

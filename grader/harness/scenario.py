@@ -185,6 +185,14 @@ class Lab:
                               "max_attempts": max_attempts})
         return job
 
+    def enqueue_exactly(self, job: int, qty: int, deadline: int, max_attempts: int = 3) -> int:
+        """Enqueue a job with exactly these values, which are the world's already (a random
+        timeline's: its id as the world numbers jobs, its quantity as the world gives it)."""
+        insert_job(self.observer, job, qty, deadline, max_attempts)
+        self.timeline.append({"op": "enqueue", "job": job, "qty": qty, "deadline": deadline,
+                              "max_attempts": max_attempts})
+        return job
+
     def requeue(self, job: int) -> None:
         store.requeue(self.observer, job)
         self.timeline.append({"op": "requeue", "job": job})

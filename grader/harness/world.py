@@ -104,14 +104,16 @@ class World:
     def next_id(self) -> int:
         """The id the next enqueued job gets: increasing, with gaps in a drawn world."""
         self._ids += 1
-        return self._id(self._ids)
+        return self.job_id(self._ids)
 
     def peek_id(self) -> int:
         """The id `next_id` will give (for a job that must have the same id in another file)."""
-        return self._id(self._ids + 1)
+        return self.job_id(self._ids + 1)
 
-    def _id(self, n: int) -> int:
-        """The n-th job's id (1-based)."""
+    def job_id(self, n: int) -> int:
+        """The id this world gives the n-th job enqueued on a fresh database (1-based; n, in
+        the lesson's world): what a check that numbers jobs itself (the random timelines'
+        model) must number them as. Strictly increasing in n."""
         return self._first_id + sum(self._gaps[k % len(self._gaps)] for k in range(2, n + 1))
 
     def label(self, kind: str, lesson_value: str) -> str:

@@ -1,0 +1,207 @@
+"""What random-timelines shows is a real difference, in every world: the blind mutants graded in
+the lesson's world and in drawn ones (issue 28: shrunk against a model that numbered jobs from 1,
+a drawn world's timeline "differed" on its own enqueue, `Came back: 998830  Expected: 1`).
+
+For each blind mutant and seed the grader runs once (`-k random-timelines`, in this process);
+the timeline its failure shows is rebuilt from the failure's events, step for step as a student
+reads it, and played again against the code (in a target process, as the check does) and the
+model: it must differ there, at its last step, never at an enqueue or another step of the
+store's, and its values must be the world's (job ids, instants)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+
+import pytest
+
+from conftest import MUTANTS
+from grader import runner
+from grader.checks import generate, shrink, timelines
+from grader.checks.model import QueueModel
+from grader.checks.timelines import Step
+from grader.harness.target_client import TargetProcess
+from grader.harness.world import LESSON_SEED, World
+from grader.results import Outcome
+from lab.store import Claim
+from solutions import queue as reference
+
+CHECK = "random-timelines"
+SEEDS = (LESSON_SEED, 2, 3, 5, 7, 11)
+BLIND = sorted(p.stem for p in MUTANTS.glob("blind_*.py"))
+SHOWN_AS = ("timeline.random.replay", "timeline.random.as-drawn")
+
+
+@functools.cache
+def graded(name: str, seed: int):
+    """The random-timelines result of mutant `name` in the world of `seed` (graded once)."""
+    (result,) = runner.run_checks(str(MUTANTS / f"{name}.py"), select=CHECK, seed=seed, jobs=1)
+    return result
+
+
+def shown_steps(events: list[dict], ids) -> tuple[dict, list[Step]]:
+    """The note that heads the shown timeline, and its steps rebuilt from the events after it
+    (what the report prints: the calls, the operator's actions, the narration of a forged stamp
+    and of how send behaves)."""
+    heads = [i for i, e in enumerate(events) if e.get("key") in SHOWN_AS]
+    assert len(heads) == 1, [e.get("key") for e in events if e["op"] == "note"]
+    model, stamps, steps = QueueModel(ids), [], []
+    forged = send = None
+    for event in events[heads[0] + 1:]:
+        op = event["op"]
+        if op == "note":
+            if event["key"] == "timeline.random.forged":
+                forged = event["params"]["field"]
+            elif event["key"] in ("timeline.random.send-takes", "timeline.random.send-raises"):
+                send = event["params"]
+            continue
+        if op == "enqueue":
+            step = Step("enqueue", qty=event["qty"], deadline=event["deadline"],
+                        max_attempts=event["max_attempts"])
+        elif op == "claim":
+            step = Step("claim", now=event["t"], owner=event["actor"], lease_ms=event["lease_ms"])
+        elif op == "finish":
+            handed = Claim(**event["stamp"])
+            ref = next(i for i, s in enumerate(stamps)
+                       if all(getattr(s, f) == getattr(handed, f) for f in Claim.__dataclass_fields__
+                              if f != forged))
+            forge = (forged, getattr(handed, forged)) if forged else ()
+            step, forged = Step("finish", now=event["t"], ref=ref, forge=forge), None
+        elif op == "work_once":
+            step = Step("work_once", now=event["t"], owner=event["actor"],
+                        lease_ms=event["lease_ms"], send_ms=send["ms"],
+                        send_error=send["error"] or "")
+            send = None
+        elif op == "requeue":
+            step = Step("requeue", job=event["job"])
+        elif op == "set-row" and event["values"] == {"status": "quarantined"}:
+            step = Step("quarantine", job=event["job"])
+        elif op == "set-row" and list(event["values"]) == ["deadline"]:
+            step = Step("move_deadline", job=event["job"], deadline=event["values"]["deadline"])
+        else:
+            raise AssertionError(f"an event no timeline step makes: {event}")
+        timelines.stamps_after(step, timelines.play_step(step, model, model, stamps), stamps)
+        steps.append(step)
+    return events[heads[0]], steps
+
+
+@pytest.mark.parametrize("name,seed", list(itertools.product(BLIND, SEEDS)))
+def test_the_shown_timeline_differs_where_it_says(name, seed, tmp_path):
+    result = graded(name, seed)
+    assert result.outcome in (Outcome.FAILED, Outcome.ERRORED), result
+    failure = result.result
+    assert failure.detail != "timeline-unreproduced", failure
+    world = World(seed, CHECK)
+    head, steps = shown_steps(failure.timeline, world.job_id)
+    assert head["params"]["steps"] == len(steps) and head["params"]["seed"] == seed
+
+    # The world's values: its job ids in order, its instants (from its t0 on).
+    jobs = [e["job"] for e in failure.timeline if e["op"] == "enqueue"]
+    assert jobs == [world.job_id(n) for n in range(1, len(jobs) + 1)]
+    assert all(e["t"] >= world.t0 for e in failure.timeline if e.get("t") is not None)
+    if failure.row is not None:
+        assert failure.row.job in jobs
+
+    # Played again against the code and the model: it differs, at its last step, not the store's.
+    with TargetProcess(str(MUTANTS / f"{name}.py"), writable=[tmp_path]) as target:
+        found = timelines.first_difference(steps, target, tmp_path / "again.db", world.job_id)
+    assert found is not None, steps
+    assert found.step == len(steps) - 1, (found, steps)
+    assert steps[found.step].op in ("claim", "finish", "work_once"), (found, steps)
+
+
+# -- the root cause, without the grader ----------------------------------------------------------
+@pytest.mark.parametrize("seed", [3, 11])
+def test_in_a_drawn_world_the_model_numbers_jobs_as_the_world(seed, tmp_path):
+    """The check's timelines in a drawn world (its ids, quantities, instants): the reference
+    agrees with the model on every one, its enqueues included."""
+    world = World(seed, CHECK)
+    assert world.job_id(1) != 1  # the world numbers its jobs otherwise than the store would
+    queue = timelines.Direct(reference)
+    for index in range(100):
+        steps = generate.in_world(generate.timeline(LESSON_SEED, index), world.t0, world.qty,
+                                  world.job_id)
+        path = tmp_path / f"{index}.db"
+        assert timelines.first_difference(steps, queue, path, world.job_id) is None, index
+        path.unlink()
+
+
+def test_a_shrink_keeps_only_timelines_that_differ_the_same_way():
+    """Dropping steps until the difference is another (here: at an enqueue, from the fourth
+    step down) is no smaller example of this one: the shrink stops at four steps."""
+    steps = [Step("enqueue", qty=1, deadline=10 ** 6)] * 3 + [Step("claim", owner="A")] * 5
+
+    def how(candidate):
+        if not candidate:
+            return None
+        return ("claim", "returned", None) if len(candidate) >= 4 else ("enqueue", "returned",
+                                                                       None)
+
+    small = shrink.shrink(steps, how)
+    assert len(small) == 4 and how(small) == ("claim", "returned", None)
+
+
+# -- what is shown when the shrunk timeline does not differ again ---------------------------------
+def failure_of(call):
+    from grader.harness.scenario import CheckFailed
+
+    with pytest.raises(CheckFailed) as failed:
+        call()
+    return failed.value.failure
+
+
+def heads(failure) -> list[str]:
+    """The notes that head a shown timeline, in order."""
+    return [e["key"] for e in failure.timeline if e.get("key") in SHOWN_AS]
+
+
+@pytest.mark.parametrize("seed", [LESSON_SEED, 3])
+def test_a_shrunk_timeline_that_does_not_differ_again_gives_way_to_the_one_drawn(seed, tmp_path):
+    """The shrink's answer, played through the Lab, does not differ (here: a candidate that
+    never could): the timeline as drawn is played on a fresh table instead and shown."""
+    from grader.checks import test_differential as check
+    from grader.harness.scenario import Lab
+
+    mutant = MUTANTS / "blind_finish_owner_like.py"
+    lab = Lab(str(mutant), str(tmp_path), seed, check=CHECK)
+    try:
+        index, steps = next((i, s) for i in range(100)
+                            for s in [check.world_timeline(lab, i)]
+                            if timelines.first_difference(s, lab.target, tmp_path / f"{i}.db",
+                                                          lab.world.job_id) is not None)
+        nothing_yet = [s for s in steps if s.op == "enqueue"][:2]  # differs in no way
+        failure = failure_of(lambda: check.show_failing(lab, nothing_yet, steps, index))
+    finally:
+        lab.close()
+    assert failure.detail != "timeline-unreproduced" and heads(failure) == [
+        "timeline.random.as-drawn"]
+    jobs = [e["job"] for e in failure.timeline if e["op"] == "enqueue"]
+    assert jobs == [lab.world.job_id(n) for n in range(1, len(jobs) + 1)]  # a fresh table
+    head, shown = shown_steps(failure.timeline, lab.world.job_id)
+    assert head["params"]["steps"] == len(steps) and as_shown(shown) == as_shown(steps)[:len(shown)]
+
+
+def test_a_timeline_that_does_not_differ_when_played_again_is_shown_as_played(tmp_path):
+    """Code that answered otherwise the first time (here: a timeline the reference plays
+    right): the failure says so, with the steps as they were played, never a bare sentence."""
+    from grader.checks import test_differential as check
+    from grader.harness.scenario import Lab
+
+    lab = Lab("solutions.queue", str(tmp_path), 3, check=CHECK)
+    try:
+        steps = check.world_timeline(lab, 0)
+        failure = failure_of(lambda: check.show_failing(lab, steps[:3], steps, 0))
+    finally:
+        lab.close()
+    assert failure.detail == "timeline-unreproduced"
+    assert heads(failure) == ["timeline.random.as-drawn"]
+    head, shown = shown_steps(failure.timeline, lab.world.job_id)
+    assert head["params"]["steps"] == len(steps) and as_shown(shown) == as_shown(steps)
+
+
+def as_shown(steps: list[Step]) -> list[Step]:
+    """Steps as the report shows them: the instant of a step of the store's is not shown (it
+    plays no part)."""
+    return [s if s.op in ("claim", "finish", "work_once") else dataclasses.replace(s, now=0)
+            for s in steps]
