@@ -12,7 +12,7 @@ import pytest
 
 from conftest import ROOT, by_check, grade, run_grader
 from learning import trick_off
-from grader.harness import sandbox
+from grader.harness import jail, sandbox
 
 ATTACKS = ROOT / "tests" / "attacks"
 
@@ -37,6 +37,35 @@ def test_nothing_the_code_under_grade_starts_outlives_the_grade(tmp_path):
     assert pids and [pid for pid in pids if alive(pid)] == []
     time.sleep(2.5)  # longer than the attack waits before writing its marker
     assert list(tmp_path.glob("marker-*")) == []
+
+
+def sysv_segments() -> set[str]:
+    """The System V shared memory segments that exist now (their ids)."""
+    try:
+        lines = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+    except OSError:
+        return set()
+    return {line.split()[1] for line in lines if line.strip()}
+
+
+@pytest.mark.skipif(jail.native_arch() is None, reason="no seccomp filter for this arch")
+def test_the_code_under_grade_makes_no_system_v_ipc_object(tmp_path):
+    """A channel outside every folder, and memory that outlives the grade: shmget fails with
+    EPERM in the target, nothing is left behind, and the grade is the stubs' grade."""
+    before = sysv_segments()
+    out = tmp_path / "results.json"
+    proc = run_grader("--impl", str(ATTACKS / "sysv_shared_memory.py"), "-k",
+                      "finish-before-expiry", "--json", str(out),
+                      env={"LEASELAB_ATTACK_DIR": str(tmp_path),
+                           "LEASELAB_EXTRA_WRITABLE": str(tmp_path)})
+    assert proc.returncode == 1, proc.stderr
+    tries = [p.name.split("_") for p in tmp_path.glob("shm_*")]
+    assert len(tries) >= 9, "the attack did not run"
+    assert all(segment == "-1" and errno == "1" for *_, segment, errno in tries), tries
+    assert sysv_segments() <= before
+    (tmp_path / "honest").mkdir()
+    honest = grade("lab.queue", tmp_path / "honest", "-k", "finish-before-expiry")[1]
+    assert json.loads(out.read_text())["score"] == honest["score"] == 0
 
 
 def test_escape_codes_from_the_code_under_grade_reach_no_report(tmp_path):

@@ -14,7 +14,11 @@ code under grade is imported. From then on that process, and every process it st
 - connect or bind no TCP socket (ABI >= 4): `send` is the judge's, the target needs no network;
 - signal no process outside its own sandbox, nor reach an abstract Unix socket outside it
   (ABI >= 6): it cannot kill or stop the judge;
-- ptrace no process outside its sandbox (every ABI).
+- ptrace no process outside its sandbox (every ABI);
+- create, attach or use no System V IPC object (shared memory, semaphores, message queues:
+  `deny_sysv_ipc`, a seccomp filter): they live in the kernel, outside every folder, and would
+  outlive the target (2 GiB of shared memory left behind after a grade) and carry data from one
+  check, or one submission, to the next.
 
 Landlock is a stacking LSM for unprivileged sandboxing: it holds against root too (it does not
 depend on file ownership), and it cannot be lifted once entered. Where the kernel has no
@@ -139,3 +143,61 @@ def _allow(libc, ruleset: int, path: str, access: int) -> None:
             raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
     finally:
         os.close(fd)
+
+
+# seccomp (Linux >= 3.5): a BPF filter on the system call number, checked against the arch.
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+_EPERM = 1
+_BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JSET_K, _BPF_RET_K = 0x20, 0x15, 0x45, 0x06
+_X32_BIT = 0x40000000  # x86_64's x32 ABI: the same calls under other numbers
+#: AUDIT_ARCH_* -> the System V IPC calls' numbers on that arch (every other call is allowed).
+SYSV_IPC_CALLS = {
+    0xC000003E: (29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220),  # x86_64
+    0xC00000B7: tuple(range(186, 198)),                                # aarch64: msgget..shmdt
+}
+
+
+def sysv_ipc_filter(arch: int) -> list[tuple[int, int, int, int]]:
+    """The BPF program (code, jt, jf, k) that makes every System V IPC call of `arch` fail with
+    EPERM (and on x86_64 every x32 call), and lets everything else through; on another arch it
+    lets everything through (nothing is known to deny there)."""
+    calls = SYSV_IPC_CALLS.get(arch, ())
+    deny = _SECCOMP_RET_ERRNO | _EPERM
+    program = [(_BPF_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
+               (_BPF_JEQ_K, 1, 0, arch),
+               (_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW),
+               (_BPF_LD_W_ABS, 0, 0, 0)]  # seccomp_data.nr
+    if arch == 0xC000003E:
+        program.append((_BPF_JSET_K, len(calls) + 1, 0, _X32_BIT))
+    for i, number in enumerate(calls):  # a match jumps to the deny at the end
+        program.append((_BPF_JEQ_K, len(calls) - i, 0, number))
+    program += [(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW), (_BPF_RET_K, 0, 0, deny)]
+    return program
+
+
+def native_arch() -> int | None:
+    """This process's AUDIT_ARCH_* value, where a filter for it is known; else None."""
+    import platform
+
+    return {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}.get(platform.machine())
+
+
+def deny_sysv_ipc() -> bool:
+    """Install the System V IPC filter on this process (and every process it starts); False
+    where it cannot be (not Linux, an unknown arch, no seccomp): the threat model says so."""
+    arch = native_arch()
+    if arch is None or not sys.platform.startswith("linux"):
+        return False
+    libc = c_library()
+    program = sysv_ipc_filter(arch)
+    filters = (ctypes.c_uint64 * len(program))(
+        *[int.from_bytes(struct.pack("=HBBI", *f), "little") for f in program])
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    prog = SockFprog(len(program), ctypes.cast(filters, ctypes.c_void_p))
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return False
+    return libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) == 0

@@ -866,6 +866,7 @@ def serve(read_fd: int, write_fd: int, spec: str) -> int:
     if writable is not None:
         contained = jail.enter(read=readable(spec, sealed),
                                write=[p for p in writable.split(os.pathsep) if p])
+        jail.deny_sysv_ipc()
     try:
         module = targets.load(spec)
     except targets.TargetError as exc:
