@@ -21,7 +21,7 @@ from .harness.world import LESSON_SEED, fresh_seed
 from .report import files, hints, outputs, terminal
 from .report.messages import CLI_COMMAND, LANGS, OUTPUT_OPTION, default_lang, text
 from .report.render import Style
-from .report.view import ReportView, report_view
+from .report.view import STORIES, ReportView, report_view
 from .report.live import LiveLine
 from .runner import GraderError, iter_checks, prepare, selected
 
@@ -51,6 +51,8 @@ def parser(lang: str = "en") -> argparse.ArgumentParser:
     g.add_argument("--replay", "--seed", type=arguments.seed, metavar="SEED", dest="seed",
                    help=text("cli.option.replay", lang, lesson=LESSON_SEED))  # see chosen_seed
     g.add_argument("--detail", choices=configs.DETAILS, help=text("cli.option.detail", lang))
+    g.add_argument("--all", action="store_true", dest="tell_all",
+                   help=text("cli.option.all", lang))
     g.add_argument("--config", metavar="PATH", help=text("cli.option.config", lang))
     g.add_argument("--hints", action="store_true", help=text("cli.option.hints", lang))
     g.add_argument("--no-history", action="store_true", help=text("cli.option.no-history", lang))
@@ -283,7 +285,7 @@ def grade(argv: list[str]) -> int:
     duration = time.monotonic() - start
     report = report_view(results, lang, target=display_name(args.impl), detail=detail,
                          duration=duration, seed=args.seed, drawn=args.seed != LESSON_SEED,
-                         withheld=withheld())
+                         withheld=withheld(), told=None if args.tell_all else STORIES)
     hints.settle(report, results, impl=args.impl, policy=config.hints, after=config.hint_after,
                  asked=args.hints, use_history=not args.no_history)
     print(terminal.from_view(report, Style.for_stream(sys.stdout)))

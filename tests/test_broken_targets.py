@@ -29,7 +29,7 @@ BROKEN = {
     "claim-sys-exit": (SOLUTION_IMPORTS + "import sys\ndef claim(conn, owner, now, lease_ms):\n"
                        "    sys.exit(4)\n", "errored", "claim raised SystemExit"),
     "claim-hangs": (SOLUTION_IMPORTS + "def claim(conn, owner, now, lease_ms):\n"
-                    "    while True:\n        pass\n", "timed_out", "Timed out after"),
+                    "    while True:\n        pass\n", "timed_out", "claim does not return"),
     "claim-wrong-type": (SOLUTION_IMPORTS + "def claim(conn, owner, now, lease_ms):\n"
                          "    return {'id': 1}\n", "failed", "it must return Claim | None"),
     "claim-kills-itself": (SOLUTION_IMPORTS + "import os, signal\n"
@@ -37,6 +37,12 @@ BROKEN = {
                            "    os.kill(os.getpid(), signal.SIGKILL)\n",
                            "errored", "signal SIGKILL"),
 }
+
+
+#: The broken targets whose two checks fail for one shared cause (grader.report.view.cause_key;
+#: an exit is not one: each check says the call that was running).
+GROUPED = {"syntax-error", "import-raises", "missing-function", "claim-raises", "claim-sys-exit",
+           "claim-hangs", "claim-wrong-type"}
 
 
 @pytest.mark.parametrize("name", sorted(BROKEN))
@@ -53,7 +59,11 @@ def test_broken_target_is_a_clear_failed_check(name, tmp_path):
     for check_id, test in checks.items():
         assert test["status"] == "failed", check_id
         assert test["extra_data"]["outcome"] == outcome, (check_id, test["output"])
-        assert message in test["output"], (check_id, test["output"])
+        if name in GROUPED:  # one cause: the file leads with it, each test names it in a line
+            assert test["output"].startswith("See: ") and "\n" not in test["output"], test
+            assert message in results["output"].split("\n\n")[0], results["output"]
+        else:
+            assert message in test["output"], (check_id, test["output"])
     assert "Traceback" not in proc.stdout + proc.stderr
     assert results["score"] == 0
 
@@ -75,7 +85,8 @@ def test_hanging_import_is_reported_once_not_per_check(tmp_path):
     assert time.monotonic() - start < 30
     for test in by_check(results).values():
         assert test["extra_data"]["outcome"] == "timed_out"
-        assert "during: importing" in test["output"]
+        assert test["output"] == "See: " + results["extra_data"]["causes"][0]["sentence"]
+    assert "Importing the code under grade never finishes" in results["output"].splitlines()[1]
 
 
 def test_bad_arguments_exit_2(tmp_path):

@@ -162,8 +162,9 @@ def test_a_target_that_does_not_compile_is_not_gradable_on_prairielearn(grade_on
     graded = grade_once("syntax-error")
     pl = graded["pl"]
     assert pl["gradable"] is False and pl["tests"] == []
-    problem, = pl["format_errors"]
+    problem, source = pl["format_errors"]  # the sentence, then the line of code and a caret
     assert "does not compile" in problem and "\n" not in problem
+    assert source.splitlines()[-1].strip().startswith("^")
     assert re.findall(r'<error message="[^"]*" type="([a-z_]+)">', graded["junit"]) == [
         "errored"] * len(IDS)
 

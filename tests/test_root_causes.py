@@ -54,8 +54,10 @@ def hung_in_work_once() -> Failure:
 
 
 def lines(results, lang="en", detail="full") -> list[str]:
+    """The terminal report telling every story (--all), a line never wrapped: the layout under
+    test here (the width: tests/test_report_length.py)."""
     view = report_view(results, lang, target="queue.py", detail=detail)
-    return terminal.from_view(view).splitlines()
+    return terminal.from_view(view, width=terminal.UNWRAPPED).splitlines()
 
 
 def blocks(out: list[str]) -> list[str]:
@@ -73,7 +75,7 @@ def test_all_stubs_are_one_block(lang):
     assert len(report.causes) == 1
     cause = report.causes[0]
     assert (cause.kind, cause.function, cause.ids) == ("not-implemented", "claim", IDS)
-    out = terminal.from_view(report).splitlines()
+    out = terminal.from_view(report, width=terminal.UNWRAPPED).splitlines()
     assert len(blocks(out)) == 1
     assert sum("NotImplementedError" in line for line in out) == 1
     assert str(len(CHECKS)) in blocks(out)[0]
@@ -186,17 +188,23 @@ def test_timeouts_and_field_types_have_words(lang):
     report_html.from_view(report)
 
 
-def test_results_json_keeps_every_output_and_names_the_cause():
+def test_results_json_leads_with_the_cause_and_names_it_under_each_check():
+    """Issue 29: every test repeated the cause's whole story, and the top-level output was
+    only the counts. The output leads with the cause; a test it explains says so in one line."""
     results = [result(i, wrong_type()) for i in range(4)] + [result(4, mismatch())]
     data = results_json.from_view(report_view(results, "en", target="queue.py"))
     [cause] = data["extra_data"]["causes"]
     assert cause["kind"] == "wrong-type" and cause["ids"] == IDS[:4] and cause["checks"] == 4
+    assert {"function": "finish", "type": "int"}.items() <= cause.items()
+    first, sentence = data["output"].splitlines()[:2]
+    assert first.startswith("Fix this first: one cause makes 4 checks fail")
+    assert sentence == "finish returns a value of type int; it must return bool."
+    assert IDS[4] in data["output"] and "Score: 0" in data["output"]  # then the rest, the score
     for test in data["tests"][:4]:
-        assert test["extra_data"]["cause"] == {"kind": "wrong-type", "function": "finish",
-                                               "checks": 4, "type": "int"}
-        assert "finish returned 0 (type int); it must return bool." in test["output"]
-        assert "Why it matters:" in test["output"]
+        assert test["extra_data"]["cause"] == 1  # extra_data.causes[0]
+        assert test["output"] == "See: finish returns a value of type int; it must return bool."
     assert "cause" not in data["tests"][4]["extra_data"]
+    assert "Why it matters:" in data["tests"][4]["output"]  # its own story, whole
 
 
 def test_html_leads_with_the_cause_and_shows_its_checks_as_one_line():
@@ -212,12 +220,19 @@ def test_html_leads_with_the_cause_and_shows_its_checks_as_one_line():
     assert page.index('id="cause-1"') < page.index(f'id="check-{IDS[0]}"')
 
 
-def test_the_stubs_report_is_short_and_names_every_check():
-    proc = run_grader("--impl", "lab/queue.py")
+def test_the_stubs_report_is_short_and_all_names_every_check():
+    """Nothing the stubs hold runs: the report is the two causes and the score (55 lines
+    before, 204 before causes were grouped); --all names every check on its line."""
+    proc = run_grader("--impl", "lab/queue.py", env={"COLUMNS": "200"})
     assert proc.returncode == 1, proc.stderr
     out = proc.stdout.splitlines()
-    assert len(out) < 60, len(out)  # 204 lines before causes were grouped
+    assert len(out) <= 15, proc.stdout
     assert len(blocks(out)) == 2  # claim, then work_once
+    assert out[-1].startswith("Score: 0 / 100")
+    assert not any(one_line(out, check_id) for check_id in IDS)
+    proc = run_grader("--impl", "lab/queue.py", "--all", env={"COLUMNS": "200"})
+    out = proc.stdout.splitlines()
+    assert len(blocks(out)) == 2
     for check_id in IDS:
         assert len(one_line(out, check_id)) == 1, check_id
 

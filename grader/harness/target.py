@@ -50,10 +50,17 @@ def load(spec: str) -> ModuleType:
         raise
     except SyntaxError as exc:
         raise TargetError(
-            Kind.SYNTAX_ERROR, file=_short(exc.filename), line=exc.lineno or 0, msg=exc.msg
+            Kind.SYNTAX_ERROR, file=_short(exc.filename), line=exc.lineno or 0, msg=exc.msg,
+            **_spot(exc.text, exc.offset, exc.end_offset if exc.end_lineno == exc.lineno
+                    else None)
         ) from None
     except BaseException as exc:  # an import that crashes is the target's fault, not ours
-        raise TargetError(Kind.IMPORT_ERROR, error=f"{type(exc).__name__}: {exc}") from None
+        try:
+            at = _raised_at(exc)
+        except Exception:  # noqa: BLE001 (where it raised is a courtesy, never a new error)
+            at = {}
+        raise TargetError(Kind.IMPORT_ERROR, error=f"{type(exc).__name__}: {exc}",
+                          **at) from None
     missing = [name for name in FUNCTIONS if not callable(getattr(module, name, None))]
     if missing:
         raise TargetError(Kind.MISSING_FUNCTION, names=", ".join(missing))
@@ -75,6 +82,49 @@ def _load_file(path: Path) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def _spot(source: str | None, column: int | None, end_column: int | None) -> dict:
+    """The line of code an error is about (`source`) and where in it (1-based `column` to
+    `end_column`, exclusive), as a load error's parameters: what the report's caret shows."""
+    if not source:
+        return {}
+    spot = {"source": source.splitlines()[0] if source.strip() else source}
+    if isinstance(column, int) and column > 0:
+        spot["column"] = column
+        if isinstance(end_column, int) and end_column > column:
+            spot["end_column"] = end_column
+    return spot
+
+
+def _raised_at(exc: BaseException) -> dict:
+    """Where in the code under grade an import raised: the last frame of its traceback that
+    is neither the grader's nor Python's own (the standard library, site-packages, frozen
+    importlib), as `file`, `line` and its `_spot`. Empty when no frame is the target's."""
+    import sysconfig
+    import traceback
+
+    skip = [str(Path(__file__).resolve().parents[1])]
+    skip += [os.path.realpath(p) for key in ("stdlib", "platstdlib", "purelib", "platlib")
+             if (p := sysconfig.get_paths().get(key))]
+    mine = [f for f in traceback.extract_tb(exc.__traceback__)
+            if f.filename and not f.filename.startswith("<")
+            and not any(os.path.realpath(f.filename).startswith(p + os.sep) for p in skip)]
+    if not mine:
+        return {}
+    frame = mine[-1]
+    column = frame.colno + 1 if isinstance(frame.colno, int) else None
+    end = (frame.end_colno + 1 if isinstance(frame.end_colno, int)
+           and frame.end_lineno == frame.lineno else None)
+    return {"file": _short(frame.filename), "line": frame.lineno,
+            **_spot(frame.line and _source_line(frame.filename, frame.lineno), column, end)}
+
+
+def _source_line(filename: str, lineno: int) -> str | None:
+    """Line `lineno` of `filename` as written (its indentation kept, so columns match)."""
+    import linecache
+
+    return linecache.getline(filename, lineno).rstrip("\n") or None
 
 
 def _short(filename: str | None) -> str:

@@ -7,7 +7,9 @@ time), one `<testcase>` per check: `name` the check id, `classname` "lease-lab.<
 points ("3/4 pt" as the terminal shows it), score (points earned), max_score and outcome. A
 failed check has `<failure type="failed" message="its first line">` holding its whole text as
 the terminal shows it, without colours; one that errored, timed out or is not implemented has
-`<error type="errored|timed_out|not_implemented">` instead.
+`<error type="errored|timed_out|not_implemented">` instead. A check a shared cause explains
+says so in one line ("See: <the mistake>"); the suite's `<system-out>` leads with the causes,
+as the terminal does (grader.report.render.causes_text).
 
 Student text (errors, values, owners) can hold anything: ElementTree escapes markup (`]]>`
 included), and the characters XML 1.0 forbids (most control characters, lone surrogates) are
@@ -21,7 +23,7 @@ import xml.etree.ElementTree as ET
 
 from grader.checkdef import all_checks, family
 from grader.results import Outcome
-from .render import check_text, first_line, plain
+from .render import causes_text, check_text, first_line, plain
 from .view import CheckView, ReportView
 
 SUITE = "lease-lab"
@@ -44,6 +46,8 @@ def from_view(report: ReportView) -> str:
     suite = ET.SubElement(suites, "testsuite", name=SUITE, skipped="0", **counts)
     for c in report.checks:
         suite.append(testcase(c, report.lang, families.get(c.id)))
+    if report.failed:
+        ET.SubElement(suite, "system-out").text = clean(causes_text(report, report.lang))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, "unicode") + "\n"
 

@@ -1,9 +1,11 @@
 """A Markdown summary (`python -m grader --markdown PATH`), written for a GitHub Actions job
 summary (the workflow appends it to $GITHUB_STEP_SUMMARY) but plain Markdown anywhere.
 
-The header and score line; the failing checks as a list, each with its id, title and the first
-line of its failure; then each failure's whole text (as the terminal shows it, without colours)
-in a fenced block. Student text is escaped in the list (no markup, no HTML) and fenced by more
+The header and score line; the shared causes ("Fix this first": the mistake, its line of code
+and caret, the checks it makes fail); the failing checks as a list, each with its id, title and
+the first line of its failure ("See: <the mistake>" for a check a cause explains); then the
+whole text of each failure no cause explains (as the terminal shows it, without colours) in a
+fenced block. Student text is escaped in the list (no markup, no HTML) and fenced by more
 backticks than it holds in the blocks.
 """
 
@@ -44,8 +46,14 @@ def from_view(report: ReportView) -> str:
     failing = [c for c in report.checks if not c.passed]
     if not failing:
         return "\n".join(lines + [inline(text("ui.all-passed", lang))]) + "\n"
+    for cause in report.causes:
+        lines += [f"### ▶ {inline(cause.heading)}", "", fenced(plain("\n".join(
+            [cause.sentence, *["    " + line for line in cause.source]]))),
+                  "", inline(cause.affects), ""]
     lines += [f"### {inline(text('formats.failing-checks', lang))}", ""]
     lines += [f"- `{c.id}` {inline(c.title)}: {inline(first_line(c, lang))}" for c in failing]
     for c in failing:
-        lines += ["", f"#### `{c.id}` {inline(c.title)}", "", fenced(plain(check_text(c, lang)))]
+        if c.cause is None:
+            lines += ["", f"#### `{c.id}` {inline(c.title)}", "",
+                      fenced(plain(check_text(c, lang)))]
     return "\n".join(lines) + "\n"

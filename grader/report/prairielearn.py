@@ -7,20 +7,22 @@ pins the shape:
 
 `score` is points earned / points available. Each test: `name` "title [check-id]" (as on
 Gradescope), `description` why the rule matters; the top-level `output` is the terminal
-report without colours, `points`/`max_points`, `message` the outcome
-when it passed or the first line of the failure, `output` the failure's whole text as the
-terminal shows it, without colours.
+report without colours, every story told and no paragraph wrapped (the causes first),
+`points`/`max_points`, `message` the outcome when it passed or the first line of the failure
+("See: <the mistake>" for a check a shared cause explains), `output` the failure's whole text as
+the terminal shows it, without colours (that one line for a check a cause explains).
 
 A target that cannot be loaded at all (every check failed because it does not compile, does not
-import or lacks a function) is `"gradable": false` with `format_errors: [that one line]`, score 0
-and no tests: PrairieLearn then marks the submission invalid and does not count the attempt.
+import or lacks a function) is `"gradable": false` with `format_errors: [that one line, and the
+line of code with its caret when known]`, score 0 and no tests: PrairieLearn then marks the
+submission invalid and does not count the attempt.
 """
 
 from __future__ import annotations
 
 from .messages import text
 from .render import check_text, first_line, plain
-from .terminal import from_view as terminal_report
+from .terminal import UNWRAPPED, from_view as terminal_report
 from .view import CheckView, ReportView
 
 
@@ -29,15 +31,18 @@ def from_view(report: ReportView) -> dict:
     lang = report.lang
     summary = text("ui.summary", lang, passed=report.passed, failed=report.failed)
     if report.unloadable:
-        problem = plain(first_line(report.checks[0], lang))
-        return {"gradable": False, "format_errors": [problem], "score": 0.0,
-                "message": problem, "output": "", "tests": []}
+        problem = plain((report.checks[0].problem or "").splitlines()[0]
+                        if report.checks[0].problem else first_line(report.checks[0], lang))
+        source = report.causes[0].source if report.causes else []
+        return {"gradable": False,
+                "format_errors": [problem] + (["\n".join(map(plain, source))] if source else []),
+                "score": 0.0, "message": problem, "output": "", "tests": []}
     return {
         "gradable": True,
         "score": report.score / report.max_score if report.max_score else 0.0,
         "message": text("ui.score", lang, score=report.score, max_score=report.max_score)
                    + " — " + summary,
-        "output": plain(terminal_report(report)),
+        "output": plain(terminal_report(report, every=True, width=UNWRAPPED)),
         "tests": [_test(c, lang) for c in report.checks],
     }
 

@@ -7,13 +7,15 @@ from __future__ import annotations
 import os
 import re
 import sys
-import unicodedata
+from typing import Callable
 
 from .messages import text
 from .view import CheckView, RowView, Step, plain, steps, value  # noqa: F401 (plain: for the writers)
+from .wrapping import display_width
 
-__all__ = ["PLAIN", "Style", "check_text", "failure_lines", "first_line", "pad", "plain",
-           "row_lines", "step_lines", "timeline_lines", "value", "width"]
+__all__ = ["PLAIN", "Style", "cause_text", "causes_text", "check_text", "failure_lines",
+           "first_line", "one_line", "pad", "plain", "row_lines", "step_lines", "timeline_lines",
+           "value", "width"]
 
 
 class Style:
@@ -34,9 +36,16 @@ class Style:
 PLAIN = Style(False)
 
 
-def width(s: str) -> int:
-    """Columns `s` takes in a terminal: East Asian wide characters take two."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+width = display_width  # columns `s` takes in a terminal: East Asian wide characters take two
+
+#: How a writer fits a paragraph of a failure into its lines: (paragraph, the hanging indent
+#: of its later lines, how many columns the caller puts before each line) to lines. The files
+#: keep each paragraph on one line; the terminal wraps them to its width.
+Fill = Callable[..., list[str]]
+
+
+def one_line(paragraph: str, hanging: str = "", inset: int = 0) -> list[str]:
+    return paragraph.splitlines() or [""]
 
 
 def pad(s: str, columns: int) -> str:
@@ -47,65 +56,107 @@ def timeline_lines(events: list[dict], lang: str, style: Style = PLAIN) -> list[
     return step_lines(steps(events, lang), style)
 
 
-def step_lines(timeline: list[Step], style: Style = PLAIN) -> list[str]:
+def step_lines(timeline: list[Step], style: Style = PLAIN, fill: Fill = one_line) -> list[str]:
+    """The steps, their times right-aligned in one column (as wide as the longest time: a
+    drawn world's instants run to nine digits), the failing step marked ▶ and bold."""
+    digits = max([6] + [len(str(step.t)) for step in timeline if step.t is not None])
     lines = []
     for step in timeline:
-        clock = f"{step.t:>6} ms" if step.t is not None else " " * 9
-        line = f"{'▶' if step.failing else ' '} {clock}  {step.text}"
-        lines.append(style("bold", line) if step.failing else line)
+        clock = f"{step.t:>{digits}} ms" if step.t is not None else " " * (digits + 3)
+        head = f"{'▶' if step.failing else ' '} {clock}  "
+        for line in fill(head + step.text, " " * len(head)):
+            lines.append(style("bold", line) if step.failing else line)
     return lines
 
 
 def row_lines(row: RowView, lang: str, style: Style = PLAIN) -> list[str]:
-    """The job's row as a two-column table, current vs expected, differing fields marked ≠."""
+    """The job's row as a two-column table, current vs expected, differing fields marked ≠.
+    The column names are as wide as the heading needs (a drawn world's job ids are long), so
+    the header's words stay over their columns."""
     cells = max([width(line.current) for line in row.lines] + [width(text("ui.current", lang))])
-    title = f"  {pad(row.heading, 14)} {pad(text('ui.current', lang), cells)}"
+    names = max([12, width(row.heading) - 2] + [width(line.column) for line in row.lines])
+    title = f"  {pad(row.heading, names + 2)} {pad(text('ui.current', lang), cells)}"
     lines = [title + (f"    {text('ui.expected-col', lang)}" if row.with_expected else "")]
     for line in row.lines:
         if not row.with_expected:
-            lines.append(f"    {line.column:<12} {line.current}")
+            lines.append(f"    {pad(line.column, names)} {line.current}")
         elif not line.differs:
-            lines.append(f"    {line.column:<12} {pad(line.current, cells)}    {line.expected}")
+            lines.append(f"    {pad(line.column, names)} {pad(line.current, cells)}    "
+                         f"{line.expected}")
         else:
-            lines.append(style("red", f"  ≠ {line.column:<12} {pad(line.current, cells)}    ")
+            lines.append(style("red", f"  ≠ {pad(line.column, names)} {pad(line.current, cells)}    ")
                          + style("green", line.expected))
     return lines
 
 
-def failure_lines(check: CheckView, lang: str, style: Style = PLAIN) -> list[str]:
+def failure_lines(check: CheckView, lang: str, style: Style = PLAIN,
+                  fill: Fill = one_line) -> list[str]:
     """The teaching part of a failed check, as far as the view's detail level shows it: what
-    happened, what came back, the row, the why (and the hint)."""
-    lines: list[str] = [part for part in (check.problem, check.sentence) if part]
+    happened, what came back, the row, the why (and the hint). `fill` lays each paragraph out
+    (the terminal wraps them; a statement listing keeps its lines as they are)."""
+    lines: list[str] = []
+    for part in (check.problem, check.sentence):
+        for line in (part or "").splitlines():
+            lines += fill(line, "  ") if not line.startswith(" ") else [line]
     if check.steps:
         lines.append(text("ui.timeline", lang))
-        lines += ["  " + line for line in step_lines(check.steps, style)]
+        lines += ["  " + line for line in step_lines(
+            check.steps, style, lambda p, hanging: fill(p, hanging, 2))]
     if check.returned is not None:
-        lines.append(f"{text('ui.came-back', lang)} {check.returned.came_back}")
+        lines += fill(f"{text('ui.came-back', lang)} {check.returned.came_back}", "  ")
         if check.returned.expected is not None:
-            lines.append(f"{text('ui.expected', lang)} {check.returned.expected}")
+            lines += fill(f"{text('ui.expected', lang)} {check.returned.expected}", "  ")
     if check.row is not None:
         lines += row_lines(check.row, lang, style)
-    lines.append(f"{text('ui.why', lang)} {check.why}")
+    lines += fill(f"{text('ui.why', lang)} {check.why}", "")
     if check.hint is not None:  # shown by itself after failing runs in a row: it says so
         label = (text("ui.hint", lang) if check.hint_runs is None
                  else text("hints.label-after", lang, runs=check.hint_runs))
-        lines.append(f"{label} {check.hint}")
+        lines += fill(f"{label} {check.hint}", "")
     return lines
 
 
 def check_text(check: CheckView, lang: str) -> str:
     """A check's result as plain text (results.json's `output`, the file formats): with
-    --repeat the stability line, then the teaching part of a failure; "" for a single pass."""
-    lines = [] if check.passed else failure_lines(check, lang)
+    --repeat the stability line, then the teaching part of a failure, or for a check a shared
+    cause explains one line naming that cause (the file leads with it); "" for a single
+    pass."""
+    if check.passed:
+        lines = []
+    elif check.cause is not None:
+        lines = [check.cause.see]
+    else:
+        lines = failure_lines(check, lang)
     if check.stability is not None:
         lines = [check.stability] + lines
     return "\n".join(lines)
 
 
+def cause_text(cause, lang: str) -> str:
+    """A shared cause as plain text, as the files lead with it: its heading, the mistake, the
+    line of code and caret, and the checks it makes fail."""
+    return "\n".join([cause.heading, *cause.sentence.splitlines(),
+                      *["    " + line for line in cause.source], cause.affects])
+
+
+def causes_text(report, lang: str) -> str:
+    """What a results file's top-level output says: the causes first, then the first failure
+    no cause explains (and how many), then the counts."""
+    parts = [cause_text(cause, lang) for cause in report.causes]
+    if report.lead:
+        parts.append(report.lead)
+    parts.append(text("ui.score", lang, score=report.score, max_score=report.max_score)
+                 + "   " + text("ui.summary", lang, passed=report.passed, failed=report.failed))
+    return "\n\n".join(parts)
+
+
 def first_line(check: CheckView, lang: str) -> str:
-    """One line saying what went wrong with a failed check: the first line of the problem or
-    of the check's own sentence; else what came back (and what was expected, if shown); else
-    why the rule matters (what detail "none" leaves)."""
+    """One line saying what went wrong with a failed check: for a check a shared cause
+    explains, that cause ("See: ..."); else the first line of the problem or of the check's own
+    sentence; else what came back (and what was expected, if shown); else why the rule matters
+    (what detail "none" leaves)."""
+    if check.cause is not None:
+        return check.cause.see
     said = check.problem or check.sentence
     if said:
         return said.splitlines()[0]

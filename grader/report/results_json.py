@@ -1,10 +1,13 @@
 """The Gradescope `results.json` shape: top-level score, max_score, tests[] with name, score,
 max_score, status (passed/failed), output and extra_data.check_id.
 
-Every test keeps its full output (Gradescope shows the tests one by one), also a test that a
-shared cause explains (grader.report.view.root_causes): its extra_data gets that `cause`
-({kind, function, checks: how many, and type / error / where when known}), and the top-level
-extra_data lists the `causes` (the same, with their check ids), most checks first.
+The top-level `output` leads with the shared causes (grader.report.view.root_causes), as the
+terminal does: each cause's heading, the mistake, its line of code and caret, the checks it
+makes fail; then the first failure of its own and how many; then the score. A test that a cause
+explains says so in one line ("See: <the mistake>") instead of repeating it, and its extra_data
+gets the `cause`'s number; the top-level extra_data lists the `causes` ({kind, function,
+checks: how many, type / error / where when known, sentence, ids}), most checks first. Every
+other failed test keeps its whole story (every story, whatever the terminal told in full).
 
 The one place that knows it: `build` (a graded run), `not_graded` (a submission without a
 verdict), `fallback` (the grader itself failed), `read` (one read back from the grader's
@@ -20,7 +23,7 @@ from grader.config import Config
 from grader.results import CheckResult
 from .files import write_atomically
 from .messages import CHECK_TITLE, text
-from .render import check_text
+from .render import causes_text, check_text
 from .view import CheckView, ReportView, report_view
 
 #: Why a submission has (or lacks) a grader verdict: the `status` column of the gradebook.
@@ -42,7 +45,7 @@ def from_view(report: ReportView, config: Config | None = None) -> dict:
         "score": report.score,
         "max_score": report.max_score,
         "execution_time": round(report.duration, 3),
-        "output": text("ui.summary", report.lang, passed=report.passed, failed=report.failed),
+        "output": causes_text(report, report.lang),
         "tests": [_test(c, report.lang, config) for c in report.checks],
         "extra_data": {"target": report.target, "lang": report.lang, "detail": report.detail,
                        "repeat": report.repeat, "unstable": report.unstable,
@@ -57,7 +60,7 @@ def _test(c: CheckView, lang: str, config: Config) -> dict:
     if c.oracle:
         extra["oracle"] = c.oracle
     if c.cause is not None:
-        extra["cause"] = c.cause.to_json()
+        extra["cause"] = c.cause.number  # extra_data.causes[number - 1]
     if c.runs:
         extra.update(runs=len(c.runs), passed_runs=c.passed_runs, unstable=c.unstable,
                      failed_runs=c.failed_runs, run_outcomes=c.runs)
@@ -117,8 +120,25 @@ def read(path: str | Path) -> dict | None:
 
 
 def serialise(payload: dict, *, one_line: bool = False) -> str:
-    """The JSON text (no final newline): indented, or on one line (embedded in a script)."""
-    return json.dumps(payload, ensure_ascii=False, indent=None if one_line else 2)
+    """The JSON text (no final newline): on one line (embedded in a script), or a key a line
+    with each test, and each value of a dict such as extra_data, on a line of its own (forty
+    tests of eleven indented lines each made a 30 KB file of a submission that does not
+    import)."""
+    if one_line:
+        return json.dumps(payload, ensure_ascii=False)
+    parts = []
+    for key, value in payload.items():
+        if key == "tests" and isinstance(value, list) and value:
+            body = ",\n".join("    " + json.dumps(t, ensure_ascii=False) for t in value)
+            parts.append(f'  {json.dumps(key)}: [\n{body}\n  ]')
+        elif isinstance(value, dict) and value:  # extra_data: a key a line, each value compact
+            body = ",\n".join(f"    {json.dumps(k, ensure_ascii=False)}: "
+                              f"{json.dumps(v, ensure_ascii=False)}" for k, v in value.items())
+            parts.append(f"  {json.dumps(key, ensure_ascii=False)}: {{\n{body}\n  }}")
+        else:
+            parts.append(f"  {json.dumps(key, ensure_ascii=False)}: "
+                         f"{json.dumps(value, ensure_ascii=False)}")
+    return "{\n" + ",\n".join(parts) + "\n}" if parts else "{}"
 
 
 def write(path: str | Path, payload: dict) -> None:

@@ -35,6 +35,14 @@ problem of their first check, which every check of the cause words the same way.
 by how many checks they affect (most first), ties by the lesson order of their first check.
 Other failures (a logic error) keep their full block. Without any shared cause the report
 opens with the first failing check in lesson order and how many more fail.
+
+Stories (`ReportView.stories`): what the report tells, in the order it recommends: the causes
+(most checks first), then the failures no cause explains, in lesson order. The terminal tells the
+first `told` (`STORIES`, 3) in full and each of the others in one line; `--all` (told None), the
+HTML report and the results files tell every one. When the causes explain every check and each
+stops the code before any rule is reached (it does not load, nothing it calls is implemented, its
+import hangs: `ReportView.whole`), the terminal report is short: the causes, with the line of
+code and a caret (`Cause.source`), and the score.
 """
 
 from __future__ import annotations
@@ -143,6 +151,10 @@ class Cause:
     heading: str = ""             # "Fix this first (1/2): one cause makes 22 checks fail"
     affects: str = ""             # "Checks it affects: id, id, ..."
     see_above: str = ""           # what an affected check's one line says instead of its block
+    see: str = ""                 # what an affected check says in a results file: "See: ..."
+    #: the line of the code under grade it is about and a caret under the spot (a syntax or
+    #: import error), maybe after the file and line (an import error); empty when unknown
+    source: list[str] = field(default_factory=list)
 
     @property
     def ids(self) -> list[str]:
@@ -178,6 +190,32 @@ class ReportView:
     hint_note: str | None = None
     #: this run against the last local one (grader.report.history), or None
     progress: str | None = None
+    #: how many stories the terminal tells in full (the rest one line each); None: every one
+    told: int | None = None
+
+    @property
+    def stories(self) -> list[Cause | CheckView]:
+        """What the report tells, in the order it recommends: the causes, then the failures no
+        cause explains (lesson order)."""
+        return [*self.causes, *self.uncaused]
+
+    def in_full(self, story: Cause | CheckView) -> bool:
+        """Whether the terminal tells `story` in full (else in one line)."""
+        if self.told is None:
+            return True
+        return any(s is story for s in self.stories[:self.told])
+
+    @property
+    def untold(self) -> int:
+        """How many stories the terminal tells in one line only."""
+        return 0 if self.told is None else max(0, len(self.stories) - self.told)
+
+    @property
+    def whole(self) -> bool:
+        """The causes explain every check, and each stops the code before any rule is
+        reached (`BLOCKING`): the short report."""
+        return (bool(self.checks) and all(c.cause is not None for c in self.checks)
+                and all(cause.kind in BLOCKING for cause in self.causes))
 
     @property
     def uncaused(self) -> list[CheckView]:
@@ -233,21 +271,27 @@ class ReportView:
 
 def report_view(results: list[CheckResult], lang: str, *, target: str, detail: str = "full",
                 duration: float = 0.0, seed: int | None = None, drawn: bool = False,
-                withheld: list[dict] | None = None) -> ReportView:
+                withheld: list[dict] | None = None, told: int | None = None) -> ReportView:
     """The view of `results`; `duration` (seconds) is what grading took, `seed` what its
     worlds and random timelines were drawn from (`drawn`: not the lesson's seed), `withheld`
-    the checks this copy does not hold."""
+    the checks this copy does not hold, `told` how many stories the terminal tells in full
+    (None: every one; a grade gives `STORIES` unless --all)."""
     if detail not in DETAILS:
         raise ValueError(f"detail must be one of {DETAILS}, not {detail!r}")
     views = [check_view(r, lang, detail) for r in results]
     return ReportView(target, lang, detail, views, duration, seed, drawn, list(withheld or ()),
-                      root_causes(results, views, lang))
+                      root_causes(results, views, lang), told=told)
 
 
 #: How many checks a cause must make fail to be shown once for all of them.
 SHARED = 2
 #: How many of a cause's check ids its block names (every check still has its own line).
 SHOWN_IDS = 8
+#: How many stories (causes, then failures of their own) the terminal tells in full.
+STORIES = 3
+#: Causes that stop the code before any rule is reached: when they explain every check, the
+#: terminal report is short (ReportView.whole).
+BLOCKING = (*Kind.LOAD_ERRORS, "not-implemented", "timed-out-import")
 
 
 def cause_key(failure: Failure) -> tuple | None:
@@ -307,7 +351,8 @@ def root_causes(results: list[CheckResult], views: list[CheckView], lang: str) -
                       cause_sentence(key, failure, lang), [view for view, _ in members],
                       type=failure.type if key[0].startswith("wrong") else None,
                       error=failure.error if key[0] == "raised" else None,
-                      where=failure.where if key[0] == "raised" else None)
+                      where=failure.where if key[0] == "raised" else None,
+                      source=source_lines(key[1], failure.params or {}, lang) if load else [])
         for view, _ in members:
             view.cause = cause
         causes.append(cause)
@@ -321,7 +366,33 @@ def root_causes(results: list[CheckResult], views: list[CheckView], lang: str) -
                          text("ui.cause-checks-more", lang, ids=", ".join(shown),
                               more=len(cause.ids) - len(shown)))
         cause.see_above = text("ui.see-above", lang, number=cause.number)
+        cause.see = text("ui.see-cause", lang, cause=cause.sentence.splitlines()[0]
+                         if cause.sentence else "")
     return causes
+
+
+def source_lines(kind: str, params: dict, lang: str) -> list[str]:
+    """The line of code a load error is about, and a caret under the spot (`column` to
+    `end_column`, 1-based; the whole line when unknown), its indentation taken off; for an
+    import error the file and line first (a syntax error's sentence says them). Empty when
+    the error did not say the line."""
+    source = params.get("source")
+    if not isinstance(source, str) or not source.strip():
+        return []
+    line = source.rstrip().replace("\t", " ")
+    code = line.lstrip()
+    cut = len(line) - len(code)
+    start, end = params.get("column"), params.get("end_column")
+    if isinstance(start, int) and start - 1 >= cut:
+        start -= 1 + cut
+        end = end - 1 - cut if isinstance(end, int) and end - 1 - cut > start else start + 1
+        end = min(end, max(len(code), start + 1))
+    else:
+        start, end = 0, len(code)
+    lines = [code, " " * start + "^" * (end - start)]
+    if kind == Kind.IMPORT_ERROR and params.get("file"):
+        lines.insert(0, text("ui.source-at", lang, file=params["file"], line=params.get("line")))
+    return lines
 
 
 def check_view(r: CheckResult, lang: str, detail: str = "full") -> CheckView:

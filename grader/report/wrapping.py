@@ -1,65 +1,85 @@
-"""Paragraphs for the terminal, wrapped at WIDTH columns: English at spaces (a word is never
-broken), Japanese between characters, counting a wide character as two columns, keeping a Latin
-word (an id, `lease_until`, a number) whole, never starting a line with closing punctuation
-(。、)」…) nor ending one with opening punctuation (「( …): the usual line-breaking rules
-(kinsoku)."""
+"""Paragraphs for the terminal: English wrapped at the terminal's width, between words only (a
+word longer than a line keeps its line to itself, whole); Japanese left whole (it has no spaces
+to break at; the terminal wraps it).
+
+The width is the terminal's (`shutil.get_terminal_size`: COLUMNS when it is set, else the
+terminal stdout is on), `FALLBACK` when there is none (a pipe, a file), never under `NARROWEST`.
+Before, every paragraph was wrapped at a fixed 88 columns and a check's own lines (the problem,
+the sentence, why it matters, a check's title line) not at all: the terminal broke those at its
+edge, in the middle of a word, at any width."""
 
 from __future__ import annotations
 
 import re
+import shutil
 import textwrap
 import unicodedata
+from typing import Callable
 
-WIDTH = 88
+FALLBACK = 88
+NARROWEST = 40
+#: A word and the spaces before it.
+WORD = re.compile(r"(\s*)(\S+)")
 
-#: Characters a Japanese line may not start with, and may not end with.
-NO_START = set("、。，．,.)）]］}｝」』】〉》〕・：；:;!?！？ー～…‥々ゝゞっゃゅょァィゥェォッャュョ")
-NO_END = set("(（[［{｛「『【〈《〔")
-#: One unit that is never broken: a run of non-wide, non-space characters (a Latin word, a
-#: number, `claim()`), a run of spaces, or one wide character.
-UNIT = re.compile(r"[^\s\u1100-\uffff]+|\s+|.", re.S)
+
+def columns() -> int:
+    """The width to wrap at: the terminal's (see the module docstring)."""
+    return max(NARROWEST, shutil.get_terminal_size((FALLBACK, 24)).columns)
+
+
+def display_width(s: str) -> int:
+    """Columns `s` takes in a terminal: East Asian wide characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
 
 
 def wrap(paragraph: str, lang: str, indent: str = "", hanging: str | None = None,
-         width: int = WIDTH) -> list[str]:
-    """The paragraph as lines at most `width` columns wide (a word longer than a line stands
-    alone), the first indented by `indent`, the others by `hanging` (default: `indent`)."""
+         width: int | None = None) -> list[str]:
+    """The paragraph as lines of at most `width` columns (default: `columns()`), the first
+    indented by `indent`, the others by `hanging` (default: `indent`). A paragraph of several
+    lines is wrapped line by line."""
     hanging = indent if hanging is None else hanging
     if lang == "ja":
-        return wrap_ja(paragraph, width, indent, hanging)
-    return textwrap.wrap(paragraph, width, initial_indent=indent, subsequent_indent=hanging,
-                         break_on_hyphens=False, break_long_words=False) or [indent]
-
-
-def columns(s: str) -> int:
-    """How many terminal columns `s` takes (East Asian wide and full-width characters: 2)."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
-
-
-def wrap_ja(paragraph: str, width: int, indent: str, hanging: str) -> list[str]:
-    units = UNIT.findall(paragraph)
+        return [indent + line if i == 0 else hanging + line
+                for i, line in enumerate(paragraph.splitlines() or [""])]
+    width = width or columns()
     lines: list[str] = []
-    line, used = indent, columns(indent)
-    i = 0
-    while i < len(units):
-        unit = units[i]
-        # a unit that may not start a line goes with the one before it; one that may not end
-        # a line goes with the one after it
-        while i + 1 < len(units) and (units[i + 1][:1] in NO_START or unit[-1:] in NO_END):
-            if units[i + 1].isspace():
-                break
-            i += 1
-            unit += units[i]
-        size = columns(unit)
-        if used + size > width and line.strip():
-            lines.append(line.rstrip())
-            line, used = hanging, columns(hanging)
-            if unit.isspace():
-                i += 1
-                continue
-        line += unit
-        used += size
-        i += 1
-    if line.strip() or not lines:
-        lines.append(line.rstrip() if line.strip() else indent)
+    for i, line in enumerate(paragraph.splitlines() or [""]):
+        first = indent if i == 0 else hanging
+        lines += textwrap.wrap(line, width, initial_indent=first, subsequent_indent=hanging,
+                               break_on_hyphens=False, break_long_words=False) or [first]
+    return lines
+
+
+#: (text, style or None) or (text, style, True): a span kept whole (its words on one line).
+Span = tuple
+
+
+def wrap_spans(spans: list[Span], lang: str, indent: str = "", hanging: str | None = None,
+               width: int | None = None) -> list[str]:
+    """A line made of spans, each (text, style or None[, whole]), wrapped like `wrap`: between
+    words (a `whole` span's words stay together, "id · 3/4 pt"), every word styled as its
+    span asks (colours never count towards the width)."""
+    hanging = indent if hanging is None else hanging
+    if lang == "ja":
+        return [indent + "".join(style(s) if style else s for s, style, *_ in spans)]
+    width = width or columns()
+    lines: list[str] = []
+    line, used, empty = indent, display_width(indent), True
+    gap = ""
+    for s, style, *whole in spans:
+        end = 0
+        words = ([m for m in re.finditer(r"(\s*)(\S.*\S|\S)", s, re.S)] if whole and whole[0]
+                 else WORD.finditer(s))
+        for m in words:
+            space, word = gap + m.group(1), m.group(2)
+            gap, end = "", m.end()
+            size = display_width(word)
+            if not empty and used + len(space) + size > width:
+                lines.append(line)
+                line, used, space = hanging, display_width(hanging), ""
+            line += space + (style(word) if style else word)
+            used += len(space) + size
+            empty = False
+        gap += s[end:]
+    lines.append(line)
     return lines
