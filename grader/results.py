@@ -99,6 +99,8 @@ class Failure:
     # The timeline is the check's own list (not a copy): events added later still show.
     setup: bool | None = None      # True: it went wrong while setting up the check's situation,
     # before the rule the check tests was reached (the check's hint is not about it)
+    names: dict | None = None      # the names the check's world gave its roles ({"A": ...}),
+    # when not the lesson's: the check's title and why name its workers by them
 
     @classmethod
     def load_error(cls, kind: str, params: dict) -> Failure:

@@ -411,11 +411,13 @@ class Lab:
 
     def name_roles(self, failure: Failure) -> None:
         """Give the report's sentences ("{B}'s claim") the names this world gave the roles the
-        check cast: in its parameters and in every note of its timeline. (The lesson's world
+        check cast: in its `names` (its title and why), its parameters and every note of its
+        timeline. (The lesson's world
         needs none: its names are the roles' letters, which every sentence falls back on.)"""
         names = self.world.names_used()
         if not names:
             return
+        failure.names = names
         if failure.params is not None or failure.detail is not None:
             failure.params = {**names, **(failure.params or {})}
         for event in failure.timeline or ():

@@ -56,7 +56,7 @@ from grader.checkdef import REGISTRY
 from grader.config import DETAILS
 from grader.results import CheckResult, Failure, Kind, Outcome, RowDiff
 from .messages import (CAUSE, CHECK_HINT, CHECK_TITLE, CHECK_WHY, DETAIL, DETAIL_HINT, KIND, LIMIT,
-                       OUTCOME, TIMELINE, WRONG_TYPE_HINT, WRONG_VALUE_HINT, text)
+                       OUTCOME, ROLE_NAMES, TIMELINE, WRONG_TYPE_HINT, WRONG_VALUE_HINT, text)
 
 MARKS = {Outcome.PASSED: "✓", Outcome.FAILED: "✗", Outcome.ERRORED: "!",
          Outcome.TIMED_OUT: "⏱", Outcome.NOT_IMPLEMENTED: "·", Outcome.RESOURCE_LIMIT: "!"}
@@ -409,7 +409,12 @@ def check_view(r: CheckResult, lang: str, detail: str = "full") -> CheckView:
         why=text(CHECK_WHY(r.id), lang), duration=r.duration,
         oracle=getattr(REGISTRY.get(r.id), "oracle", None))
     if not r.passed and r.result is not None:  # every writer shows student text plain
-        _add_failure(view, Failure.from_json(_plain_data(r.result.to_json())), lang, detail)
+        failure = Failure.from_json(_plain_data(r.result.to_json()))
+        if failure.names:  # a drawn world: the title and why name the workers its timeline does
+            names = {k: v for k, v in failure.names.items() if k in ROLE_NAMES}
+            view.title = text(CHECK_TITLE(r.id), lang, **names)
+            view.why = text(CHECK_WHY(r.id), lang, **names)
+        _add_failure(view, failure, lang, detail)
     return view
 
 
