@@ -36,7 +36,10 @@ def lenient_messages(monkeypatch):
 def run_grader(*args: str, cwd: Path = ROOT, env: dict | None = None,
                timeout: float = 300) -> subprocess.CompletedProcess:
     """`python -m grader ARGS` in a child process, as a student or CI would run it."""
-    full_env = {**os.environ, "NO_COLOR": "1", "LANG": "C.UTF-8", **(env or {})}
+    # A wide terminal, whatever the one running the tests: a sentence is then one line, and
+    # the report's wrapping is tested at given widths (tests/test_report_length.py).
+    full_env = {**os.environ, "NO_COLOR": "1", "LANG": "C.UTF-8", "COLUMNS": "200",
+                **(env or {})}
     full_env.pop("LC_ALL", None)
     return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, env=full_env,
                           capture_output=True, text=True, timeout=timeout)

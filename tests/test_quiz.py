@@ -31,7 +31,7 @@ SCENARIOS = [q for q in BANK if q.kind == "scenario"]
 
 def quiz(*args: str, input: str | None = None, lang_env: str = "C.UTF-8", cwd: Path = ROOT):
     """`python -m grader quiz ARGS` as a student or CI runs it, stdin fed from `input`."""
-    env = {**os.environ, "NO_COLOR": "1", "LANG": lang_env}
+    env = {**os.environ, "NO_COLOR": "1", "LANG": lang_env, "COLUMNS": "100"}  # wrapped at 100
     for name in ("LC_ALL", "LC_MESSAGES"):
         env.pop(name, None)
     return subprocess.run([sys.executable, "-m", "grader", "quiz", *args], cwd=cwd, env=env,
