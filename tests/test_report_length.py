@@ -128,6 +128,20 @@ def test_wrap_keeps_a_word_longer_than_the_line_whole():
                                "", "  ", width=12) == ["id", "  a-long-id · 3/4 pt"]
 
 
+@pytest.mark.parametrize("columns", [24, 27, 40])
+def test_japanese_breaks_between_wide_characters_never_inside_an_id(columns):
+    """Japanese has no spaces: before, it was never wrapped and the terminal cut ids in two."""
+    sentence = ("最初に不合格になったチェックから始めてください: ちょうど lease_until で別の"
+                "ワーカーが仕事を取れる [reclaim-at-expiry](その後の不合格: 23 件)。")
+    lines = wrapping.wrap(sentence, "ja", "", "  ", width=columns)
+    assert len(lines) > 1
+    assert all(wrapping.display_width(line) <= columns for line in lines), lines
+    assert "".join(sentence.split()) == "".join("".join(lines).split())  # nothing lost
+    for word in ("lease_until", "[reclaim-at-expiry]", "23"):
+        assert any(word in line for line in lines), (word, lines)
+    assert not any(line.strip()[0] in "、。)」" for line in lines)
+
+
 def test_the_width_is_the_terminals(monkeypatch):
     monkeypatch.setenv("COLUMNS", "73")
     assert wrapping.columns() == 73
@@ -182,3 +196,13 @@ def test_a_submission_that_does_not_import_has_small_files_that_lead_with_the_ca
     junit = paths["--junit"].read_text(encoding="utf-8")
     assert "<system-out>Fix this first: one cause makes 40 checks fail" in junit
     assert "Why it matters" not in junit
+
+
+def test_a_submission_without_a_verdict_names_the_reason_once_per_test():
+    """A batch's submission that timed out as a whole: its message leads, each test one line."""
+    from grader.report import results_json
+
+    message = "Grading stopped after 60 s.\nsecond line"
+    data = results_json.not_graded(results_json.TIMED_OUT, message, "en")
+    assert data["output"] == message
+    assert {t["output"] for t in data["tests"]} == {"See: Grading stopped after 60 s."}

@@ -91,15 +91,18 @@ def entry(check_id: str, title: str, *, score: int, max_score: int, passed: bool
 
 
 def not_graded(status: str, message: str, lang: str) -> dict:
-    """results.json for a submission without a verdict: every declared check failed, score 0."""
+    """results.json for a submission without a verdict: every declared check failed, score 0.
+    The top-level output is `message`; each test names it in one line ("See: ..."), as a test
+    a shared cause explains does."""
     outcome = "timed_out" if status == TIMED_OUT else "errored"
     checks = declared_checks().values()
+    see = text("ui.see-cause", lang, cause=(message.splitlines() or [""])[0])
     return {
         "score": 0,
         "max_score": sum(c.points for c in checks),
         "output": message,
         "tests": [entry(c.id, text(CHECK_TITLE(c.id), lang), score=0, max_score=c.points,
-                        passed=False, output=message, outcome=outcome) for c in checks],
+                        passed=False, output=see, outcome=outcome) for c in checks],
         "extra_data": {"status": status, "lang": lang},
     }
 
