@@ -12,9 +12,17 @@ from lab.store import COLUMNS, Claim
 
 from grader.report.messages import text
 from grader.report.render import PLAIN, Style, timeline_lines, value
-from grader.report.wrapping import wrap
+from grader.report import wrapping
 from grader.harness.scenario import show
 from .bank import Question
+
+
+def wrap(paragraph: str, lang: str, indent: str = "", hanging: str | None = None) -> list[str]:
+    """The quiz's paragraphs, at a fixed width whatever the terminal (they also go into its
+    results.json and answers template, which must not depend on it), Japanese left whole."""
+    if lang == "ja":
+        return [indent + paragraph]
+    return wrapping.wrap(paragraph, lang, indent, hanging, width=wrapping.FALLBACK)
 
 
 def choice_text(question: Question, choice_id: str, lang: str) -> str:
