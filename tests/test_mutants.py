@@ -7,7 +7,8 @@ A mutant is `tests/mutants/<name>.py` (names starting with `_` are helpers) with
 - optionally `MAY_FAIL`: check ids it may also fail (collateral of the same bug);
 - optionally `EXPECT_OUTCOME`: {check id: outcome} where the right failure is not plain
   'failed' (e.g. 'timed_out', 'errored'), or `OUTCOME`: the outcome of every check it fails;
-- optionally `EXPECT_TEXT`: {check id: text the failure output must contain};
+- optionally `EXPECT_TEXT`: {check id: text the failure output must contain} (for a check a
+  shared cause explains: its one line "See: ..." or the file's output, which leads with the cause);
 - optionally `EXPECT_NO_TEXT`: {check id: text it must not contain} (a wrong diagnosis the
   right one replaced).
 """
@@ -68,6 +69,15 @@ def test_mutant_is_caught_for_the_right_reason(path, graded_mutants):
         want = outcomes.get(cid, spec.get("OUTCOME", "failed"))
         assert checks[cid]["extra_data"]["outcome"] == want, (cid, checks[cid]["output"])
     for cid, snippet in spec.get("EXPECT_TEXT", {}).items():
-        assert snippet in checks[cid]["output"], (cid, checks[cid]["output"])
+        assert snippet in said(checks[cid], results), (cid, checks[cid]["output"])
     for cid, snippet in spec.get("EXPECT_NO_TEXT", {}).items():
-        assert snippet not in checks[cid]["output"], (cid, checks[cid]["output"])
+        assert snippet not in said(checks[cid], results), (cid, checks[cid]["output"])
+
+
+def said(test: dict, results: dict) -> str:
+    """What results.json tells about a check: its output, and for a check a shared cause
+    explains ("See: ..." in its output) the file's top-level output, which leads with that
+    cause's whole story (its line of code, its hint)."""
+    if "cause" in test["extra_data"]:
+        return test["output"] + "\n" + results["output"]
+    return test["output"]

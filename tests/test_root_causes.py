@@ -16,6 +16,7 @@ from conftest import run_grader
 
 from grader.checkdef import all_checks
 from grader.report import html as report_html, results_json, terminal
+from grader.report.messages import text
 from grader.report.view import SHARED, cause_key, report_view
 from grader.results import CheckResult, Failure, Kind, Outcome
 
@@ -105,7 +106,11 @@ def test_a_wrong_return_type_in_many_checks_and_one_logic_failure():
     assert "[failed]" in out[at]
     assert out[at + 1].strip().startswith("Came back: None")
     assert sum(line.strip().startswith("Why it matters:") for line in out) == 1
-    assert sum(line.strip().startswith("Hint:") for line in out) == 1
+    # the type hint once, in the cause's block (every check of it shares it), and the logic
+    # failure's own
+    hints = [line.strip() for line in out if line.strip().startswith("Hint:")]
+    assert hints[0] == "Hint: " + text("hint.wrong-type.finish") and len(hints) == 2
+    assert out.index(hints[0].join(["    ", ""])) < out.index(one_line(out, IDS[0])[0])
 
 
 def test_a_syntax_error_is_one_block():

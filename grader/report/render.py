@@ -119,11 +119,11 @@ def failure_lines(check: CheckView, lang: str, style: Style = PLAIN,
 def check_text(check: CheckView, lang: str) -> str:
     """A check's result as plain text (results.json's `output`, the file formats): with
     --repeat the stability line, then the teaching part of a failure, or for a check a shared
-    cause explains one line naming that cause (the file leads with it); "" for a single
-    pass."""
+    cause explains one line naming that cause (the file leads with its story); "" for a
+    single pass."""
     if check.passed:
         lines = []
-    elif check.cause is not None:
+    elif check.cause is not None:  # the file leads with the cause's story
         lines = [check.cause.see]
     else:
         lines = failure_lines(check, lang)
@@ -134,9 +134,10 @@ def check_text(check: CheckView, lang: str) -> str:
 
 def cause_text(cause, lang: str) -> str:
     """A shared cause as plain text, as the files lead with it: its heading, the mistake, the
-    line of code and caret, and the checks it makes fail."""
+    line of code and caret, the hint its checks share, and the checks it makes fail."""
+    hint = [f"{text('ui.hint', lang)} {cause.hint}"] if cause.hint else []
     return "\n".join([cause.heading, *cause.sentence.splitlines(),
-                      *["    " + line for line in cause.source], cause.affects])
+                      *["    " + line for line in cause.source], *hint, cause.affects])
 
 
 def causes_text(report, lang: str) -> str:

@@ -51,6 +51,8 @@ def from_view(report: ReportView, style: Style = PLAIN, width: int | None = None
         for line in cause.sentence.splitlines():
             lines += para(line, INDENT, INDENT + "  ")
         lines += [INDENT + INDENT + line for line in cause.source]
+        if cause.hint and not short:
+            lines += para(f"{text('ui.hint', lang)} {cause.hint}", INDENT, INDENT)
         if not short:
             lines += para(cause.affects, INDENT, INDENT + "  ")
         lines.append("")

@@ -160,6 +160,14 @@ class Cause:
     def ids(self) -> list[str]:
         return [c.id for c in self.checks]
 
+    @property
+    def hint(self) -> str | None:
+        """The hint every check of the cause shows (a wrong type's: the function's type hint),
+        read when a writer asks: the hint policy (grader.report.hints) settles each check's
+        after the view is built. None when they differ or none is shown."""
+        hints = {c.hint for c in self.checks}
+        return hints.pop() if len(hints) == 1 else None
+
     def to_json(self) -> dict:
         """Plain data for results.json's extra_data."""
         data = {"kind": self.kind, "function": self.function, "checks": len(self.checks)}

@@ -35,7 +35,7 @@ EXPECT_FAIL = {
 EXPECT_TEXT = {
     "race-one-winner": "claim opened a connection of its own to the check's database (queue.db)",
     "claim-in-one-immediate-transaction": "claim opened a connection of its own to the check's database (queue.db)",
-    "crash-mid-claim-atomic": "claim opened a connection of its own to the check's database (rehearsal.db)",
+    "crash-mid-claim-atomic": "claim opened a connection of its own to the check's database",
     "integration-run": "work_once opened a connection of its own to the check's database (queue.db)",
     "random-timelines": "opened a connection of its own to the check's database",
     "lock-free-during-send": "opened a connection of its own to the check's database",
