@@ -206,3 +206,35 @@ def test_a_submission_without_a_verdict_names_the_reason_once_per_test():
     data = results_json.not_graded(results_json.TIMED_OUT, message, "en")
     assert data["output"] == message
     assert {t["output"] for t in data["tests"]} == {"See: Grading stopped after 60 s."}
+
+
+def test_the_view_picks_the_stories_told_in_full_causes_first():
+    """Four causes and two failures of their own, three told: the three biggest causes in full,
+    the fourth in one line, both other failures one line each; every one with told=None."""
+    from grader.checkdef import all_checks
+    from grader.results import CheckResult, Failure, Kind, Outcome
+
+    checks = list(all_checks().values())
+
+    def raised(where):
+        return Failure(Outcome.ERRORED, Kind.RAISED, function="claim", error="E: x", where=where)
+
+    mismatch = Failure(Outcome.FAILED, Kind.MISMATCH, function="claim", came_back="None",
+                       expected="Claim(...)")
+    failures = ([raised("q.py:1")] * 5 + [raised("q.py:2")] * 4 + [raised("q.py:3")] * 3
+                + [raised("q.py:4")] * 2 + [mismatch, mismatch])
+    results = [CheckResult(c.id, c.points, f.outcome, f) for c, f in zip(checks, failures)]
+    view = report_view(results, "en", target="q.py", told=STORIES)
+    assert [len(s.checks) for s in view.stories[:4]] == [5, 4, 3, 2]
+    assert [view.in_full(s) for s in view.stories] == [True] * 3 + [False] * 3
+    assert view.untold == 3 and not view.whole
+    out = terminal.from_view(view, width=terminal.UNWRAPPED).splitlines()
+    assert sum(line.startswith("▶ ") for line in out) == 4
+    assert sum(line.strip().startswith("Checks it affects") for line in out) == 3
+    assert any(line.startswith("▶ Fix this first (4/4): one cause makes 2 checks fail: claim "
+                               "raised E: x") for line in out)  # the heading and the mistake
+    assert not any(line.strip().startswith("Why it matters:") for line in out)
+    assert any("Told in full: the first 3 of 6 problems" in line for line in out)
+    every = terminal.from_view(view, width=terminal.UNWRAPPED, every=True).splitlines()
+    assert sum(line.strip().startswith("Checks it affects") for line in every) == 4
+    assert sum(line.strip().startswith("Why it matters:") for line in every) == 2
