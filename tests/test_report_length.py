@@ -238,3 +238,19 @@ def test_the_view_picks_the_stories_told_in_full_causes_first():
     every = terminal.from_view(view, width=terminal.UNWRAPPED, every=True).splitlines()
     assert sum(line.strip().startswith("Checks it affects") for line in every) == 4
     assert sum(line.strip().startswith("Why it matters:") for line in every) == 2
+
+
+def test_the_html_cause_shows_the_line_of_code_and_its_caret():
+    from grader.checkdef import all_checks
+    from grader.report import html
+    from grader.results import CheckResult, Failure, Kind
+
+    failure = Failure.load_error(Kind.SYNTAX_ERROR, {
+        "file": "queue.py", "line": 3, "msg": "invalid syntax",
+        "source": "    x = (1 <b>,, 2)\n", "column": 16, "end_column": 17})
+    results = [CheckResult(c.id, c.points, failure.outcome, failure)
+               for c in all_checks().values()]
+    view = report_view(results, "en", target="queue.py", told=STORIES)
+    assert view.whole and view.causes[0].source == ["x = (1 <b>,, 2)", " " * 11 + "^"]
+    page = html.from_view(view)
+    assert '<pre class="sql source">x = (1 &lt;b&gt;,, 2)\n           ^</pre>' in page
