@@ -16,7 +16,7 @@ from conftest import MUTANTS, ROOT, by_check, grade, run_grader
 
 from grader import config as configs
 from grader.report import history, messages
-from grader.report.wrapping import WIDTH, columns
+from grader.report.wrapping import display_width
 from grader.report.history import FILE_NAME, History
 from grader.report.view import check_view, fitting_hint
 from grader.results import CheckResult, Failure, Kind, Outcome
@@ -239,9 +239,9 @@ def test_hint_command_prints_the_hint_and_why():
     out = " ".join(proc.stdout.split())
     assert "finish-at-expiry" in out and HINT in out
     assert " ".join(said("check.finish-at-expiry.why").split()) in out
-    ja = run_grader("hint", "finish-at-expiry", "--lang", "ja")
+    ja = run_grader("hint", "finish-at-expiry", "--lang", "ja", env={"COLUMNS": "60"})
     assert "".join(said("check.finish-at-expiry.hint", "ja").split()) in "".join(ja.stdout.split())
-    assert all(columns(line) <= WIDTH for line in ja.stdout.splitlines())  # wrapped (issue 29)
+    assert all(display_width(line) <= 60 for line in ja.stdout.splitlines())  # wrapped
 
 
 def test_hint_command_refuses_an_unknown_id_with_one_line():
