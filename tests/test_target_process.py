@@ -230,7 +230,8 @@ def test_send_failing_as_a_network_error_is_that_error_in_the_target(tmp_path, b
 def test_a_clock_the_target_reads_itself_answers_as_the_judges_would(tmp_path):
     """clock_script (now, per_send): no clock callback crosses the channel, and every reading
     is what a judge's clock that each send moves on by per_send would answer: before the send,
-    after it, after a send that raised, after two sends, from another thread (refused)."""
+    after it, after a send that raised, after two sends, from another thread while work_once
+    runs (answered too)."""
     path, judge = fresh_db(tmp_path, jobs=4)
     spec = write_target(tmp_path, """
         import threading
@@ -282,8 +283,7 @@ def test_a_clock_the_target_reads_itself_answers_as_the_judges_would(tmp_path):
             assert twice.endswith("205, 300, 314]")
             threaded = target.work_once("A", "thread", lambda c: None, None, LEASE_MS,
                                         clock_script=(400, 1))
-            assert threaded.endswith("314, 400, 401, 'clock called outside the work_once"
-                                     " call it was given to']")
+            assert threaded.endswith("314, 400, 401, 401]")
         finally:
             TargetProcess._callback = original
     assert calls == ["send"] * 5  # never a clock callback
@@ -778,20 +778,41 @@ def test_statements_are_bounded_and_the_rest_counted(liars):
 
 
 CALLBACK_ABUSE = """
+import os
 import threading
+import time
+
+kept = []
+
+def on_thread(call):
+    \"\"\"call() on a thread of its own, joined: what it returned, or its RuntimeError's text.\"\"\"
+    out = []
+    def run():
+        try:
+            out.append(call())
+        except RuntimeError as err:
+            out.append(str(err))
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    return out[0]
 
 def work_once(conn, owner, send, clock, lease_ms):
-    if owner == "thread":
-        errors = []
-        def run():
-            try:
-                send(None)
-            except RuntimeError as err:
-                errors.append(str(err))
-        thread = threading.Thread(target=run)
-        thread.start()
-        thread.join()
-        return errors[0]
+    if owner == "thread":  # send and clock on a helper thread, while work_once runs
+        sent = on_thread(lambda: send(None))
+        return f"{sent} {on_thread(clock)}"
+    if owner == "keep":
+        kept.append(send)
+        return None
+    if owner == "late":  # the send kept by an earlier work_once, which has returned
+        return on_thread(lambda: kept[0](None))
+    if owner.startswith("under-way "):  # returns while its thread's send waits for the judge
+        marker = owner.split(" ", 1)[1]
+        threading.Thread(target=send, args=("under way",)).start()
+        limit = time.monotonic() + 10  # a safety net: the judge's send makes the marker
+        while not os.path.exists(marker) and time.monotonic() < limit:
+            time.sleep(0.001)
+        return "returned"
     if owner == "clock-args":
         return clock(1)
     send(object())
@@ -802,13 +823,52 @@ def work_once(conn, owner, send, clock, lease_ms):
 def test_callbacks_only_from_their_call_and_with_any_argument_as_data(tmp_path):
     path, judge = fresh_db(tmp_path)
     with start(write_target(tmp_path, CALLBACK_ABUSE), path) as target:
-        assert "outside the work_once call" in target.work_once(
-            "A", "thread", lambda claim: None, Clock(0), LEASE_MS)
         with pytest.raises(RaisedInTarget, match="TypeError"):
             target.work_once("A", "clock-args", lambda claim: None, Clock(0), LEASE_MS)
         sent = []
         assert target.work_once("A", "object", sent.append, Clock(42), LEASE_MS) == 42
         assert type(sent[0]) is Foreign and sent[0].type == "object"
+        # a send kept for after work_once returned is refused, from any thread
+        late = []
+        assert target.work_once("A", "keep", late.append, Clock(0), LEASE_MS) is None
+        assert "outside the work_once call" in target.work_once(
+            "A", "late", late.append, Clock(0), LEASE_MS)
+        assert late == []
+    judge.close()
+
+
+def test_send_and_clock_may_be_called_from_any_thread_while_work_once_runs(tmp_path):
+    """A helper thread's send is the judge's callback, nested calls inside it included; the
+    judge's clock answers it too."""
+    path, judge = fresh_db(tmp_path)
+    with start(write_target(tmp_path, CALLBACK_ABUSE), path) as target:
+        target.open("B", path, busy_timeout_ms=150)
+        seen = []
+
+        def send(claim):
+            seen.append(target.claim("B", "B", 0, LEASE_MS))  # nested, served on that thread
+            return "delivered"
+        assert target.work_once("A", "thread", send, Clock(7), LEASE_MS) == "delivered 7"
+        assert seen == [Claim(id=1, qty=5, owner="B", token=1, attempt=1, lease_until=1000)]
+        assert target.in_transaction("B") is False
+    judge.close()
+
+
+def test_a_send_under_way_when_work_once_returns_is_answered_before_its_reply(tmp_path):
+    """work_once returns while its thread's send waits for the judge: the reply comes after
+    that send's answer (the channel is never shared), and the send counts."""
+    path, judge = fresh_db(tmp_path)
+    marker = tmp_path / "send-started"
+    with start(write_target(tmp_path, CALLBACK_ABUSE), path) as target:
+        sent = []
+
+        def send(claim):
+            sent.append(claim)
+            marker.touch()  # work_once may return now, with this send still under way
+        assert target.work_once("A", f"under-way {marker}", send, Clock(0),
+                                LEASE_MS) == "returned"
+        assert sent == ["under way"]
+        target.sync()
     judge.close()
 
 
@@ -1088,4 +1148,26 @@ def test_a_connection_of_its_own_is_the_call_s_that_opened_it(tmp_path):
         assert target.work_once("A", "A", send, Clock(), LEASE_MS) is True
         assert type(nested[0][0]) is Claim and nested[0][1] == []
         assert target.own_connections == [os.path.realpath(path)]
+    judge.close()
+
+
+def test_an_error_re_raised_from_a_thread_pool_is_placed_in_the_target_s_code(tmp_path):
+    """send run by concurrent.futures, its error re-raised by `.result()`: `where` is the line of
+    the target that called `.result()`, not a line of concurrent/futures."""
+    path, judge = fresh_db(tmp_path)
+    spec = write_target(tmp_path, """
+        from concurrent.futures import ThreadPoolExecutor
+
+        def work_once(conn, owner, send, clock, lease_ms):
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                return pool.submit(send, None).result()
+        """)
+
+    def send(claim):
+        raise SendFailed("refused")
+    with start(spec, path) as target:
+        with pytest.raises(RaisedInTarget) as raised:
+            target.work_once("A", "A", send, Clock(0), LEASE_MS)
+    assert raised.value.send_failed == "same"
+    assert raised.value.where == f"{os.path.relpath(spec)}:7"  # .result()
     judge.close()

@@ -65,8 +65,17 @@ statement runs in a transaction in which a statement that may take the write loc
 (`interleave.WriteLockWatch`). "go" runs that statement; "free" runs it and stops asking for the
 rest of this call: the later statements are not announced (they still count as steps, and come
 back in the reply's `statements`, from which the judge numbers them the same way). A statement
-traced in a thread other than the server's is counted but not announced. No other call (finish,
+traced in a thread other than the one running the call is counted but not announced. No other call (finish,
 work_once, setup SQL, a claim on an ungated connection) sends statement callbacks.
+
+Threads: the code under grade may call send and clock from any thread while the call they
+were given to is the innermost one under way (a work_once that sends on a thread of its own and
+waits for it, say); a call made after that call returned, or while a call nested in it runs, is
+refused with RuntimeError ("send called outside the work_once call it was given to"), in the
+thread that made it. The channel is one thread's at a time: a callback waits for another
+thread's to be answered; a call does not end (its reply is not sent) before the callbacks made
+during it, from whatever thread, have had their answers; a nested call is served on the thread
+whose callback the judge nested it in.
 
 The file watched (`FileWatch`): the contract is that claim / finish / work_once use the
 connection they are given; the grader's instruments (the trace, the statement gate, the kill
@@ -102,6 +111,7 @@ import resource
 import signal
 import sqlite3
 import sys
+import sysconfig
 import threading
 import traceback
 
@@ -114,6 +124,11 @@ from .interleave import WriteLockWatch, is_statement
 PROTOCOL_BUG = 3  # exit code: the judge sent something this server does not understand
 MAX_OWN = 8  # distinct paths in a reply's own_connections
 _HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
+#: The standard library's folders (`where` passes over their frames), and site-packages, which
+#: may lie inside them and is not the standard library.
+_STDLIB_DIRS, _SITE_DIRS = (
+    tuple(sorted({os.path.join(os.path.abspath(sysconfig.get_paths()[key]), "") for key in keys}))
+    for keys in (("stdlib", "platstdlib"), ("purelib", "platlib")))
 
 
 CALLS = ("claim", "finish", "work_once")  # the calls of the code under grade
@@ -146,6 +161,8 @@ class _Call:
         self.step = 0  # statements traced on it so far (gated claims only)
         self.free = False  # the judge answered "free": stop asking
         self.sends = 0  # work_once: how often send was called (the local clock moves on)
+        self.thread = threading.get_ident()  # the thread that runs it (its statements are gated)
+        self.in_flight = 0  # its callbacks under way, on any thread (the call ends after them)
 
 
 class FileWatch:
@@ -350,7 +367,11 @@ class Server:
         self.stack: list[_Call] = []
         self.callbacks = 0
         self.counts: dict[str, int] = {}
-        self.thread = threading.get_ident()
+        # The channel is one thread's at a time (module docstring, "Threads"): `talking` while
+        # a thread sends a callback and waits for its answer, or sends a reply; `turn` guards
+        # it, the stack and the calls' in_flight.
+        self.turn = threading.Condition()
+        self.talking = False
         self.files = file_watch()
 
     def serve(self) -> None:
@@ -371,7 +392,8 @@ class Server:
         watch = None
         if request.get("op") in CALLS:
             watch = self.files.enter(any(c.request.get("op") in CALLS for c in self.stack))
-        self.stack.append(call)
+        with self.turn:
+            self.stack.append(call)
         try:
             value = self.run(call)
         except _Refused as refused:
@@ -386,8 +408,25 @@ class Server:
         else:
             reply = {"value": encode_value(value)}
         finally:
-            self.stack.pop()
-        reply.update(msg="reply", id=call_id, statements=call.statements, dropped=call.dropped)
+            # the call ends once the callbacks made during it (on a thread of the code's own,
+            # say) have had their answers; then the channel is this thread's until the reply
+            # is sent, and a callback of this call from now on is refused (`may_call_back`)
+            with self.turn:
+                while call.in_flight or self.talking:
+                    self.turn.wait()
+                self.talking = True
+                self.stack.pop()
+        try:
+            self.reply(call, reply, watch)
+        finally:
+            with self.turn:
+                self.talking = False
+                self.turn.notify_all()
+
+    def reply(self, call: _Call, reply: dict, watch) -> None:
+        """Sends the reply to `call` (the channel is this thread's)."""
+        request = call.request
+        reply.update(msg="reply", id=request.get("id"), statements=call.statements, dropped=call.dropped)
         after = self.conns.get(request.get("conn")) if request.get("op") in CALLS else None
         if after is not None:  # saves the judge a round trip after every call
             try:
@@ -504,7 +543,7 @@ class Server:
         if call is None or call.gate != conn:
             return
         call.step += 1
-        if call.free or threading.get_ident() != self.thread:
+        if call.free or threading.get_ident() != call.thread:
             return
         answer = self.ask(call, "statement", {"step": call.step, "sql": _clean(sql, wire.MAX_SQL),
                                               "holds_write": holds_write})
@@ -530,18 +569,37 @@ class Server:
         server = self
 
         def clock():
-            server.may_call_back(call, "clock")
+            with server.turn:
+                server.may_call_back(call, "clock")
             server.files.scan()  # as at a callback: a connection of the code's own, open now
             return now + per_send * call.sends
 
         return clock
 
     def may_call_back(self, call: _Call, name: str) -> None:
-        if threading.get_ident() != self.thread or not self.stack or self.stack[-1] is not call:
+        """`call` may call back now: it is the innermost call under way (from any thread).
+        Called with `turn` held."""
+        if not self.stack or self.stack[-1] is not call:
             raise RuntimeError(f"{name} called outside the work_once call it was given to")
 
     def ask(self, call: _Call, name: str, arg: dict | None):
-        self.may_call_back(call, name)
+        with self.turn:
+            while self.talking:  # another thread's callback: this one goes after it
+                self.turn.wait()
+            self.may_call_back(call, name)
+            self.talking = True
+            call.in_flight += 1
+        try:
+            return self._ask(call, name, arg)
+        finally:
+            with self.turn:
+                self.talking = False
+                call.in_flight -= 1
+                self.turn.notify_all()
+
+    def _ask(self, call: _Call, name: str, arg: dict | None):
+        """The round trip of one callback; the channel is this thread's (`talking`) but while
+        it serves a nested call."""
         if name == "send":
             call.sends += 1
         self.files.scan()  # a connection of the code's own, open while it waits for the judge
@@ -574,7 +632,14 @@ class Server:
                 error = SEND_ALSO.get(also, SendFailed)(_field(request, "message", str))
                 call.raised.append(error)
                 raise error
-            self.dispatch(request)  # a nested call, made by the judge from inside its callback
+            with self.turn:  # a nested call, made by the judge from inside its callback:
+                self.talking = False  # its own callbacks and reply take the channel
+                self.turn.notify_all()
+            self.dispatch(request)
+            with self.turn:
+                while self.talking:
+                    self.turn.wait()
+                self.talking = True
 
 
 # -- values and errors as plain data ---------------------------------------------------------------
@@ -676,19 +741,27 @@ def one_line(exc: BaseException) -> str:
 
 
 def where(exc: BaseException) -> str | None:
-    """file:line of the innermost frame outside the harness (the target's code, usually)."""
-    found = None
+    """file:line of the innermost frame outside the harness and the standard library (the
+    target's code, usually: a send run by concurrent.futures and re-raised by `.result()` is
+    placed at the target's line, not in concurrent/futures); a frame of the standard library
+    only when there is no other."""
+    found = in_stdlib = None
     try:
         for frame in traceback.extract_tb(exc.__traceback__):
             path = os.path.abspath(frame.filename)
             if path.startswith(_HARNESS_DIR) or "importlib" in path:
                 continue
             try:
-                found = f"{os.path.relpath(path)}:{frame.lineno}"
+                text = f"{os.path.relpath(path)}:{frame.lineno}"
             except ValueError:
-                found = f"{path}:{frame.lineno}"
+                text = f"{path}:{frame.lineno}"
+            if path.startswith(_STDLIB_DIRS) and not path.startswith(_SITE_DIRS):
+                in_stdlib = text
+            else:
+                found = text
     except BaseException:
         return None
+    found = found or in_stdlib
     return None if found is None else _clean(found, wire.MAX_MESSAGE)
 
 
