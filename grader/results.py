@@ -56,6 +56,14 @@ class Kind:
     LOAD_ERRORS = (SYNTAX_ERROR, IMPORT_ERROR, MISSING_FUNCTION, NO_SUCH_FILE)
 
 
+class Cause:
+    """A mistake a check saw the code make (Failure.cause), whatever failed after it: the
+    report's root cause of every check that saw it."""
+    #: work_once called send while the connection it was given had a transaction open (the
+    #: target process says so with each send callback)
+    SEND_IN_TRANSACTION = "send-in-transaction"
+
+
 @dataclass
 class RowDiff:
     """The job's row as it is (`current`) and as the check expected it (None: no row)."""
@@ -101,6 +109,8 @@ class Failure:
     # before the rule the check tests was reached (the check's hint is not about it)
     names: dict | None = None      # the names the check's world gave its roles ({"A": ...}),
     # when not the lesson's: the check's title and why name its workers by them
+    cause: str | None = None       # a mistake the check saw the code make, whatever failed
+    # after it (a `Cause`): the report's root cause (report.view.cause_key)
 
     @classmethod
     def load_error(cls, kind: str, params: dict) -> Failure:

@@ -10,7 +10,9 @@ A mutant is `tests/mutants/<name>.py` (names starting with `_` are helpers) with
 - optionally `EXPECT_TEXT`: {check id: text the failure output must contain} (for a check a
   shared cause explains: its one line "See: ..." or the file's output, which leads with the cause);
 - optionally `EXPECT_NO_TEXT`: {check id: text it must not contain} (a wrong diagnosis the
-  right one replaced).
+  right one replaced);
+- optionally `EXPECT_CAUSE`: {check id: the kind of root cause the report groups it under}
+  (results.json's extra_data.cause.kind: "raised", "send-in-transaction", ...).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def declared(path: Path) -> dict:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             name = getattr(node.targets[0], "id", None)
             if name in ("EXPECT_FAIL", "MAY_FAIL", "EXPECT_OUTCOME", "OUTCOME", "EXPECT_TEXT",
-                        "EXPECT_NO_TEXT"):
+                        "EXPECT_NO_TEXT", "EXPECT_CAUSE"):
                 found[name] = ast.literal_eval(node.value)
     return found
 
@@ -72,6 +74,9 @@ def test_mutant_is_caught_for_the_right_reason(path, graded_mutants):
         assert snippet in said(checks[cid], results), (cid, checks[cid]["output"])
     for cid, snippet in spec.get("EXPECT_NO_TEXT", {}).items():
         assert snippet not in said(checks[cid], results), (cid, checks[cid]["output"])
+    for cid, kind in spec.get("EXPECT_CAUSE", {}).items():
+        cause = checks[cid]["extra_data"].get("cause") or {}
+        assert cause.get("kind") == kind, (cid, cause, checks[cid]["output"])
 
 
 def said(test: dict, results: dict) -> str:

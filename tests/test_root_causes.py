@@ -259,3 +259,29 @@ def test_a_connection_of_its_own_is_one_cause_per_function(lang):
         ("own-connection", "claim", 5)]
     assert "claim" in report.causes[0].sentence and "queue.db" in report.causes[0].sentence
     report_html.from_view(report)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_mistake_the_checks_saw_is_one_cause_whatever_each_check_failed_on(lang):
+    """work_once sending inside a transaction (results.Cause, seen by the target process as send
+    was called): the checks fail on different things (a row, a blocked probe, a raise), none of
+    them a problem line the report groups by; the mistake they all saw is one cause, worded by
+    its own sentence. With --detail none it is not said (nothing is)."""
+    from grader.results import Cause, RowDiff
+
+    row = RowDiff(1, {"status": "pending"}, {"status": "leased"})
+    seen = [Failure(Outcome.FAILED, Kind.ROW_MISMATCH, row=row, detail="work-once-send-uncommitted",
+                    params={"sent": "Claim(...)", "job": 1}, cause=Cause.SEND_IN_TRANSACTION),
+            Failure(Outcome.FAILED, Kind.ROW_MISMATCH, row=row, cause=Cause.SEND_IN_TRANSACTION),
+            raised("OperationalError: database is locked")]
+    seen[2].cause = Cause.SEND_IN_TRANSACTION
+    assert {cause_key(f) for f in seen} == {("send-in-transaction", None)}
+    unseen = Failure(Outcome.FAILED, Kind.ROW_MISMATCH, row=row)
+    results = [result(i, f) for i, f in enumerate(seen)] + [result(3, unseen)]
+    report = report_view(results, lang, target="queue.py")
+    [cause] = report.causes
+    assert (cause.kind, cause.ids) == ("send-in-transaction", IDS[:3])
+    assert "in_transaction" in cause.sentence and "{" not in cause.sentence
+    assert [c.id for c in report.uncaused] == [IDS[3]]
+    report_html.from_view(report)
+    assert report_view(results, lang, target="queue.py", detail="none").causes == []

@@ -1171,3 +1171,27 @@ def test_an_error_re_raised_from_a_thread_pool_is_placed_in_the_target_s_code(tm
     assert raised.value.send_failed == "same"
     assert raised.value.where == f"{os.path.relpath(spec)}:7"  # .result()
     judge.close()
+
+
+def test_each_send_says_whether_its_connection_had_a_transaction_open(tmp_path):
+    """The contract sends with no transaction open: each send callback carries the connection's
+    in_transaction at that moment, and the proxy keeps them for the last work_once."""
+    path, judge = fresh_db(tmp_path)
+    spec = write_target(tmp_path, """
+        from solutions.queue import work_once as reference_work_once
+
+        def work_once(conn, owner, send, clock, lease_ms):
+            if owner == "inside":
+                conn.execute("BEGIN IMMEDIATE")
+                send(None)
+                conn.execute("COMMIT")
+                send(None)
+                return None
+            return reference_work_once(conn, owner, send, clock, lease_ms)
+        """)
+    with start(spec, path) as target:
+        assert target.work_once("A", "A", lambda c: None, Clock(0), LEASE_MS) is True
+        assert target.sends_in_transaction == [False]
+        assert target.work_once("A", "inside", lambda c: None, Clock(0), LEASE_MS) is None
+        assert target.sends_in_transaction == [True, False]
+    judge.close()

@@ -10,9 +10,10 @@ from __future__ import annotations
 from lab.store import Claim
 
 from grader.checkdef import check
-from .faults import attempt, expect_others_can_write
+from .faults import expect_others_can_write
 from .situations import done, leased
-from grader.harness.scenario import CheckFailed, Lab, ManualClock, expected_row, show
+from grader.harness.scenario import (CheckFailed, Lab, ManualClock, TargetRaised, expected_row,
+                                     show)
 from grader.harness import target_client
 from grader.harness.scenario import error_line
 from grader.results import RowDiff
@@ -132,8 +133,13 @@ def test_work_once_send_raises(lab):
     before = lab.row(job)
     error = SendFailed("connection reset by the receiver")
     courier = Courier(lab, clock, takes_ms=1, error=error)
-    came_back, raised = attempt(lab, lambda: lab.work_once(w.name("A"), courier, clock,
-                                                           w.lease_ms))
+    try:
+        came_back, raised = lab.work_once(w.name("A"), courier, clock, w.lease_ms), None
+    except TargetRaised as failed:
+        if not courier.sent and getattr(failed.exc, "send_failed", None) is None:
+            raise  # work_once failed before it got to send: that error is the failure
+        came_back, raised = None, failed.exc
+        failed.event["raised"] = error_line(raised)
     expect_sent_once(lab, courier)
     if raised is None:
         lab.fail("work-once-not-raised", error=error_line(error), came_back=show(came_back))

@@ -26,7 +26,7 @@ from typing import Any, Callable, NoReturn
 from lab import store
 from lab.store import Claim
 
-from grader.results import Failure, Kind, Outcome, RowDiff
+from grader.results import Cause, Failure, Kind, Outcome, RowDiff
 
 from . import sandbox
 from .interleave import is_statement
@@ -143,6 +143,7 @@ class Lab:
         self._call: int | None = None
         self._calls = 0
         self._conns = 0
+        self.cause: str | None = None  # a mistake seen (results.Cause): given to the failure
         self.observer = store.connect(self.path, busy_timeout_ms=1000)
         store.init_db(self.observer)
         self.target: TargetProcess | None = None
@@ -263,6 +264,7 @@ class Lab:
         self._calls += 1
         outer, self._call = self._call, self._calls
         sandbox.report_step(event)
+        self.target.sends_in_transaction = []
         try:
             result = self.ask(lambda target: getattr(target, function)(conn.name, *args), event)
         except RaisedInTarget as raised:
@@ -275,6 +277,8 @@ class Lab:
                                    if name == MAIN)
             self.target.statements = []
             self._call = outer
+            if function == "work_once" and any(self.target.sends_in_transaction):
+                self.cause = self.cause or Cause.SEND_IN_TRANSACTION
         self._own_connections(function, event, result=result)
         return result
 
@@ -492,6 +496,8 @@ def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
         sys.stdout.flush()
     if failure is not None:
         lab.name_roles(failure)
+        if lab.cause is not None and failure.cause is None and failure.kind != Kind.GRADER_BUG:
+            failure.cause = lab.cause
     return failure
 
 

@@ -199,6 +199,8 @@ class _Frame:
     statement: Callable | None = None  # a claim on a gated connection: asked before each step
     step: int = 0  # the last step a statement callback announced
     free: bool = False  # the judge answered "free"
+    #: work_once: for each send, whether its connection had a transaction open at that moment
+    sends_in_transaction: list = dataclasses.field(default_factory=list)
 
 
 class TargetProcess:
@@ -225,6 +227,9 @@ class TargetProcess:
         #: conn.in_transaction after the last claim / finish / work_once returned or raised, as
         #: the target process reported it with its reply (None: it could not tell)
         self.in_transaction_after: bool | None = None
+        #: for each send of the last work_once, whether the connection it was given had a
+        #: transaction open as send was called (as the target process reported it)
+        self.sends_in_transaction: list[bool] = []
         self.dropped = 0  # statements of the last call not kept (over the limit)
         #: paths of the connections the last claim / finish / work_once opened of its own to
         #: the databases opened here (the contract: it uses the connection it is given)
@@ -468,6 +473,8 @@ class TargetProcess:
         if frame.op in ("claim", "finish", "work_once"):
             self.in_transaction_after = after
             self.own_connections = own
+        if frame.op == "work_once":
+            self.sends_in_transaction = frame.sends_in_transaction
         if isinstance(value, RaisedInTarget):
             raise value
         if isinstance(value, RequestRefused):
@@ -479,8 +486,8 @@ class TargetProcess:
             name = message.get("name")
             if name not in ("send", "clock", "statement"):
                 raise wire.WireError("callback: unknown name")
-            wire.keys(message, ("msg", "id", "cb", "name") + (("arg",) if name != "clock" else ()),
-                      what="callback")
+            wire.keys(message, ("msg", "id", "cb", "name") + (("arg",) if name != "clock" else ())
+                      + (("in_transaction",) if name == "send" else ()), what="callback")
             if wire.integer(message["id"], "callback id") != frame.call_id:
                 raise wire.WireError("callback for another call: out of turn")
             if frame.op != ("claim" if name == "statement" else "work_once"):
@@ -497,6 +504,9 @@ class TargetProcess:
                 arg = _statement_arg(message["arg"], frame.step)
             else:
                 arg = decode_value(message["arg"]) if name == "send" else None
+            if name == "send":
+                frame.sends_in_transaction.append(
+                    wire.boolean(message["in_transaction"], "in_transaction"))
         except wire.WireError as exc:
             self._fail(str(exc))
         self._check_quiet()

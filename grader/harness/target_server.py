@@ -33,7 +33,9 @@ Target -> judge:
 
     {"msg": "ready", "pid", "contained": ABI (0: no Landlock jail)}
     | {"msg": "load-error", "kind", "params": {str: str | int}}
-    {"msg": "callback", "id", "cb", "name": "send", "arg": VALUE} | {..., "name": "clock"}
+    {"msg": "callback", "id", "cb", "name": "send", "arg": VALUE, "in_transaction": bool}
+    | {..., "name": "clock"}   (in_transaction: of the connection work_once was given, as send
+     is called: the contract sends with no transaction open)
     {"msg": "callback", "id", "cb", "name": "statement",
      "arg": {"step": int, "sql": str, "holds_write": bool}}   answered "go" or "free" (below)
     {"msg": "reply", "id", "value": VALUE | "raised": ERROR | "refused": str,
@@ -576,6 +578,14 @@ class Server:
 
         return clock
 
+    def in_transaction(self, call: _Call) -> bool:
+        """Whether the connection `call` was given has a transaction open (False: it is closed)."""
+        conn = self.conns.get(call.request.get("conn"))
+        try:
+            return conn is not None and bool(conn.in_transaction)
+        except sqlite3.ProgrammingError:  # the code under grade closed it
+            return False
+
     def may_call_back(self, call: _Call, name: str) -> None:
         """`call` may call back now: it is the innermost call under way (from any thread).
         Called with `turn` held."""
@@ -608,6 +618,8 @@ class Server:
         message = {"msg": "callback", "id": call.request["id"], "cb": cb, "name": name}
         if name != "clock":
             message["arg"] = arg
+        if name == "send":
+            message["in_transaction"] = self.in_transaction(call)
         self.channel.send(message)
         while True:
             request = self.channel.recv()

@@ -23,13 +23,16 @@ has a cause when it is one of:
 - the same function opening a connection of its own to the check's database (Kind.OWN_CONNECTION;
   worded by its first check's problem);
 - a timeout during a call of the same function (the op of the step that was running), or
-  while importing the target.
+  while importing the target;
+- a mistake the check saw the code make before it failed (`Failure.cause`, a `results.Cause`:
+  send called inside a transaction), whatever the check's own failure is: worded by `CAUSE`.
 
 A cause is *shared* when at least `SHARED` (2) checks have it; a single check keeps its full
 block. A cause's block names its count and its first `SHOWN_IDS` (8) check ids; every check it
 affects still has its own one line (title, points, "see above"). Only failures whose one-line
 problem the detail level shows are grouped (with "none" a wrong type, an outcome 'failed', is
-not shown, so it is not grouped either). A wrong type and a timeout are worded by `CAUSE`
+not shown, so it is not grouped either), and those with a `Failure.cause` at any level but
+"none". A wrong type and a timeout are worded by `CAUSE`
 (without the value or the step, which differ from check to check); the others by the
 problem of their first check, which every check of the cause words the same way. Causes are ordered
 by how many checks they affect (most first), ties by the lesson order of their first check.
@@ -141,7 +144,7 @@ class Cause:
     number: int                   # 1-based, in the order the reports show causes
     kind: str                     # not-implemented, a Kind.LOAD_ERRORS, wrong-type,
     #                               wrong-field-type, raised, own-connection, timed-out,
-    #                               timed-out-import
+    #                               timed-out-import, or a results.Cause (send-in-transaction)
     function: str | None
     sentence: str                 # the mistake, in words
     checks: list[CheckView]       # the checks it makes fail, in lesson order
@@ -288,7 +291,7 @@ def report_view(results: list[CheckResult], lang: str, *, target: str, detail: s
         raise ValueError(f"detail must be one of {DETAILS}, not {detail!r}")
     views = [check_view(r, lang, detail) for r in results]
     return ReportView(target, lang, detail, views, duration, seed, drawn, list(withheld or ()),
-                      root_causes(results, views, lang), told=told)
+                      root_causes(results, views, lang, detail), told=told)
 
 
 #: How many checks a cause must make fail to be shown once for all of them.
@@ -305,6 +308,8 @@ BLOCKING = (*Kind.LOAD_ERRORS, "not-implemented", "timed-out-import")
 def cause_key(failure: Failure) -> tuple | None:
     """What makes two failures the same mistake (see the module docstring); None: its own."""
     kind = failure.kind
+    if failure.cause:  # a mistake the check saw, whatever failed after it
+        return (failure.cause, None)
     if failure.outcome == Outcome.NOT_IMPLEMENTED or kind == Kind.NOT_IMPLEMENTED:
         return ("not-implemented", failure.function)
     if kind in Kind.LOAD_ERRORS:
@@ -340,13 +345,18 @@ def cause_sentence(key: tuple, failure: Failure, lang: str) -> str:
     return text(CAUSE(kind), lang, **params)
 
 
-def root_causes(results: list[CheckResult], views: list[CheckView], lang: str) -> list[Cause]:
+def root_causes(results: list[CheckResult], views: list[CheckView], lang: str,
+                detail: str = "full") -> list[Cause]:
     """The shared causes of the failures in `results` (their views get `cause` set)."""
     groups: dict[tuple, list[tuple[CheckView, Failure]]] = {}
     for r, view in zip(results, views):
-        if r.passed or r.result is None or view.problem is None:
+        if r.passed or r.result is None:
             continue
         failure = Failure.from_json(_plain_data(r.result.to_json()))
+        # a failure is grouped when the report shows why it failed: its one-line problem, or
+        # (a mistake the check saw, worded by the cause) anything but detail "none"
+        if view.problem is None and not (failure.cause and detail != "none"):
+            continue
         key = cause_key(failure)
         if key is not None:
             groups.setdefault(key, []).append((view, failure))
