@@ -30,7 +30,8 @@ class Outcome:
 class Kind:
     """What a failure is about (a timed-out check has no kind)."""
     MISMATCH = "mismatch"                # came_back vs expected, and the row when given a job
-    ROW_MISMATCH = "row-mismatch"        # the row vs the expected row
+    ROW_MISMATCH = "row-mismatch"        # the row vs the expected row (with function and
+    #                                      came_back: that value was right, the row was not)
     DETAIL = "detail"                    # the check's own sentence (detail.<detail>), maybe a row
     WRONG_TYPE = "wrong-type"            # function returned came_back, of type, not wanted
     WRONG_FIELD_TYPE = "wrong-field-type"  # function returned a Claim (came_back) whose

@@ -54,3 +54,40 @@ def test_setup_flag_set_only_inside_lab_setup(tmp_path):
         assert Failure.from_json(_failure(True).to_json()).setup is True
     finally:
         lab.close()
+
+
+def _lab_failure(lab: Lab, got, expected, row: dict, *, setup: bool) -> Failure:
+    """What lab.expect(got, expected, job=1, row=row) fails with (job 1 is pending)."""
+    try:
+        if setup:
+            with lab.setup():
+                lab.expect(got, expected, job=1, row=row)
+        else:
+            lab.expect(got, expected, job=1, row=row)
+    except CheckFailed as failed:
+        return failed.failure
+    raise AssertionError("lab.expect did not fail")
+
+
+def test_a_right_value_with_a_wrong_row_names_the_row_not_the_value(tmp_path):
+    """issue 28: "came back None, the contract gives None" (setup) and "Came back: False /
+    Expected: False" (the rule): the value was right, the row was not; say so."""
+    lab = Lab(None, str(tmp_path))
+    try:
+        job = lab.enqueue(qty=5)
+        wrong = {**lab.row(job), "status": "leased"}  # what the check expected: not the row
+        lab.timeline.append(CLAIM_EVENT)
+        failure = _lab_failure(lab, None, None, wrong, setup=True)
+        assert failure.kind == Kind.ROW_MISMATCH and failure.came_back == "None"
+        view = _view(Failure.from_json(failure.to_json()))
+        assert view.problem.startswith("Setting up this check: A claims")
+        assert "came back None, as the contract gives, but the row of job 1 is not" in view.problem
+        assert "the contract gives None" not in view.problem and view.returned is None
+        assert view.row is not None
+        failure = _lab_failure(lab, False, False, wrong, setup=False)
+        view = _view(Failure.from_json(failure.to_json()))
+        assert view.returned is None  # no "Came back: False / Expected: False"
+        assert view.problem.startswith("claim returned False, as the contract says, but the row")
+        assert view.row is not None and view.hint
+    finally:
+        lab.close()

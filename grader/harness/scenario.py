@@ -345,7 +345,9 @@ class Lab:
                row: dict | None = None, detail: str | None = None, **params) -> None:
         """Fail unless `got == expected` and (given `job`) the stored row equals `row`. When the
         row is right and only the value is not, the failure says exactly that (not the check's
-        `detail`, which is about the row's rule)."""
+        `detail`, which is about the row's rule); when the value is right and only the row is
+        not, it is a row mismatch that names the value as right (never "came back False,
+        expected False")."""
         current = self.row(job) if job is not None else None
         same_value = got == expected and type(got) is type(expected)
         same_row = job is None or current == row
@@ -353,6 +355,9 @@ class Lab:
             return
         came_back, wanted = show_typed(got, expected), show(expected)
         diff = None if job is None else RowDiff(job, current, row)
+        if same_value:  # so the row is not: the value was right
+            self._raise(Outcome.FAILED, Kind.ROW_MISMATCH, function=self._last_function(),
+                        came_back=came_back, row=diff, detail=detail, params=params)
         if job is not None and same_row and getattr(got, "id", job) == job:
             self._raise(Outcome.FAILED, Kind.WRONG_VALUE, function=self._last_function(),
                         came_back=came_back, expected=wanted, row=diff)

@@ -654,6 +654,9 @@ def problem_line(failure: Failure, lang: str) -> str | None:
         return text(KIND(kind), lang, **(failure.params or {}))
     if kind == Kind.GRADER_BUG:
         return text("kind.grader-bug", lang) + "\n" + (failure.error or "")
+    if kind == Kind.ROW_MISMATCH and failure.came_back is not None and failure.row is not None:
+        return text("kind.row-mismatch-value-right", lang, function=failure.function or "?",
+                    came_back=failure.came_back, job=failure.row.job)
     return None
 
 
@@ -666,6 +669,10 @@ def setup_line(failure: Failure, rule: str, lang: str, full: bool) -> str:
     if full and failure.kind in Kind.VALUES and failure.came_back is not None:
         return text("setup.came-back", lang, step=step, came_back=failure.came_back,
                     expected=failure.expected, rule=rule)
+    if (full and failure.kind == Kind.ROW_MISMATCH and failure.came_back is not None
+            and failure.row is not None):  # the value was right: the row was not
+        return text("setup.row", lang, step=step, came_back=failure.came_back,
+                    job=failure.row.job, rule=rule)
     return text("setup.step", lang, step=step, rule=rule)
 
 
@@ -673,7 +680,7 @@ def detail_sentence(failure: Failure, lang: str) -> str | None:
     """The check's own sentence about this failure (`detail.<name>`), if it gave one."""
     if failure.detail:
         return text(DETAIL(failure.detail), lang, **(failure.params or {}))
-    if failure.kind == Kind.ROW_MISMATCH:
+    if failure.kind == Kind.ROW_MISMATCH and failure.came_back is None:  # else: problem_line
         return text("kind.row-mismatch", lang)
     return None
 
