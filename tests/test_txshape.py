@@ -30,7 +30,7 @@ def test_one_immediate_transaction_is_fine(statements):
     ([SELECT, "BEGIN IMMEDIATE", UPDATE, "COMMIT"], "outside", 0),
     (["BEGIN IMMEDIATE", SELECT, "COMMIT", UPDATE], "write-outside", 3),
     ([QUARANTINE, "BEGIN IMMEDIATE", SELECT, UPDATE, "COMMIT"], "write-outside", 0),
-    (["BEGIN IMMEDIATE", UPDATE, "COMMIT", "SELECT qty FROM jobs"], "outside", 3),
+    (["BEGIN IMMEDIATE", UPDATE, "COMMIT", "SELECT qty FROM jobs"], "read-after", 3),  # not "before"
     (["BEGIN", SELECT, UPDATE, "COMMIT"], "not-immediate", 0),
     (["BEGIN DEFERRED TRANSACTION", SELECT, UPDATE, "COMMIT"], "not-immediate", 0),
     (["SAVEPOINT claim", SELECT, UPDATE, "RELEASE claim"], "not-immediate", 0),

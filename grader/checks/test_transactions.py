@@ -23,6 +23,7 @@ CLAIM_DETAIL = {
     "no-sql": "tx-no-sql",
     "no-transaction": "tx-none",
     "outside": "tx-outside",
+    "read-after": "tx-read-after",
     "write-outside": "tx-write-outside",
     "not-immediate": "tx-deferred",
     "exclusive": "tx-exclusive",

@@ -15,7 +15,9 @@ How the statements are read (what the contract leaves open, decided here):
   the write lock only at its first write, and `EXCLUSIVE` also locks out every reader;
 - a statement is "on jobs" when it names the table `jobs`; other statements (PRAGMA, SELECT 1)
   may run anywhere; one on jobs outside the transaction is told apart as a read or a write (an
-  INSERT, UPDATE, DELETE or REPLACE: committed on its own, which no rollback can undo);
+  INSERT, UPDATE, DELETE or REPLACE: committed on its own, which no rollback can undo), and a
+  read as before the transaction opened ('outside': it holds no lock when it chooses) or after
+  it ended ('read-after': the lock is gone, the row may have changed since the COMMIT);
 - a lone statement on jobs is atomic by itself however it is wrapped (SQLite takes the write
   lock at the start of a writing statement, before it reads), so only several statements on
   jobs need the one BEGIN IMMEDIATE; an open transaction left behind is told by
@@ -48,8 +50,8 @@ WIDTH = 160  # characters of one statement shown in a listing
 class Problem:
     """What is wrong with the shape: `code` names the rule, `at` the statement (index) to mark."""
 
-    # no-sql | no-transaction | outside (a read) | write-outside | not-immediate | exclusive |
-    # several | left-open
+    # no-sql | no-transaction | outside (a read before the transaction) | read-after (a read
+    # after it ended) | write-outside | not-immediate | exclusive | several | left-open
     code: str
     at: int | None
     begin: str = ""  # the opening statement, for not-immediate / exclusive
@@ -111,7 +113,9 @@ def problem(statements: list[str], need_sql: bool = True) -> Problem | None:
                                         or (opened_by == "SAVEPOINT" and _RELEASE.match(text))):
             opened_by = None
         elif opened_by is None and on_jobs(sql):
-            return Problem("write-outside" if is_write(sql) else "outside", i)
+            if is_write(sql):
+                return Problem("write-outside", i)
+            return Problem("read-after" if transactions else "outside", i)
     if opened_by is not None:
         return Problem("left-open", len(sqls) - 1)
     return None
