@@ -361,8 +361,36 @@ class Lab:
         if job is not None and same_row and getattr(got, "id", job) == job:
             self._raise(Outcome.FAILED, Kind.WRONG_VALUE, function=self._last_function(),
                         came_back=came_back, expected=wanted, row=diff)
+        lease = self._lease_until_only(got, expected, current, row)
+        if lease is not None:  # the lease_until rule, whatever situation the check set up
+            detail, params = lease
         self._raise(Outcome.FAILED, Kind.MISMATCH, came_back=came_back, expected=wanted, row=diff,
                     detail=detail, params=params)
+
+    def _lease_until_only(self, got, expected, current: dict | None,
+                          row: dict | None) -> tuple[str, dict] | None:
+        """A claim whose Claim (and row) is right but for lease_until: the detail and params
+        that explain it by the rule lease_until = min(now + lease_ms, deadline), naming the
+        other job whose deadline it took, if one has that deadline; None otherwise."""
+        if (type(got) is not Claim or type(expected) is not Claim
+                or got.lease_until == expected.lease_until
+                or dataclasses.replace(got, lease_until=expected.lease_until) != expected):
+            return None
+        if row is not None and (current is None or {**current, "lease_until": row["lease_until"]}
+                                != row or current["lease_until"] != got.lease_until):
+            return None  # the row is wrong in more than lease_until (or disagrees with the Claim)
+        event = next((e for e in reversed(self.timeline) if e.get("op") == "claim"), None)
+        own = store.get_job(self.observer, got.id)
+        if event is None or own is None or not isinstance(event.get("t"), int):
+            return None
+        params = {"job": got.id, "now": event["t"], "lease_ms": event.get("lease_ms"),
+                  "deadline": own["deadline"], "came": got.lease_until,
+                  "expected": expected.lease_until}
+        other = self.observer.execute("SELECT id FROM jobs WHERE deadline = ? AND id != ?"
+                                      " ORDER BY id LIMIT 1", (got.lease_until, got.id)).fetchone()
+        if other is not None:
+            return "lease-until-other-deadline", {**params, "other": other[0]}
+        return "lease-until-rule", params
 
     def _last_function(self) -> str:
         """The target's function called last (the one whose value a check compares)."""

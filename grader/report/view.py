@@ -473,6 +473,8 @@ HINT_OF_DETAIL = {
     "work-once-send-uncommitted": "check.lock-free-during-send.hint",
     "lock-probe-claim": "check.lowest-id-first.hint",  # the probe got another job than the next
     "integration-stale-finish-value": "hint.wrong-type.finish",  # not False: None, 0...
+    "lease-until-rule": "check.deadline-clamp.hint",  # met in any check that claims
+    "lease-until-other-deadline": "check.deadline-clamp.hint",
 }
 #: Detail sentences no hint fits: the code ended, or did not answer the same way twice.
 NO_HINT_DETAILS = ("integration-worker-exited", "timeline-unreproduced")
