@@ -363,15 +363,17 @@ class Lab:
                         came_back=came_back, expected=wanted, row=diff)
         lease = self._lease_until_only(got, expected, current, row)
         if lease is not None:  # the lease_until rule, whatever situation the check set up
-            detail, params = lease
+            self._raise(Outcome.FAILED, Kind.MISMATCH, came_back=came_back, expected=wanted,
+                        row=diff, params=lease, detail="lease-until-other-deadline"
+                        if "other" in lease else "lease-until-rule")
         self._raise(Outcome.FAILED, Kind.MISMATCH, came_back=came_back, expected=wanted, row=diff,
                     detail=detail, params=params)
 
     def _lease_until_only(self, got, expected, current: dict | None,
-                          row: dict | None) -> tuple[str, dict] | None:
-        """A claim whose Claim (and row) is right but for lease_until: the detail and params
-        that explain it by the rule lease_until = min(now + lease_ms, deadline), naming the
-        other job whose deadline it took, if one has that deadline; None otherwise."""
+                          row: dict | None) -> dict | None:
+        """A claim whose Claim (and row) is right but for lease_until: the params that explain
+        it by the rule lease_until = min(now + lease_ms, deadline), with `other`, the other job
+        whose deadline it took, if one has that deadline; None otherwise."""
         if (type(got) is not Claim or type(expected) is not Claim
                 or got.lease_until == expected.lease_until
                 or dataclasses.replace(got, lease_until=expected.lease_until) != expected):
@@ -388,9 +390,7 @@ class Lab:
                   "expected": expected.lease_until}
         other = self.observer.execute("SELECT id FROM jobs WHERE deadline = ? AND id != ?"
                                       " ORDER BY id LIMIT 1", (got.lease_until, got.id)).fetchone()
-        if other is not None:
-            return "lease-until-other-deadline", {**params, "other": other[0]}
-        return "lease-until-rule", params
+        return params if other is None else {**params, "other": other[0]}
 
     def _last_function(self) -> str:
         """The target's function called last (the one whose value a check compares)."""
