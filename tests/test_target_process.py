@@ -1195,3 +1195,17 @@ def test_each_send_says_whether_its_connection_had_a_transaction_open(tmp_path):
         assert target.work_once("A", "inside", lambda c: None, Clock(0), LEASE_MS) is None
         assert target.sends_in_transaction == [True, False]
     judge.close()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fdinfo"), reason="needs /proc")
+@pytest.mark.parametrize("extra", [b"", b',"in_transaction":1'], ids=["missing", "not-a-bool"])
+def test_a_send_callback_without_a_boolean_in_transaction_is_a_protocol_error(tmp_path, extra):
+    path, judge = fresh_db(tmp_path)
+    payload = b'{"msg":"callback","id":2,"cb":1,"name":"send","arg":{"kind":"none"}' + extra + b"}\n"
+    spec = write_target(tmp_path, f"PAYLOAD = {payload!r}\n" + FINDER.replace(
+        "def claim(conn, owner, now, lease_ms):", "def work_once(conn, owner, send, clock, lease_ms):"
+    ).replace("return _claim(conn, owner, now, lease_ms)", "return None"))
+    target = start(spec, path)
+    with pytest.raises(ProtocolError, match="send's in_transaction is not a bool"):
+        target.work_once("A", "A", lambda claim: None, Clock(0), LEASE_MS)  # call 2
+    judge.close()

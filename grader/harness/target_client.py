@@ -486,8 +486,9 @@ class TargetProcess:
             name = message.get("name")
             if name not in ("send", "clock", "statement"):
                 raise wire.WireError("callback: unknown name")
-            wire.keys(message, ("msg", "id", "cb", "name") + (("arg",) if name != "clock" else ())
-                      + (("in_transaction",) if name == "send" else ()), what="callback")
+            # in_transaction (send's, required there) is checked after the call's own rules
+            wire.keys(message, ("msg", "id", "cb", "name") + (("arg",) if name != "clock" else ()),
+                      ("in_transaction",) if name == "send" else (), what="callback")
             if wire.integer(message["id"], "callback id") != frame.call_id:
                 raise wire.WireError("callback for another call: out of turn")
             if frame.op != ("claim" if name == "statement" else "work_once"):
@@ -506,7 +507,7 @@ class TargetProcess:
                 arg = decode_value(message["arg"]) if name == "send" else None
             if name == "send":
                 frame.sends_in_transaction.append(
-                    wire.boolean(message["in_transaction"], "in_transaction"))
+                    wire.boolean(message.get("in_transaction"), "send's in_transaction"))
         except wire.WireError as exc:
             self._fail(str(exc))
         self._check_quiet()
