@@ -92,6 +92,27 @@ def test_a_worker_drains_the_queue_through_its_target_process(tmp_path):
     assert records == {1: 5, 2: 6, 3: 7}
 
 
+def test_a_send_inside_a_transaction_says_so_in_its_event(tmp_path):
+    """The reference sends with no transaction open (its "sent" events say nothing of one); a
+    work_once that sends inside a transaction of its own gets in_transaction: True on each."""
+    events, _ = run_crew(tmp_path / "reference", "solutions.queue", jobs=1)
+    assert [e.get("in_transaction") for e in events if e["op"] == "sent"] == [None]
+    spec = write_target(tmp_path, """
+        def work_once(conn, owner, send, clock, lease_ms):
+            c = claim(conn, owner, clock(), lease_ms)
+            if c is None:
+                return None
+            conn.execute("BEGIN")  # a transaction of its own around send
+            try:
+                send(c)
+            finally:
+                conn.execute("COMMIT")
+            return finish(conn, c, clock())
+        """)
+    events, _ = run_crew(tmp_path / "inside", spec, jobs=1)
+    assert [e.get("in_transaction") for e in events if e["op"] == "sent"] == [True]
+
+
 def test_hold_go_release_and_turns_are_the_checks_commands(tmp_path):
     path = fresh_db(tmp_path, jobs=2)
     with Receiver(tmp_path / "receiver.db") as receiver, Crew() as crew:

@@ -28,7 +28,7 @@ from grader.harness import sandbox
 from grader.checkdef import check
 from grader.harness.scenario import CheckFailed
 from grader.harness.workers import ENDED, Crew, Plan
-from grader.results import Failure, Kind, Outcome
+from grader.results import Cause, Failure, Kind, Outcome
 
 if TYPE_CHECKING:
     from grader.harness.receiver import Receiver
@@ -149,6 +149,7 @@ def _judge_workers(lab, crew: Crew) -> None:
     """Fail if a worker's target process broke the channel (errored: nothing it said can be
     believed), switched the journal mode, raised, died, hung (timed out) or never stopped asking
     for work."""
+    _seen_causes(lab, crew)
     _judge_channel(lab, crew)
     for event in crew.events:  # the contract broken: nothing else that worker did is judged
         if event.get("own_connections"):
@@ -297,7 +298,15 @@ def _say(lab, what: str, **params) -> None:
     sandbox.report_step(lab.timeline[-1])
 
 
+def _seen_causes(lab, crew: Crew) -> None:
+    """A worker sent with a transaction open on its connection (the other one then met its
+    lock): that mistake is the root cause of whatever this check fails on (results.Cause)."""
+    if any(e["op"] == "sent" and e.get("in_transaction") for e in crew.events):
+        lab.cause = lab.cause or Cause.SEND_IN_TRANSACTION
+
+
 def _fail(lab, crew: Crew, detail: str, **params) -> None:
+    _seen_causes(lab, crew)
     _judge_channel(lab, crew)  # a run that got stuck, say, after a forged reply: errored
     _summary(lab, crew)
     lab.fail(detail, **params)
@@ -305,6 +314,7 @@ def _fail(lab, crew: Crew, detail: str, **params) -> None:
 
 def _end(lab, crew: Crew, failure: Failure) -> None:
     """A verdict other than 'failed' (errored, timed out, a resource limit)."""
+    _seen_causes(lab, crew)
     _summary(lab, crew)
     raise CheckFailed(failure)
 

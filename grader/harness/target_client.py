@@ -230,6 +230,8 @@ class TargetProcess:
         #: for each send of the last work_once, whether the connection it was given had a
         #: transaction open as send was called (as the target process reported it)
         self.sends_in_transaction: list[bool] = []
+        #: the same for the send being called back now (None before any send)
+        self.sending_in_transaction: bool | None = None
         self.dropped = 0  # statements of the last call not kept (over the limit)
         #: paths of the connections the last claim / finish / work_once opened of its own to
         #: the databases opened here (the contract: it uses the connection it is given)
@@ -515,6 +517,8 @@ class TargetProcess:
         if name == "statement":
             self._statement(frame, cb, *arg)
             return
+        if name == "send":
+            self.sending_in_transaction = frame.sends_in_transaction[-1]
         try:
             result = frame.send(arg) if name == "send" else frame.clock()
         except SendFailed as failed:

@@ -19,7 +19,9 @@ Ordering is forced by commands, never by sleeping: "go", "release", "turn" (one 
 for a worker that takes turns) go to a worker through `Crew.tell`. Events go the other way, in
 arrival order: {"worker", "op", "t", ...}, where op is one of
 
-    ready (pid: its target process's), sent, holding, released, returned, journal-mode (a
+    ready (pid: its target process's), sent (job, token, qty, lease_until, the receiver's status
+    and result; in_transaction: true when the worker's connection had a transaction open as send
+    was called), holding, released, returned, journal-mode (a
     statement of the target's that changed the journal mode, seen in the SQL traced during a
     call), raised (error, where, not_implemented), bad-claim (send was given something other
     than a Claim of exact field types: came_back, type, field [, value, wanted]), load-error,
@@ -220,6 +222,8 @@ class _Worker:
         self.current.update(job=claim.id, token=claim.token)
         fields = {"job": claim.id, "token": claim.token, "qty": claim.qty,
                   "lease_until": claim.lease_until}
+        if getattr(self.target, "sending_in_transaction", None):  # the contract: none open
+            fields["in_transaction"] = True
         from .receiver import DeliveryRefused, deliver  # http: only where a crew delivers
 
         try:
