@@ -12,7 +12,7 @@ A mutant is `tests/mutants/<name>.py` (names starting with `_` are helpers) with
 - optionally `EXPECT_NO_TEXT`: {check id: text it must not contain} (a wrong diagnosis the
   right one replaced);
 - optionally `EXPECT_CAUSE`: {check id: the kind of root cause the report groups it under}
-  (results.json's extra_data.cause.kind: "raised", "send-in-transaction", ...).
+  (results.json's extra_data.causes[cause - 1].kind: "raised", "send-in-transaction", ...).
 """
 
 from __future__ import annotations
@@ -75,7 +75,8 @@ def test_mutant_is_caught_for_the_right_reason(path, graded_mutants):
     for cid, snippet in spec.get("EXPECT_NO_TEXT", {}).items():
         assert snippet not in said(checks[cid], results), (cid, checks[cid]["output"])
     for cid, kind in spec.get("EXPECT_CAUSE", {}).items():
-        cause = checks[cid]["extra_data"].get("cause") or {}
+        number = checks[cid]["extra_data"].get("cause")  # extra_data.causes[number - 1]
+        cause = results["extra_data"]["causes"][number - 1] if number else {}
         assert cause.get("kind") == kind, (cid, cause, checks[cid]["output"])
 
 

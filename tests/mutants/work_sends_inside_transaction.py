@@ -11,7 +11,7 @@ from _kit import reference_finish as finish
 EXPECT_FAIL = {"integration-run", "lock-free-during-send", "work-once-fresh-clock",
                "work-once-send-raises"}
 MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
-EXPECT_TEXT = {"work-once-fresh-clock": "did not hold that stamp"}
+EXPECT_TEXT = {"work-once-fresh-clock": "calls send while its connection has a transaction open"}
 
 
 def work_once(conn, owner, send, clock, lease_ms):
