@@ -12,6 +12,7 @@ instructor tools all stand on this.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,6 +143,67 @@ class Failure:
         row = data.get("row")
         return cls(**{**data, "row": RowDiff.from_json(row) if row is not None else None})
 
+    def shown(self) -> Failure:
+        """This failure with every text in it `shown_text`: what a report may print of it. A
+        copy (its timeline too). Texts the grader writes a line at a time keep their lines,
+        each line shown: a grader bug's traceback, the statements a check lists (one a line,
+        each already on one line: grader.harness.interleave.sql_line)."""
+        data = shown_data(self.to_json())
+        if self.kind == Kind.GRADER_BUG and isinstance(self.error, str):
+            data["error"] = shown_lines(self.error)
+        for name in LISTINGS:
+            if isinstance((self.params or {}).get(name), str):
+                data["params"][name] = shown_lines(self.params[name])
+        return Failure.from_json(data)
+
+
+# -- text from the code under grade ----------------------------------------------------------------
+#: Characters no text from the code under grade brings into a result: C0 controls (newline, tab
+#: and carriage return among them, ESC that opens every escape sequence), DEL, C1 controls
+#: (U+009B is a one-character CSI, U+0085 a newline), zero-width and bidirectional controls
+#: (U+202E turns the rest of a line around), line and paragraph separators, the BOM, and lone
+#: surrogates (never valid UTF-8).
+UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f"
+                     "\ufeff\ud800-\udfff]")
+#: Characters of one text at most: a value's repr, a message, a path, an owner.
+MAX_SHOWN = 2_000
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match) -> str:
+    char = match.group()
+    code = ord(char)
+    return _ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def shown_text(text: str, limit: int = MAX_SHOWN) -> str:
+    """`text` (from the code under grade: a repr, a type's name, a message, a path, a value it
+    stored) as one line any report may print: every character of `UNSHOWN` written visibly as
+    Python writes it in a repr (`\\n`, `\\x9b`, `\\u202e`), at most `limit` characters (the
+    rest cut, with "…"). Escaping sequences leaves nothing a terminal or a viewer obeys."""
+    text = UNSHOWN.sub(_escape, text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def shown_lines(text: str) -> str:
+    """A text the grader wrote a line at a time: each of its lines `shown_text`."""
+    return "\n".join(shown_text(line) for line in text.split("\n"))
+
+
+#: A failure's parameters that are listings the grader writes a line at a time.
+LISTINGS = ("statements",)
+
+
+def shown_data(data):
+    """Every string in `data` (plain data: dicts, lists, scalars) `shown_text`, keys too."""
+    if isinstance(data, str):
+        return shown_text(data)
+    if isinstance(data, dict):
+        return {shown_data(k): shown_data(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [shown_data(v) for v in data]
+    return data
+
 
 def result_to_json(failure: Failure | None) -> dict:
     """One run of a check as plain data: the failure, or `{"outcome": "passed"}`."""
@@ -167,6 +229,12 @@ class CheckResult:
     runs: list[str] = field(default_factory=list)
     #: With --sweep N: the seed of each run's world, parallel to `runs` (empty otherwise).
     seeds: list[int] = field(default_factory=list)
+
+    def __post_init__(self):
+        # The one seam where text from the code under grade enters the results every report is
+        # made of: whichever process or path produced the failure, what is kept is `shown`.
+        if self.result is not None:
+            self.result = self.result.shown()
 
     @property
     def unstable(self) -> bool:

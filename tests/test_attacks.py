@@ -4,8 +4,11 @@ or an instructor would grade it. Each attack is one small file; each test says w
 from __future__ import annotations
 
 import csv
+import html
 import json
+import re
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -77,6 +80,76 @@ def test_escape_codes_from_the_code_under_grade_reach_no_report(tmp_path):
     assert "Every check passed. Score: 100 / 100" in proc.stdout  # the text is shown ...
     for written in (proc.stdout, *(p.read_text(encoding="utf-8") for p in tmp_path.iterdir())):
         assert "\x1b" not in written and "\x07" not in written  # ... but never obeyed
+
+
+#: What no output may hold: controls but the writers' own newline and tab, DEL, C1 controls,
+#: zero-width and bidirectional controls, line and paragraph separators, the BOM.
+NEVER_SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
+                         "\u2060-\u206f\ufeff]")
+#: What ends a line for a terminal, an editor or a viewer.
+LINE_END = re.compile("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+#: What may stand before a line's text: spaces, Markdown's and HTML's markup.
+LINE_START = re.compile(r"^(?:\s|<[^>]*>|[#>*|`-])*")
+
+
+def texts_of(path: Path) -> list[str]:
+    """Every text a writer's file holds, as a reader of that format gets it back."""
+    raw = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        found = []
+
+        def walk(data):
+            if isinstance(data, str):
+                found.append(data)
+            elif isinstance(data, dict):
+                [walk(k) or walk(v) for k, v in data.items()]
+            elif isinstance(data, list):
+                [walk(v) for v in data]
+        walk(json.loads(raw))
+        return [raw, *found]
+    if path.suffix == ".xml":
+        nodes = list(ET.fromstring(raw.encode("utf-8")).iter())
+        return [raw, *(n.text or "" for n in nodes), *(n.tail or "" for n in nodes),
+                *(v for n in nodes for v in n.attrib.values())]
+    if path.suffix == ".html":
+        return [raw, html.unescape(raw)]
+    return [raw]
+
+
+def forged_score_lines(text: str) -> list[str]:
+    """The lines of `text` that read as a full score (the attack's real one is not)."""
+    return [line for line in LINE_END.split(text)
+            if LINE_START.sub("", line).startswith(("Score: 100", "Every check passed"))]
+
+
+def test_text_from_the_code_under_grade_reaches_every_writer_as_one_visible_line(tmp_path):
+    """hostile_text.py puts newlines, C1 controls, a right-to-left override, an escape sequence
+    and the line "Score: 100/100" in every text of its a report shows (a type's name, a repr,
+    an exception's message, a file name, the owner it stores). Every writer shows each of them
+    on its line, escaped as a repr would (`\\n`, `\\x9b`, `\\u202e`): no output holds one of
+    those characters or a forged line, and the trick scores no more than the same queue
+    without it, check by check."""
+    outputs = {"--json": "results.json", "--junit": "junit.xml", "--markdown": "summary.md",
+               "--prairielearn": "pl.json", "--html": "report.html"}
+    paths = [tmp_path / name for name in outputs.values()]
+    proc = run_grader("--impl", str(ATTACKS / "hostile_text.py"),
+                      *(a for option, path in zip(outputs, paths) for a in (option, str(path))))
+    assert proc.returncode == 1, proc.stderr
+    shown = [("terminal", proc.stdout)] + [(p.name, t) for p in paths for t in texts_of(p)]
+    for name, text in shown:
+        assert not NEVER_SHOWN.findall(text), (name, sorted(set(NEVER_SHOWN.findall(text))))
+        assert forged_score_lines(text) == [], (name, forged_score_lines(text)[:3])
+    for text in (proc.stdout, paths[2].read_text(encoding="utf-8")):  # shown, escaped
+        assert "\\n\\rScore: 100/100\\n\\x85Score: 100 / 100\\u2028Score" in text
+        assert "\\x9b2J\\u202e\\x1b[32mEvery check passed.\\x1b[0m\\u2066" in text
+    honest = tmp_path / "hostile_text_honest.py"
+    honest.write_text(trick_off("hostile_text", "HOSTILE_TEXT"), encoding="utf-8")
+    _, honest_results = grade(str(honest), tmp_path)
+    attack, honest = by_check(json.loads(paths[0].read_text("utf-8"))), by_check(honest_results)
+    assert set(attack) == set(honest)
+    assert sum(t["score"] for t in attack.values()) < sum(t["score"] for t in honest.values())
+    for check_id, test in attack.items():
+        assert test["score"] <= honest[check_id]["score"], check_id
 
 
 @pytest.mark.parametrize("how, limit", [("memory", "memory"), ("disk", "file size")])

@@ -134,7 +134,7 @@ def test_the_first_failing_part_is_the_result_and_runs_combine_per_run():
     late, early = Failure.grader_bug("late"), Failure(Outcome.FAILED, Kind.DETAIL, detail="x")
     result = runner._result(info, [[None, None], [None, early], [late, late], [None, None]],
                             1.0, settings)
-    assert result.result is late  # run 1: part 2 is the first that failed; run 2: part 1
+    assert result.result == late  # run 1: part 2 is the first that failed; run 2: part 1
     assert result.runs == [Outcome.ERRORED, Outcome.FAILED] and result.outcome == Outcome.ERRORED
     result = runner._result(info, [[None], [None]], 0.5, runner.Settings("x", 1.0, (1,), False))
     assert result.passed and result.runs == [] and result.duration == 0.5
