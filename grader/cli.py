@@ -242,11 +242,24 @@ def write_reports(args: argparse.Namespace, report: ReportView,
     return None
 
 
+#: Environment variables that say a grade runs in CI (GitHub Actions, GitLab CI, Travis and
+#: most others set CI=true; GitHub Actions also GITHUB_ACTIONS=true).
+CI_VARIABLES = ("CI", "GITHUB_ACTIONS")
+
+
+def in_ci(environ=os.environ) -> bool:
+    """Whether this grade runs in CI: CI or GITHUB_ACTIONS set to anything but empty, 0,
+    false or no (CI=false is how a CI job says it is not one)."""
+    return any(environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
+               for name in CI_VARIABLES)
+
+
 def chosen_seed(given: int | str | None, recorded: bool = False) -> int:
     """The seed a grade's worlds are drawn from: the one --replay gave; a fresh one for
-    `--replay fresh`, or when none was given to a grade that is `recorded` (PrairieLearn's);
-    else the lesson's."""
-    if given == arguments.FRESH or (given is None and recorded):
+    `--replay fresh`, or when none was given to a grade that is `recorded` (PrairieLearn's, or
+    any grade in CI: `in_ci`); else the lesson's. A grade recorded from CI thus runs in a world
+    no report has shown without the instructor asking for it; `--replay` still decides."""
+    if given == arguments.FRESH or (given is None and (recorded or in_ci())):
         return fresh_seed()
     return LESSON_SEED if given is None else given
 

@@ -24,6 +24,11 @@ os.environ["LEASELAB_NO_HISTORY"] = "1"
 # the grader hundreds of times, and without them every start compiles it again. Recorded grades
 # (batch, the bundle) still set PYTHONDONTWRITEBYTECODE themselves, beside the submissions.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+# The grades the tests start run as a student runs them locally, in the lesson's world, whether
+# the suite runs in CI or not: in CI (CI=true, GITHUB_ACTIONS) a grade given no --replay draws a
+# fresh world (grader.cli.in_ci). The tests of that default set the variables themselves;
+# IN_CI keeps whether the suite itself runs in CI.
+IN_CI = {name: os.environ.pop(name) for name in ("CI", "GITHUB_ACTIONS") if name in os.environ}
 
 
 @pytest.fixture

@@ -128,3 +128,29 @@ def test_every_grader_command_and_option_on_the_pages_exists():
                 assert flag in options[command], f"{page.name}: python -m grader{rest}"
             shown += 1
     assert shown > 30
+
+
+#: A grade's command in a page (not a subcommand's): `python -m grader` and its options.
+GRADE_COMMAND = re.compile(r"python -m grader((?: --?[\w-]+(?: [^\s`|-][^\s`|]*)?)+)")
+#: The options that write a grade somewhere it is kept.
+RECORDING = ("--json", "--junit", "--markdown", "--prairielearn", "--html")
+
+
+def test_every_command_for_instructors_that_records_a_grade_draws_a_fresh_world():
+    """docs/instructors.md: a command that writes a grade's report draws a fresh world: it
+    says --replay fresh, or writes --prairielearn (which does so by itself), or it is the
+    student workflow's, which runs in CI (grader.cli.in_ci) and says so on its line."""
+    page = (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
+    found = []
+    for line in page.splitlines():
+        for match in GRADE_COMMAND.finditer(line):
+            options = match.group(1).split()
+            if not set(options) & set(RECORDING) or "--replay" in options and \
+                    options[options.index("--replay") + 1] != "fresh":
+                continue
+            found.append(match.group(0))
+            assert ("--replay fresh" in match.group(0) or "--prairielearn" in options
+                    or "CI" in line), line
+    assert len(found) >= 5, found
+    workflow = (ROOT / "grader" / "instructor" / "templates" / "github_workflow.yml").read_text()
+    assert "run: python -m grader --json results.json --markdown summary.md\n" in workflow

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-from conftest import MUTANTS, ROOT, run_grader
+from conftest import IN_CI, MUTANTS, ROOT, run_grader
 from pngread import read_png
 
 from grader.checkdef import all_checks
@@ -331,7 +331,7 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 def chromium() -> str:
     path = shutil.which("chromium") or shutil.which("chromium-browser")
     if path is None:
-        if os.environ.get("CI"):
+        if IN_CI.get("CI"):
             pytest.fail("chromium is missing on CI: .ci/install-chromium should have installed it")
         pytest.skip("chromium is not installed (bash .ci/install-chromium installs Debian's)")
     return path

@@ -141,3 +141,26 @@ def test_a_fresh_seed_is_drawn_for_recorded_grades_and_reported(tmp_path):
     local = run_grader("--impl", "solutions.queue", "-k", "finish-at-expiry", "--json", str(out))
     assert json.loads(out.read_text(encoding="utf-8"))["extra_data"]["seed"] == 1
     assert "drawn from seed" not in local.stdout
+
+
+@pytest.mark.parametrize("ci", [{"CI": "true"}, {"GITHUB_ACTIONS": "true"}])
+def test_a_grade_in_ci_draws_a_fresh_world_unless_replay_is_given(tmp_path, ci):
+    """A grade recorded from CI runs in a world no report has shown without being asked to:
+    CI=true or GITHUB_ACTIONS given and no --replay draws a seed, and the terminal, results.json,
+    the Markdown summary and the JUnit XML say which (it replays the grade). --replay decides
+    in CI too, and CI=false is no CI."""
+    paths = {"--json": tmp_path / "r.json", "--markdown": tmp_path / "s.md",
+             "--junit": tmp_path / "j.xml"}
+    written = [a for flag, path in paths.items() for a in (flag, str(path))]
+    proc = run_grader("--impl", "solutions.queue", "-k", "finish-at-expiry", *written, env=ci)
+    seed = json.loads(paths["--json"].read_text(encoding="utf-8"))["extra_data"]["seed"]
+    assert proc.returncode == 0 and seed != 1
+    assert f"--replay {seed}" in proc.stdout
+    assert f"--replay {seed}" in paths["--markdown"].read_text(encoding="utf-8")
+    assert f'<property name="seed" value="{seed}" />' in paths["--junit"].read_text("utf-8")
+    for replay, env in ((["--replay", "1"], ci), ([], {"CI": "false"})):
+        proc = run_grader("--impl", "solutions.queue", "-k", "finish-at-expiry", *written,
+                          *replay, env=env)
+        assert json.loads(paths["--json"].read_text(encoding="utf-8"))["extra_data"]["seed"] == 1
+        assert "drawn from seed" not in proc.stdout and "--replay" not in proc.stdout
+        assert '<property name="seed" value="1" />' in paths["--junit"].read_text("utf-8")

@@ -2,7 +2,8 @@
 actions read.
 
 `<testsuites>` holding one `<testsuite name="lease-lab">` (tests, failures, errors, skipped,
-time), one `<testcase>` per check: `name` the check id, `classname` "lease-lab.<rule family>"
+time) and, in its `<properties>`, the `seed` the grade's worlds were drawn from (`--replay SEED`
+grades it again), one `<testcase>` per check: `name` the check id, `classname` "lease-lab.<rule family>"
 (the check module, e.g. lease-lab.boundaries), `time` in seconds, and `<properties>` title,
 points ("3/4 pt" as the terminal shows it), score (points earned), max_score and outcome. A
 failed check has `<failure type="failed" message="its first line">` holding its whole text as
@@ -44,6 +45,9 @@ def from_view(report: ReportView) -> str:
               "errors": str(report.failed - failures), "time": _seconds(report.duration)}
     suites = ET.Element("testsuites", name=SUITE, **counts)
     suite = ET.SubElement(suites, "testsuite", name=SUITE, skipped="0", **counts)
+    if report.seed is not None:  # the seed whose worlds the grade ran in: --replay SEED replays it
+        ET.SubElement(ET.SubElement(suite, "properties"), "property", name="seed",
+                      value=str(report.seed))
     for c in report.checks:
         suite.append(testcase(c, report.lang, families.get(c.id)))
     if report.failed:

@@ -1,11 +1,12 @@
 """A Markdown summary (`python -m grader --markdown PATH`), written for a GitHub Actions job
 summary (the workflow appends it to $GITHUB_STEP_SUMMARY) but plain Markdown anywhere.
 
-The header and score line; the shared causes ("Fix this first": the mistake, its line of code
-and caret, the checks it makes fail); the failing checks as a list, each with its id, title and
-the first line of its failure ("See: <the mistake>" for a check a cause explains); then the
-whole text of each failure no cause explains (as the terminal shows it, without colours) in a
-fenced block. Student text is escaped in the list (no markup, no HTML) and fenced by more
+The header and score line (and, for a grade in a world drawn from a seed, which seed replays
+it); the shared causes ("Fix this first": the mistake, its line of code and caret, the checks it
+makes fail); the failing checks as a list, each with its id, title and the first line of its
+failure ("See: <the mistake>" for a check a cause explains); then the whole text of each failure
+no cause explains (as the terminal shows it, without colours) in a fenced block. Student text is
+escaped in the list (no markup, no HTML) and fenced by more
 backticks than it holds in the blocks.
 """
 
@@ -41,6 +42,8 @@ def from_view(report: ReportView) -> str:
     summary = text("ui.summary", lang, passed=report.passed, failed=report.failed)
     lines = [f"## {inline(text('ui.header', lang, target=report.target))}", "",
              f"**{inline(score)}** — {inline(summary)}", ""]
+    if report.drawn:  # a grade in a world of its own says which, to replay it
+        lines += [inline(text("ui.drawn-world", lang, seed=report.seed)), ""]
     if report.unstable:
         lines += [inline(text("ui.unstable-summary", lang, ids=", ".join(report.unstable))), ""]
     failing = [c for c in report.checks if not c.passed]
