@@ -187,7 +187,8 @@ def test_batch_ends_what_a_killed_grading_left_detached(tmp_path):
 
 
 # -- forged verdicts: nothing the code under grade writes is believed ---------------------------
-#: Checks a do-nothing queue passes (journal mode, empty work_once) and two it fails.
+#: Checks a do-nothing queue once passed by doing nothing (journal mode, empty work_once: each
+#: now first sees the code take a claimable job) and two it always failed.
 FORGERY_CHECKS = ("journal-mode-stays-delete or work-once-empty-queue or finish-before-expiry"
                   " or double-finish-rejected")
 
@@ -210,7 +211,7 @@ def test_a_forged_verdict_scores_no_more_than_doing_nothing(attack, do_nothing, 
     got = by_check(results)
     assert set(got) == set(do_nothing) and len(got) >= 4
     baseline = sum(t["score"] for t in do_nothing.values())
-    assert 0 < baseline < sum(t["max_score"] for t in do_nothing.values())
+    assert baseline == 0  # no check passes code with no queue logic
     assert sum(t["score"] for t in got.values()) <= baseline
     for check_id, test in got.items():
         assert test["score"] <= do_nothing[check_id]["score"], check_id
@@ -243,7 +244,7 @@ def test_in_batch_no_attack_scores_more_than_doing_nothing(tmp_path):
         rows = {row["submission"]: row for row in csv.DictReader(f)}
     assert set(rows) == set(names)
     baseline = int(rows["do_nothing"]["score"])
-    assert 0 < baseline < int(rows["do_nothing"]["max_score"])
+    assert baseline == 0 < int(rows["do_nothing"]["max_score"])
     for name in names:
         assert rows[name]["status"] == "graded" and int(rows[name]["score"]) <= baseline, rows[name]
 
@@ -285,3 +286,4 @@ def test_in_batch_a_claim_on_its_own_connection_scores_no_more_than_on_the_given
     assert rows["own_connection_honest"]["status"] == rows["own_connection"]["status"] == "graded"
     assert int(rows["own_connection_honest"]["score"]) > 0
     assert int(rows["own_connection"]["score"]) == 0
+

@@ -146,7 +146,7 @@ def test_no_attack_scores_more_than_doing_nothing(autograder):
         return {cid: t["score"] for cid, t in by_check(results).items()}
 
     baseline = graded("do_nothing")
-    assert 0 < sum(baseline.values())
+    assert sum(baseline.values()) == 0  # no check passes code with no queue logic
     for name in ("forge_verdicts", "forge_replies", "borrow_reference", "tamper_with_the_grader"):
         scores = graded(name)
         assert set(scores) == set(baseline), name

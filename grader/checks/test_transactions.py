@@ -15,8 +15,9 @@ from . import txshape
 from .faults import (attempt, expect_no_transaction_left, expect_others_can_write,
                      injected_fault, is_locked_error, is_the_fault, write_lock_held)
 from .steps import expect_rows, snapshot
-from grader.harness.scenario import Lab, ManualClock, show
+from grader.harness.scenario import Lab, ManualClock, expected_row, show
 from grader.harness.scenario import error_line
+from grader.results import RowDiff
 
 #: txshape problem code -> the catalogue sentence that explains it, for claim.
 CLAIM_DETAIL = {
@@ -195,11 +196,20 @@ def test_locked_database_raises(lab):
 
 @check("journal-mode-stays-delete", points=1)
 def test_journal_mode_stays_delete(lab):
-    """After claim and after finish, the database still uses the rollback journal (not WAL)."""
+    """After claim and after finish, the database still uses the rollback journal (not WAL).
+    The claim must have taken the claimable job (its row leased to A): a claim that writes
+    nothing leaves any journal mode as it was, and passes nothing here."""
     w = lab.world
-    lab.enqueue(qty=5)
+    job = lab.enqueue(qty=5)
+    before = lab.row(job)
     a = lab.claim(w.name("A"), now=w.t0, lease_ms=w.lease_ms)
     expect_rollback_journal(lab, after="claim")
+    after = lab.row(job)
+    if after is None or after["status"] != "leased" or after["owner"] != w.name("A"):
+        until = min(w.t0 + w.lease_ms, before["deadline"])
+        lab.fail("tx-journal-nothing-written", job=job, diff=RowDiff(job, after, expected_row(
+            before, status="leased", owner=w.name("A"), token=before["token"] + 1,
+            attempts=before["attempts"] + 1, lease_until=until)))
     if a is not None:
         lab.finish(a, now=w.t0 + 1)
         expect_rollback_journal(lab, after="finish")

@@ -16,7 +16,7 @@ from grader.harness.scenario import (CheckFailed, Lab, ManualClock, TargetRaised
                                      show)
 from grader.harness import target_client
 from grader.harness.scenario import error_line
-from grader.results import RowDiff
+from grader.results import Kind, RowDiff
 
 
 class SendFailed(target_client.SendFailed):
@@ -155,8 +155,23 @@ def test_work_once_send_raises(lab):
 
 @check("work-once-empty-queue", points=1)
 def test_work_once_empty_queue(lab):
-    """Nothing to claim: work_once returns None and never calls send."""
+    """Nothing to claim: work_once returns None and never calls send. First the same work_once
+    must claim a claimable job and call send (what it returns there is graded by the other
+    work_once checks): None from a work_once that returns None whatever the queue holds says
+    nothing about an empty queue. That job is then taken out of the queue."""
     clock = ManualClock(lab.world.t0)
+    courier = Courier(lab, clock)
+    job = lab.enqueue(qty=5)
+    with lab.setup():
+        try:
+            attempt(lab, lambda: lab.work_once(lab.world.name("A"), courier, clock,
+                                               lab.world.lease_ms))
+        except CheckFailed as failed:  # a wrong return type: not this check's rule
+            if failed.failure.kind not in (Kind.WRONG_TYPE, Kind.WRONG_FIELD_TYPE):
+                raise
+        if not courier.sent:
+            lab.fail("work-once-never-claims", job=job)
+    lab.remove_jobs()
     courier = Courier(lab, clock)
     result = lab.work_once(lab.world.name("A"), courier, clock, lab.world.lease_ms)
     if courier.sent:

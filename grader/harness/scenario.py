@@ -205,6 +205,11 @@ class Lab:
         except sqlite3.OperationalError as exc:
             self.fail("row-unreadable", job=job, error=str(exc))
 
+    def remove_jobs(self) -> None:
+        """Take every job out of the queue (setting up an empty queue after a first step)."""
+        self.observer.execute("DELETE FROM jobs")
+        self.note("note.jobs-removed")
+
     def set_row(self, job: int, **values) -> None:
         """Put a row into a given state directly (setting up a situation, not a target call)."""
         sets = ", ".join(f"{column} = ?" for column in values)

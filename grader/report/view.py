@@ -476,8 +476,11 @@ HINT_OF_DETAIL = {
     "lease-until-rule": "check.deadline-clamp.hint",  # met in any check that claims
     "lease-until-other-deadline": "check.deadline-clamp.hint",
 }
-#: Detail sentences no hint fits: the code ended, or did not answer the same way twice.
-NO_HINT_DETAILS = ("integration-worker-exited", "timeline-unreproduced")
+#: Detail sentences no hint fits: the code ended, or did not answer the same way twice, or
+#: it never did what the check's rule is about (a claim that wrote nothing, a work_once that
+#: never claims: the sentence sends the student to the claim checks).
+NO_HINT_DETAILS = ("integration-worker-exited", "timeline-unreproduced",
+                   "tx-journal-nothing-written", "work-once-never-claims")
 
 
 def fitting_hint(check_id: str, failure: Failure, lang: str) -> str | None:
