@@ -287,3 +287,19 @@ def test_in_batch_a_claim_on_its_own_connection_scores_no_more_than_on_the_given
     assert int(rows["own_connection_honest"]["score"]) > 0
     assert int(rows["own_connection"]["score"]) == 0
 
+
+def test_a_claim_that_stalls_the_race_scores_no_more_than_without_the_stall(tmp_path):
+    """stall_the_lockstep.py: one claimer stops longer than the race's lockstep waits, so the
+    lockstep gives up and both claims run freely; its claim reads before BEGIN IMMEDIATE, which
+    the forced interleaving catches. It passed the race (+7) where the same claim without the
+    stall fails it; a lockstep that was not completed is now a failure of its own."""
+    honest = tmp_path / "stall_the_lockstep_honest.py"
+    honest.write_text(trick_off("stall_the_lockstep", "STALL"), encoding="utf-8")
+    _, honest_results = grade(str(honest), tmp_path, "-k", "race-one-winner")
+    _, attack_results = grade(str(ATTACKS / "stall_the_lockstep.py"), tmp_path, "-k",
+                              "race-one-winner")
+    (honest_test,), (attack_test,) = honest_results["tests"], attack_results["tests"]
+    assert honest_test["score"] == 0 and "Both processes got a Claim" in honest_test["output"]
+    assert attack_test["score"] <= honest_test["score"]
+    assert "could not keep" in attack_test["output"], attack_test["output"]
+    assert "never a pass" in attack_test["output"]

@@ -7,10 +7,12 @@ import sqlite3
 
 import pytest
 
-from grader.checks.test_race import lock_taken_at, narrate
+from grader.checks.test_race import judge, lock_taken_at, narrate
+from grader.checks.situations import leased
+from grader.harness.scenario import CheckFailed, Lab
 from grader.report.messages import text
 
-from grader.harness.interleave import (Lockstep, WriteLockWatch, bare, changes_database,
+from grader.harness.interleave import (GaveUp, Lockstep, WriteLockWatch, bare, changes_database,
                                        is_statement, takes_write_lock, verb,
                                        waits_for_write_lock)
 
@@ -268,3 +270,30 @@ def test_after_a_deferred_begin_the_lock_is_taken_by_the_first_write():
     log = [("A", 1, "BEGIN IMMEDIATE"), ("A", 2, "COMMIT"), ("A", 3, "BEGIN"),
            ("A", 4, "SELECT 1")]
     assert lock_taken_at(log, "A", 5) is None
+
+
+def test_a_race_whose_lockstep_gave_up_is_never_a_pass(tmp_path):
+    """The race's verdict on the same outcomes (A got the job, B None, the row as it must be):
+    a pass when the lockstep held to the end, a failure of its own when it gave up (the claims
+    ran freely from there: nothing was forced)."""
+    lab = Lab(None, str(tmp_path))
+    try:
+        job = lab.enqueue(qty=5)
+        before = lab.row(job)
+        lab.set_row(job, status="leased", owner="A", token=1, attempts=1, lease_until=1000)
+        assert lab.row(job) == leased(before, "A", token=1, attempts=1, lease_until=1000)
+        stamp = {"id": job, "qty": 5, "owner": "A", "token": 1, "attempt": 1,
+                 "lease_until": 1000}
+        outcomes = {"A": {"kind": "claim", "claim": stamp, "statements": []},
+                    "B": {"kind": "none", "statements": []}}
+        judge(lab, job, before, outcomes)  # passes
+        with pytest.raises(CheckFailed) as failed:
+            judge(lab, job, before, outcomes, GaveUp("B", 2, 5.0, False))
+        failure = failed.value.failure
+        assert failure.detail == "race-lockstep-incomplete"
+        assert (failure.params["actor"], failure.params["other"], failure.params["step"],
+                failure.params["waited"]) == ("B", "A", 2, "5")
+        sentence = text("detail.race-lockstep-incomplete", "en", **failure.params)
+        assert "B waited 5 s at its statement 2 for A" in sentence and "never a pass" in sentence
+    finally:
+        lab.close()

@@ -9,8 +9,10 @@ one, an UPDATE ... RETURNING). RAISE(ABORT) undoes that one statement and leaves
 transaction open: what happens next is up to the target (roll back and re-raise, the contract
 says). The trigger is TEMP, so it lives on `lab.conn` only and other connections never see it.
 It counts its firings (`fault.fired`, through harness_count in the target process), so a check can
-tell "the target never ran such an UPDATE" (nothing to inject into) from "the target swallowed the
-error".
+tell "the target never ran such an UPDATE" from "the target swallowed the error". Never running it
+is "nothing to inject into" only where the situation does not need that write: where it does (the
+job is claimable, the stamp is current), a fault that never fired means the function wrote nothing
+where it had to, and the check fails (test_transactions.expect_wrote), never passes.
 
 `write_lock_held(lab)` takes the write lock on a connection of the grader's own (`BEGIN
 IMMEDIATE`) and holds it until the block ends: a call made inside on a connection with a short

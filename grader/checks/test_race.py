@@ -14,7 +14,7 @@ from grader.harness import children
 from grader.checkdef import check
 from . import txshape
 from .situations import leased
-from grader.harness.interleave import Lockstep, sql_line, takes_write_lock, verb
+from grader.harness.interleave import GaveUp, Lockstep, sql_line, takes_write_lock, verb
 from grader.harness.journal import busy_timeout_set, switched_to
 from grader.harness.scenario import CheckFailed, Lab
 from grader.results import Failure, Kind, Outcome, RowDiff
@@ -40,7 +40,7 @@ def test_two_processes_claim_at_once(lab):
     outcomes = {c.actor: c.outcome for c in claimers}
     events = narrate(lab, outcomes, lockstep)
     untrusted(lab, outcomes, events)
-    judge(lab, job, before, outcomes)
+    judge(lab, job, before, outcomes, lockstep.gave_up)
 
 
 def narrate(lab: Lab, outcomes: dict[str, dict], lockstep: Lockstep) -> dict[str, dict]:
@@ -115,7 +115,10 @@ def first_passes(passes: list) -> dict[tuple[str, int], str]:
     return first
 
 
-def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict]) -> None:
+def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict],
+          gave_up: GaveUp | None = None) -> None:
+    """The verdict on what the claims did; last, a run whose lockstep was given up (the claims
+    ran freely from there, so nothing was forced) fails on its own diagnosis: never a pass."""
     kinds = {actor: o["kind"] for actor, o in outcomes.items()}
     for actor, o in outcomes.items():
         if o["kind"] == "load-error":
@@ -165,6 +168,9 @@ def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict]) -> None:
     stamp = outcomes[winner]["claim"]
     if current != expected or stamp != _stamp_of(current):
         fail("race-row", winner=winner, loser=_other(lab, winner))
+    if gave_up is not None:
+        fail("race-lockstep-incomplete", actor=gave_up.actor, other=_other(lab, gave_up.actor),
+             step=gave_up.step, waited=f"{gave_up.waited:g}")
 
 
 def shortened_busy_timeout(o: dict) -> dict | None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from lab.store import Claim
+
 from grader.checkdef import check
 from . import txshape
 from .faults import (attempt, expect_no_transaction_left, expect_others_can_write,
@@ -103,6 +105,31 @@ def some_claim(lab: Lab, role: str, now: int, job: int):
     return got
 
 
+def current_stamp(lab: Lab, role: str, job: int) -> Claim:
+    """Setup: `job`'s row is leased to the worker cast as `role` (its claim took it); the stamp
+    that row holds, which a finish must accept while the lease runs (what claim returned is
+    graded by the claim checks)."""
+    with lab.setup():
+        row = lab.row(job)
+        if row is None or row["status"] != "leased" or row["owner"] != lab.world.name(role):
+            lab.fail("tx-no-claim", job=job)
+        return Claim(id=job, qty=row["qty"], owner=row["owner"], token=row["token"],
+                     attempt=row["attempts"], lease_until=row["lease_until"])
+
+
+#: The sentence of a function that wrote nothing where it had to.
+WROTE_NOTHING = {"claim": "tx-claim-wrote-nothing", "finish": "tx-finish-wrote-nothing"}
+
+
+def expect_wrote(lab: Lab, function: str, job: int, came_back, error) -> None:
+    """The situation needed `function` to write `job`'s row (it was claimable; its stamp was
+    current), the grader's fault waited on that write, and it never fired: the function wrote
+    nothing where it had to, and there was nothing to roll back. A failure, never a pass."""
+    lab.fail(WROTE_NOTHING[function], function=function, job=job,
+             came_back=show(came_back), error="" if error is None else "; " + error_line(error),
+             statements=txshape.listing(lab.statements_of(lab.calls)))
+
+
 # -- the checks ------------------------------------------------------------------------------------
 @check("claim-in-one-immediate-transaction", points=3)
 def test_claim_in_one_immediate_transaction(lab):
@@ -120,7 +147,9 @@ def test_claim_in_one_immediate_transaction(lab):
 @check("claim-rolls-back-on-error", points=2)
 def test_claim_rolls_back_on_error(lab):
     """A statement inside claim fails (first its UPDATE that leases the job, then its quarantine
-    UPDATE): claim re-raises, rolls back everything, releases the lock; then it works again."""
+    UPDATE): claim re-raises, rolls back everything, releases the lock; then it works again. The
+    job is claimable, so a claim that never makes the UPDATE to leased fails (a claim with no
+    quarantine step has nothing to inject into there: the quarantine checks grade it)."""
     w = lab.world
     now = w.t0 + w.pick("now", 10, 1, w.lease_ms)
     stale = lab.enqueue(qty=1, deadline=now)  # its deadline has come: claim quarantines it first
@@ -130,8 +159,10 @@ def test_claim_rolls_back_on_error(lab):
         with injected_fault(lab, status) as fault:
             came_back, error = attempt(lab, lambda: lab.claim(w.name("A"), now=now,
                                                               lease_ms=w.lease_ms))
+        if not fault.fired and status == "leased":  # the job is claimable: claim must lease it
+            expect_wrote(lab, "claim", job, came_back, error)
         if not fault.fired:
-            continue  # this claim never moves a job to that status: nothing to inject into
+            continue  # a claim with no quarantine step: graded by the quarantine checks
         expect_failed_cleanly(lab, "claim", error, before, came_back)
     lab.enqueue(qty=7)  # so that something is claimable even if a step above took a job
     claimed, error = attempt(lab, lambda: lab.claim(w.name("A"), now=now, lease_ms=w.lease_ms))
@@ -144,7 +175,9 @@ def test_claim_rolls_back_on_error(lab):
 @check("finish-leaves-no-transaction", points=2)
 def test_finish_leaves_no_transaction(lab):
     """finish, rejected and accepted, is one statement or one BEGIN IMMEDIATE transaction and
-    leaves no transaction open; when its UPDATE fails it re-raises and rolls back."""
+    leaves no transaction open; when its UPDATE fails it re-raises and rolls back. It is given
+    the stamp C's row holds (C's claim must have taken the job): while it is current, a finish
+    that never makes the UPDATE to done fails."""
     expired = lab.world.t0 + lab.world.lease_ms  # A's lease has run out
     job = lab.enqueue(qty=5)
     a = some_claim(lab, "A", lab.world.t0, job)
@@ -154,12 +187,16 @@ def test_finish_leaves_no_transaction(lab):
     lab.finish(b, now=expired + 2)  # B's stamp is current: accepted
     expect_atomic(lab, "finish")
     job = lab.enqueue(qty=3)
-    c = some_claim(lab, "C", expired + 2, job)
-    before = {c.id: lab.row(c.id)}
+    some_claim(lab, "C", expired + 2, job)
+    c = current_stamp(lab, "C", job)  # the stamp the row holds: a finish must land with it
+    before = {job: lab.row(job)}
+    now = expired + 3
     with injected_fault(lab, "done") as fault:
-        came_back, error = attempt(lab, lambda: lab.finish(c, now=expired + 3))
+        came_back, error = attempt(lab, lambda: lab.finish(c, now=now))
     if fault.fired:
         expect_failed_cleanly(lab, "finish", error, before, came_back)
+    elif now < c.lease_until and now < before[job]["deadline"]:  # the stamp is current
+        expect_wrote(lab, "finish", job, came_back, error)
 
 
 LOCKED_BUSY_MS = 1  # the busy timeout of the connection claim/finish/work_once get while locked

@@ -29,7 +29,8 @@ every run too: the other claim always runs between them.
 The clocks are only safety nets: a process that may hold the write lock waits at most `short`
 seconds for a situation the rule above does not recognise, a process that holds none at most
 `long` (a loaded machine); then the lockstep gives up for good (`gave_up`) and both run freely.
-Giving up never fails a check by itself; it is recorded so a report can tell it.
+Giving up is recorded (`gave_up`), and the race check fails on it with a diagnosis of its own
+(a lockstep that was not completed forced nothing: such a run is never a pass).
 
 Messages inside the judge (plain tuples on queues, never on a pipe), claimer thread -> central
 loop: ("ready",), ("at", step, sql, holds_write, asking), ("done", outcome); central loop ->

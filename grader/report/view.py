@@ -480,7 +480,9 @@ HINT_OF_DETAIL = {
 #: it never did what the check's rule is about (a claim that wrote nothing, a work_once that
 #: never claims: the sentence sends the student to the claim checks).
 NO_HINT_DETAILS = ("integration-worker-exited", "timeline-unreproduced",
-                   "tx-journal-nothing-written", "work-once-never-claims")
+                   "tx-journal-nothing-written", "work-once-never-claims",
+                   "tx-claim-wrote-nothing", "tx-finish-wrote-nothing",
+                   "race-lockstep-incomplete")
 
 
 def fitting_hint(check_id: str, failure: Failure, lang: str) -> str | None:
