@@ -152,6 +152,37 @@ def test_text_from_the_code_under_grade_reaches_every_writer_as_one_visible_line
         assert test["score"] <= honest[check_id]["score"], check_id
 
 
+def test_in_batch_text_from_the_code_under_grade_reaches_no_file_as_it_was_written(tmp_path):
+    """hostile_text.py and its honest counterpart graded side by side in `batch`, with a roster:
+    the gradebook, each submission's results, the class report, the LMS files and each
+    student's feedback hold none of its control characters and no forged score line, and the
+    trick scores no more than the same queue without it."""
+    subs = tmp_path / "class"
+    subs.mkdir()
+    (subs / "hostile_text.py").write_text((ATTACKS / "hostile_text.py").read_text("utf-8"),
+                                          encoding="utf-8")
+    (subs / "honest.py").write_text(trick_off("hostile_text", "HOSTILE_TEXT"), encoding="utf-8")
+    (tmp_path / "roster.csv").write_text("submission,name,id\nhostile_text,Mallory,1\n"
+                                         "honest,Alice,2\n", encoding="utf-8")
+    out = tmp_path / "grades"
+    proc = run_grader("batch", str(subs), "--out", str(out), "--quiet", "--roster",
+                      str(tmp_path / "roster.csv"), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    written = [p for p in out.rglob("*") if p.is_file()]
+    assert len(written) >= 6 and any("feedback" in p.parts for p in written), written
+    for path in written:
+        for text in texts_of(path):
+            assert not NEVER_SHOWN.findall(text), (path.name, set(NEVER_SHOWN.findall(text)))
+            if not path.name.startswith("honest"):  # its own log rightly says 100 / 100
+                assert forged_score_lines(text) == [], (path.name, forged_score_lines(text)[:3])
+    feedback = (out / "feedback" / "hostile_text.txt").read_text(encoding="utf-8")
+    assert "\\n\\rScore: 100/100\\n\\x85Score" in feedback  # shown, escaped
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
+        rows = {row["submission"]: row for row in csv.DictReader(f)}
+    assert rows["hostile_text"]["status"] == rows["honest"]["status"] == "graded"
+    assert int(rows["hostile_text"]["score"]) < int(rows["honest"]["score"])
+
+
 @pytest.mark.parametrize("how, limit", [("memory", "memory"), ("disk", "file size")])
 def test_a_check_that_runs_out_of_a_resource_says_which(tmp_path, how, limit):
     out = tmp_path / "results.json"

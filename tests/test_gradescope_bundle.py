@@ -22,6 +22,7 @@ import pytest
 
 from conftest import ROOT, by_check, run_grader
 from learning import KEYS, honest_second_claimer, learn, learned_submission, trick_off
+from test_attacks import NEVER_SHOWN, forged_score_lines
 
 SOLUTION = (ROOT / "solutions" / "queue.py").read_text(encoding="utf-8")
 
@@ -151,6 +152,34 @@ def test_no_attack_scores_more_than_doing_nothing(autograder):
         scores = graded(name)
         assert set(scores) == set(baseline), name
         assert all(scores[cid] <= baseline[cid] for cid in scores), (name, scores)
+
+
+def test_text_from_the_code_under_grade_reaches_results_json_on_one_line(autograder):
+    """hostile_text.py uploaded to Gradescope: no text of results.json holds one of its control
+    characters or a forged score line, and it scores no more than its honest counterpart."""
+    attacks = ROOT / "tests" / "attacks"
+    proc, results = autograder({"queue.py": (attacks / "hostile_text.py").read_text("utf-8")})
+    assert proc.returncode == 0, proc.stderr
+    texts = []
+
+    def walk(data):
+        if isinstance(data, str):
+            texts.append(data)
+        elif isinstance(data, dict):
+            for k, v in data.items():
+                walk(k)
+                walk(v)
+        elif isinstance(data, list):
+            for v in data:
+                walk(v)
+    walk(results)
+    assert any("Score: 100/100" in t for t in texts)  # shown ...
+    for t in texts:  # ... on its line, escaped
+        assert not NEVER_SHOWN.findall(t) and forged_score_lines(t) == [], t[:300]
+    _, honest = autograder({"queue.py": trick_off("hostile_text", "HOSTILE_TEXT")})
+    attack, honest = by_check(results), by_check(honest)
+    for cid, test in attack.items():
+        assert test["score"] <= honest[cid]["score"], cid
 
 
 def test_a_claim_on_its_own_connection_scores_no_more_than_on_the_given_one(autograder):
