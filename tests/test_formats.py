@@ -26,7 +26,7 @@ from test_cli_args import refused
 from grader.report import files, junit, markdown, prairielearn
 from grader.report.messages import text
 from grader.report.view import report_view
-from grader.results import CheckResult, Failure, Kind, Outcome
+from grader.results import MAX_SHOWN, CheckResult, Failure, Kind, Outcome, shown_text
 
 SOME = "finish-before-expiry or finish-at-expiry or reclaim-at-expiry"
 IDS = {"finish-before-expiry", "finish-at-expiry", "reclaim-at-expiry"}
@@ -171,6 +171,33 @@ def test_a_target_that_does_not_compile_is_not_gradable_on_prairielearn(grade_on
 
 # -- hostile student text, without grading ------------------------------------------------------
 HOSTILE = "]]><b>&amp;</b>\x00\x1b[31mred\x1b[0m\x07 ``` `*_[x](y)` \ud800\r\nsecond line"
+
+
+@pytest.mark.parametrize("raw, shown", [
+    ("a\nb\r\tc", "a\\nb\\r\\tc"), ("\x1b[2J\x07\x00", "\\x1b[2J\\x07\\x00"),
+    ("\x9b2J\x85\x7f", "\\x9b2J\\x85\\x7f"), ("\u202eab\u2066\u200f\u061c", "\\u202eab\\u2066\\u200f\\u061c"),
+    ("x\u2028y\u2029\ufeff", "x\\u2028y\\u2029\\ufeff"), ("lone \ud800", "lone \\ud800"),
+    ("Claim(owner='A', token=1) — 日本語 ✓", "Claim(owner='A', token=1) — 日本語 ✓"),
+])
+def test_text_from_the_code_under_grade_is_shown_on_one_line_escaped_as_a_repr(raw, shown):
+    assert shown_text(raw) == shown
+    assert shown_text(shown) == shown  # showing twice changes nothing
+
+
+def test_shown_text_is_cut_and_a_failure_keeps_only_the_grader_s_own_lines():
+    assert shown_text("x" * (MAX_SHOWN + 50)) == "x" * (MAX_SHOWN - 1) + "…"
+    assert len(shown_text("\n" * MAX_SHOWN)) == MAX_SHOWN
+    listing = "    1  BEGIN IMMEDIATE\n  ▶ 2  UPDATE jobs SET owner = '\x9b'"
+    failure = Failure(Outcome.FAILED, Kind.DETAIL, detail="tx-left-open",
+                      params={"function": "claim\nScore: 100", "statements": listing},
+                      timeline=[{"op": "claim", "actor": "A", "t": 0, "raised": "E: a\nb"}])
+    result = CheckResult("claim-in-one-immediate-transaction", 3, Outcome.FAILED, failure)
+    assert result.result.params == {"function": "claim\\nScore: 100",
+                                     "statements": listing.replace("\x9b", "\\x9b")}
+    assert result.result.timeline[0]["raised"] == "E: a\\nb"
+    assert failure.timeline[0]["raised"] == "E: a\nb"  # a copy: the check's own is as it was
+    bug = CheckResult("x", 1, Outcome.ERRORED, Failure.grader_bug("Traceback\n  line\x1b\n"))
+    assert bug.result.error == "Traceback\n  line\\x1b\n"
 
 
 def hostile_view(lang: str = "en"):
