@@ -175,7 +175,8 @@ HOSTILE = "]]><b>&amp;</b>\x00\x1b[31mred\x1b[0m\x07 ``` `*_[x](y)` \ud800\r\nse
 
 @pytest.mark.parametrize("raw, shown", [
     ("a\nb\r\tc", "a\\nb\\r\\tc"), ("\x1b[2J\x07\x00", "\\x1b[2J\\x07\\x00"),
-    ("\x9b2J\x85\x7f", "\\x9b2J\\x85\\x7f"), ("\u202eab\u2066\u200f\u061c", "\\u202eab\\u2066\\u200f\\u061c"),
+    ("\x9b2J\x85\x7f", "\\x9b2J\\x85\\x7f"),
+    ("\u202eab\u2066\u200f\u061c", "\\u202eab\\u2066\\u200f\\u061c"),
     ("x\u2028y\u2029\ufeff", "x\\u2028y\\u2029\\ufeff"), ("lone \ud800", "lone \\ud800"),
     ("Claim(owner='A', token=1) — 日本語 ✓", "Claim(owner='A', token=1) — 日本語 ✓"),
 ])

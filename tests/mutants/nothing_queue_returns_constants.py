@@ -1,4 +1,4 @@
-"""A queue that returns constants and runs no SQL: claim hands out a made-up Claim, finish says True.
+"""A queue that returns constants and runs no SQL: claim hands out a made-up Claim, finish True.
 
 It raises no NotImplementedError and returns values of the right types, so every check runs it:
 none may pass. The rollback checks once passed it, because the fault they inject into claim's
