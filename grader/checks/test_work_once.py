@@ -10,7 +10,7 @@ from __future__ import annotations
 from lab.store import Claim
 
 from grader.checkdef import check
-from .faults import expect_others_can_write
+from .faults import attempt, expect_others_can_write
 from .situations import done, leased
 from grader.harness.scenario import (CheckFailed, Lab, ManualClock, TargetRaised, expected_row,
                                      show)
