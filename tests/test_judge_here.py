@@ -16,7 +16,7 @@ from conftest import MUTANTS, ROOT
 from grader import runner
 from grader.checkdef import PROCESS_FAMILIES, family
 from grader.harness import sandbox
-from grader.harness.target_client import TargetProcess
+from grader.harness.target_client import TargetClosed, TargetProcess
 from grader.harness.world import LESSON_SEED
 from grader.results import Kind, Outcome, result_to_json
 from grader.runner import Settings, Unit, lanes
@@ -127,3 +127,20 @@ def test_a_lane_whose_judge_cannot_be_stopped_costs_only_its_own_check(monkeypat
     assert "did not answer in time" in by_id["finish-at-expiry"].result.error
     assert all(r.passed for r in results if r.id != "finish-at-expiry")
     assert len(results) == 6
+
+
+def test_a_judge_here_whose_clean_up_breaks_after_the_alarm_is_timed_out_not_a_grader_bug():
+    # A check whose `finally` asks the target once more (faults.injected_fault drops its
+    # trigger): the alarm's unwinding closed the proxy, so that clean-up raises TargetClosed.
+    # The code under grade hung; the grader did not fail (issue 28, "The grader blames itself").
+    def body():
+        sandbox.report_step({"op": "claim", "actor": "A"})
+        try:
+            time.sleep(30)  # the alarm interrupts it
+        finally:
+            raise TargetClosed("the target process is closed (a judge callback raised)")
+
+    failure = sandbox.run(body, timeout=0.3, inline=True)
+    assert failure.outcome == Outcome.TIMED_OUT and failure.kind is None
+    assert failure.step == {"op": "claim", "actor": "A"}
+    assert sandbox.run(lambda: 1 / 0, timeout=5, inline=True).kind == Kind.GRADER_BUG  # reset

@@ -115,7 +115,12 @@ class _TimeUp(BaseException):
     no `except Exception` of a check takes it for the target's error)."""
 
 
+_time_up = False  # the alarm of the judge run here has fired
+
+
 def _alarm(signum, frame) -> None:
+    global _time_up
+    _time_up = True
     raise _TimeUp
 
 
@@ -130,8 +135,8 @@ def _run_here(body: Callable[[], Failure | None], timeout: float) -> Failure | N
     where the zygote could not fork it: that one has the lane's limits, without the CPU one).
     An alarm swallowed where Python cannot raise (a finalizer's `__del__`) leaves the judge to
     the lane's backstop."""
-    global _here, _last_step
-    _here, _last_step = True, None
+    global _here, _last_step, _time_up
+    _here, _last_step, _time_up = True, None, False
     previous = signal.signal(signal.SIGALRM, _alarm)
     cpu = int(timeout) + CPU_SLACK
     zygote.limit_children({"RLIMIT_CPU": (cpu, cpu + 5)})
@@ -143,11 +148,15 @@ def _run_here(body: Callable[[], Failure | None], timeout: float) -> Failure | N
             signal.setitimer(signal.ITIMER_REAL, 0)
     except _TimeUp:
         result = _timed_out(_last_step, timeout)
-    except BaseException:  # a bug in the check itself, not in the target
-        result = Failure.grader_bug(traceback.format_exc())
+    except BaseException:
+        # After the alarm, whatever the check's clean-up raised on its way out (a `finally`
+        # that asks the target process the alarm's unwinding closed: TargetClosed) is the
+        # timeout's consequence, not a bug of the check: the code under grade hung.
+        result = (_timed_out(_last_step, timeout) if _time_up
+                  else Failure.grader_bug(traceback.format_exc()))  # a bug of the check itself
     finally:
         signal.signal(signal.SIGALRM, previous)
-        _here = False
+        _here, _time_up = False, False
         zygote.limit_children({})
     # No zygote.settle(): a target closed here was killed and reaped before close() returned,
     # one whose lease closed early the zygote ends on its own, and neither is ever our child.
