@@ -47,6 +47,10 @@ class Kind:
     OWN_CONNECTION = "own-connection"    # function opened a connection of its own to the
     #                                      check's database (params' files): the contract is
     #                                      the connection it is given, whatever its SQL did
+    NOT_GRADED = "not-graded"            # (outcome timed_out) function did not return when
+    #                                      the grader first called it, before any check (its
+    #                                      `timeout`): the check stopped at `step`, its own first
+    #                                      call of it, instead of waiting for it to hang again
     PROTOCOL = "protocol-error"          # the target process broke the channel's rules
     #                                      (error says which), during step: never believed
     # The target cannot be loaded; params say why (file, line, msg / error / names / file).

@@ -3,12 +3,13 @@ never a traceback dump, a hang or a crash of its own."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 import time
 
 import pytest
 
-from conftest import by_check, grade, run_grader
+from conftest import MUTANTS, by_check, grade, run_grader
 
 SOLUTION_IMPORTS = "from solutions.queue import claim, finish, work_once\n"
 SOME_CHECKS = "finish_before_expiry or reclaim_exactly_at_expiry"
@@ -29,7 +30,7 @@ BROKEN = {
     "claim-sys-exit": (SOLUTION_IMPORTS + "import sys\ndef claim(conn, owner, now, lease_ms):\n"
                        "    sys.exit(4)\n", "errored", "claim raised SystemExit"),
     "claim-hangs": (SOLUTION_IMPORTS + "def claim(conn, owner, now, lease_ms):\n"
-                    "    while True:\n        pass\n", "timed_out", "claim does not return"),
+                    "    while True:\n        pass\n", "timed_out", "Not graded: claim hangs"),
     "claim-wrong-type": (SOLUTION_IMPORTS + "def claim(conn, owner, now, lease_ms):\n"
                          "    return {'id': 1}\n", "failed", "it must return Claim | None"),
     "claim-kills-itself": (SOLUTION_IMPORTS + "import os, signal\n"
@@ -101,3 +102,30 @@ def test_missing_file_is_a_bad_argument_not_a_graded_failure(tmp_path):
     proc = run_grader("--impl", str(tmp_path / "nope.py"), "--json", str(out))
     assert proc.returncode == 2 and not out.exists()
     assert proc.stderr.splitlines() == [f"grader: --impl {tmp_path / 'nope.py'}: no such file"]
+
+
+HANGING_CLAIM = MUTANTS / "hang_claim_loops_forever.py"
+
+
+def test_a_hanging_claim_is_graded_at_once_the_same_on_one_lane_and_on_several(tmp_path):
+    # The probe before the checks sees claim (and work_once, built over it) hang once; every
+    # check stops at its first call of them, none waits for its own timeout (issue 29 item 2:
+    # a whole grade took 137 s and two checks blamed the grader). Same verdicts for any --jobs.
+    seen = {}
+    for jobs in ("1", "2"):
+        (tmp_path / jobs).mkdir()
+        start = time.monotonic()
+        proc, results = grade(str(HANGING_CLAIM), tmp_path / jobs, "--jobs", jobs)
+        took = time.monotonic() - start
+        assert took < 30, f"--jobs {jobs}: a grade of a hanging claim took {took:.1f} s"
+        assert proc.returncode == 1 and results["score"] == 0
+        checks = by_check(results)
+        assert len(checks) == 40
+        for check_id, test in checks.items():
+            assert test["extra_data"]["outcome"] == "timed_out", (check_id, test["output"])
+            assert ("Not graded: claim hangs" in test["output"]
+                    or "Not graded: work_once hangs" in test["output"]), (check_id, test["output"])
+        assert "The grader itself failed" not in proc.stdout + json.dumps(results)
+        assert "Traceback" not in proc.stdout + proc.stderr
+        seen[jobs] = {cid: (t["extra_data"]["outcome"], t["output"]) for cid, t in checks.items()}
+    assert seen["1"] == seen["2"]

@@ -28,8 +28,8 @@ from grader.checkdef import check
 from grader.harness.scenario import (CheckFailed, Lab, TargetRaised, error_line, lost_target,
                                      show, stamp)
 from grader.harness.world import LESSON_SEED
-from grader.harness.target_client import (ProtocolError, TargetEnded, TargetProcessError,
-                                          TargetTimeout)
+from grader.harness.target_client import (FunctionHung, ProtocolError, TargetEnded,
+                                          TargetProcessError, TargetTimeout)
 
 from . import generate
 from .model import QueueModel
@@ -119,6 +119,8 @@ def _start_over(lab: Lab, mark: int) -> None:
 def _target_failed(lab: Lab, exc: TargetProcessError, index: int) -> None:
     """The target process ended, hung or broke the protocol while a random timeline ran on it
     (outside the Lab's calls): the same failure as in a Lab call, at the step being played."""
+    if isinstance(exc, FunctionHung):  # the grade saw it hang: not called, not waited for
+        raise CheckFailed(lab.not_graded(exc.function, None))  # (the timeline is not shown)
     if not isinstance(exc, (TargetEnded, TargetTimeout, ProtocolError)):
         raise exc  # the proxy closed or a request refused: the judge's own bug
     event, played = None, getattr(exc, "timeline_step", None)

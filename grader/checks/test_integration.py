@@ -53,6 +53,8 @@ def test_integration_run(lab):
     """Two worker processes drain 8 jobs into a real HTTP receiver; S's lease runs out while it
     is sending, F re-claims and finishes that job, S's late finish is rejected; every job is
     done exactly once and every id is recorded once at the receiver with its qty."""
+    lab.needs("work_once", {"op": "work_once", "actor": _slow(lab), "t": lab.world.t0,
+                            "lease_ms": lab.world.lease_ms})
     jobs = {}
     for qty in QTYS:
         job = lab.enqueue(qty=qty)

@@ -30,6 +30,7 @@ def test_two_processes_claim_at_once(lab):
     job = lab.enqueue(qty=5)
     before = lab.row(job)
     lab.note("race.setup", t=w.t0)
+    lab.needs("claim", {"op": "claim", "actor": w.name("A"), "t": w.t0, "lease_ms": w.lease_ms})
     claimers = [children.spawn(lab.target_spec, lab.path, w.name(role), w.t0, w.lease_ms)
                 for role in ACTORS]
     lockstep = Lockstep()

@@ -62,10 +62,11 @@ def write_message(fd: int, obj: dict) -> None:
         data = data[os.write(fd, data):]
 
 
-def run(body: Callable[[], Failure | None], timeout: float,
-        inline: bool = False) -> Failure | None:
+def run(body: Callable[[], Failure | None | dict], timeout: float,
+        inline: bool = False) -> Failure | None | dict:
     """Run `body()` in a child; return its failure (None: passed), or how the child died.
-    `inline`: run it here instead, where that can be done (see the module's docstring).
+    `inline`: run it here instead, where that can be done (see the module's docstring). A body
+    may return a dict of plain data instead (the runner's probe): it comes back as it is.
 
     Failures made here: timed out (with the step), exited (with the step and the exit code or
     signal), and grader-bug when `body` itself raised.
@@ -95,8 +96,10 @@ def run(body: Callable[[], Failure | None], timeout: float,
             result = body()
         except BaseException:  # a bug in the check itself, not in the target
             result = Failure.grader_bug(traceback.format_exc())
+        message = ({"data": result} if isinstance(result, dict)
+                   else {"result": result_to_json(result)})
         try:
-            write_message(write_fd, {"result": result_to_json(result), "token": token})
+            write_message(write_fd, {**message, "token": token})
         except BaseException:
             code = 70
         os._exit(code)
@@ -190,7 +193,8 @@ def _collect(pid: int, fd: int, timeout: float, token: str) -> Failure | None:
     if status is None:
         status = _reap(pid, deadline)
     if reader.result is not None:
-        return result_from_json(reader.result)
+        data = reader.result.get("data")
+        return data if data is not None else result_from_json(reader.result)
     if reader.forged:
         return Failure(Outcome.ERRORED, Kind.PROTOCOL, error=reader.forged, step=reader.last_step)
     if status is None:
@@ -239,6 +243,8 @@ class _Messages:
                 self.last_step = message["step"]
             elif self.result is None and "result" in message:
                 self.result = message["result"]
+            elif self.result is None and type(message.get("data")) is dict:
+                self.result = {"data": message["data"]}
         return True
 
 

@@ -31,9 +31,9 @@ from grader.results import Cause, Failure, Kind, Outcome, RowDiff
 from . import sandbox
 from .interleave import is_statement
 from .world import LESSON_SEED, World
-from .target_client import (START_TIMEOUT, Foreign, ProtocolError, RaisedInTarget,
-                            TargetEnded, TargetLoadError, TargetProcess, TargetProcessError,
-                            TargetTimeout)
+from .target_client import (START_TIMEOUT, Foreign, FunctionHung, ProtocolError,
+                            RaisedInTarget, TargetEnded, TargetLoadError, TargetProcess,
+                            TargetProcessError, TargetTimeout)
 
 #: The target's connection the checks call through (`lab.conn`).
 MAIN = "main"
@@ -133,8 +133,12 @@ class Lab:
     _in_setup = 0  # > 0 inside `with lab.setup():`
 
     def __init__(self, target_spec: str | None, workdir: str, seed: int = LESSON_SEED,
-                 call_timeout: float = 10.0, check: str = ""):
+                 call_timeout: float = 10.0, check: str = "", hung: dict | None = None,
+                 start_timeout: float = START_TIMEOUT):
         self.target_spec = target_spec  # what --impl said: for checks that start processes
+        #: the functions this grade saw hang before any check ran (grader.runner's probe), and
+        #: the seconds it waited for each: a check stops at its first call of one, not graded
+        self.hung: dict[str, float] = dict(hung or {})
         self.world = World(seed, check)  # times, lease length, names, ids, file names
         self.dir = Path(workdir)
         self.path = self.dir / self.world.db_name
@@ -151,7 +155,8 @@ class Lab:
         if target_spec is None:  # no code under grade (the project's tests of the verdicts)
             return
         try:
-            self.target = TargetProcess(target_spec, timeout=call_timeout, writable=[self.dir])
+            self.target = TargetProcess(target_spec, timeout=call_timeout, writable=[self.dir],
+                                        start_timeout=start_timeout, hung=set(self.hung))
             self.conn = Conn(self, MAIN)  # the one whose statements are recorded
             self.target.open(MAIN, self.path)
         except BaseException:
@@ -272,6 +277,8 @@ class Lab:
         self.target.sends_in_transaction = []
         try:
             result = self.ask(lambda target: getattr(target, function)(conn.name, *args), event)
+        except FunctionHung:
+            raise CheckFailed(self.not_graded(function, event)) from None
         except RaisedInTarget as raised:
             self._own_connections(function, event, raised=error_line(raised))
             if raised.not_implemented:
@@ -303,6 +310,20 @@ class Lab:
                                else result if result is None or type(result) in (bool, int, str)
                                else show(result))
         self.fail_own_connection(function, own)
+
+    def needs(self, function: str, step: dict | None = None) -> None:
+        """Before a check runs `function` in processes of its own (the race's claimers, the
+        integration's workers): stop here, not graded, if this grade saw it hang (`hung`)."""
+        if function in self.hung:
+            raise CheckFailed(self.not_graded(function, step))
+
+    def not_graded(self, function: str, step: dict | None) -> Failure:
+        """The check stopped at `step` (its first call of `function`, not made): `function`
+        did not return when the grader first called it, and is not waited for again."""
+        if step is not None:
+            step["not_called"] = True
+        return Failure(Outcome.TIMED_OUT, Kind.NOT_GRADED, function=function, step=step,
+                       timeout=self.hung[function])
 
     def ask(self, question: Callable[[TargetProcess], Any], step: dict | None = None) -> Any:
         """`question(lab.target)`: a call of the code under grade (`step` is its event), or a
@@ -520,11 +541,12 @@ def where(exc: BaseException) -> str | None:
 
 def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
               seed: int = LESSON_SEED, call_timeout: float = 10.0,
-              check: str = "") -> Failure | None:
+              check: str = "", hung: dict | None = None) -> Failure | None:
     """Judge side of one check: start the target process, run the body, turn every ending into
-    a failure (None: passed). This process never imports the code under grade."""
+    a failure (None: passed). This process never imports the code under grade. `hung`: the
+    functions the grade's probe saw hang (`Lab.hung`)."""
     try:
-        lab = Lab(target_spec, workdir, seed, call_timeout, check)
+        lab = Lab(target_spec, workdir, seed, call_timeout, check, hung)
     except TargetProcessError as exc:
         return start_failure(exc, target_spec, START_TIMEOUT)
     try:
@@ -546,6 +568,8 @@ def _verdict(lab: "Lab", body: Callable[["Lab"], None]) -> Failure | None:
         return None
     except CheckFailed as failed:
         return failed.failure
+    except FunctionHung as hung:  # asked for outside the Lab's calls: stopped all the same
+        return lab.not_graded(hung.function, None)
     except TargetRaised as raised:
         if raised.event is not None:
             raised.event["raised"] = error_line(raised.exc)
@@ -591,3 +615,61 @@ def limit_hit(exc: RaisedInTarget) -> str | None:
     if exc.message.startswith(f"OSError: [Errno {errno.EFBIG}]"):
         return "file-size"
     return None
+
+
+#: The functions the probe calls, in its order (finish only with a Claim claim returned).
+PROBED = ("claim", "finish", "work_once")
+
+
+def probe(target_spec: str, workdir: str, start_timeout: float,
+          call_timeout: float) -> Failure | dict:
+    """Before any check (grader.runner's preflight): load the target, then call each function
+    once in the plainest situation, in the lesson's world, each call given `call_timeout`
+    seconds: claim with one pending job and nothing else running, finish with the Claim it
+    returned (before its lease_until), work_once with another pending job (a send that
+    returns, a clock that stands still). The load failure every check gets, or
+    {"hung": {function: call_timeout}} for the functions that did not return (a raise, a
+    wrong value, an exit: the checks say; the probe looks only for a hang). A call that broke
+    the target process is followed by a fresh one (in a folder of its own)."""
+    hung: dict[str, float] = {}
+    labs: list[Lab] = []
+
+    def fresh() -> Lab:
+        folder = Path(workdir) / f"probe-{len(labs)}"
+        folder.mkdir()
+        labs.append(Lab(target_spec, str(folder), LESSON_SEED, call_timeout, "probe",
+                        start_timeout=start_timeout))
+        return labs[-1]
+
+    def call(function: str, lab: Lab, make: Callable[[Lab], Any]) -> tuple[Any, Lab | None]:
+        """make(lab)'s value, and the lab to go on with (None: its target process is gone)."""
+        try:
+            return make(lab), lab
+        except CheckFailed as failed:
+            if failed.failure.outcome == Outcome.TIMED_OUT:
+                hung[function] = call_timeout
+            return None, None if failed.failure.outcome != Outcome.FAILED else lab
+        except TargetRaised:
+            return None, lab
+
+    try:
+        try:
+            lab = fresh()
+        except TargetProcessError as exc:
+            return start_failure(exc, target_spec, start_timeout)
+        w = lab.world
+        lab.enqueue()
+        claimed, lab = call("claim", lab, lambda lab: lab.claim(w.name("A"), now=w.t0,
+                                                                lease_ms=w.lease_ms))
+        if type(claimed) is Claim:
+            _, lab = call("finish", lab or fresh(), lambda lab: lab.finish(claimed, now=w.t0 + 1))
+        lab = lab or fresh()
+        lab.enqueue()
+        call("work_once", lab, lambda lab: lab.work_once(w.name("B"), lambda claim: None,
+                                                         ManualClock(w.t0 + 1), w.lease_ms))
+    except TargetProcessError as exc:  # a fresh target process that would not start
+        return start_failure(exc, target_spec, start_timeout)
+    finally:
+        for lab in labs:
+            lab.close()
+    return {"hung": hung}

@@ -149,6 +149,15 @@ class TargetClosed(TargetProcessError):
     """The proxy was closed (explicitly, or after an error above)."""
 
 
+class FunctionHung(TargetProcessError):
+    """A call of a function this grade already saw hang (`TargetProcess(hung=...)`): it is not
+    made; the proxy stays open. The check stops there, not graded (grader.runner's probe)."""
+
+    def __init__(self, function: str):
+        super().__init__(f"{function} hung when the grader first called it: not called again")
+        self.function = function
+
+
 class RequestRefused(TargetProcessError):
     """The target server refused a request of the judge's (an unknown connection name)."""
 
@@ -211,8 +220,11 @@ class TargetProcess:
     def __init__(self, spec: str, *, cwd: str | None = None, env: dict | None = None,
                  log: str | None = None, timeout: float = CALL_TIMEOUT,
                  start_timeout: float = START_TIMEOUT, python: str = sys.executable,
-                 writable: tuple | list = (), launcher: Callable | None = None):
+                 writable: tuple | list = (), launcher: Callable | None = None,
+                 hung: frozenset | set | tuple = ()):
         self.spec = spec
+        #: functions this grade saw hang (FunctionHung: a call of one is not made)
+        self.hung = frozenset(hung)
         self.contained = 0  # the Landlock ABI the target process is jailed with (0: none)
         # The target may write only its databases' folders (and the temporary folder, where
         # a check's databases live unless it says otherwise): see grader.harness.jail.
@@ -321,6 +333,7 @@ class TargetProcess:
         asked before each of its statements and answers "go" or "free" (see above)."""
         if (statement is not None) != (conn in self._gated):
             raise TypeError("claim: statement= is given exactly for a gated connection")
+        self._not_hung("claim")
         return self._call({"op": "claim", "conn": _name(conn), "owner": _str(owner),
                            "now": _int(now), "lease_ms": _int(lease_ms)}, statement=statement)
 
@@ -330,6 +343,7 @@ class TargetProcess:
         fields = dataclasses.asdict(claim)
         for name, kind in wire.CLAIM_FIELDS:
             _int(fields[name]) if kind is int else _str(fields[name])
+        self._not_hung("finish")
         return self._call({"op": "finish", "conn": _name(conn), "claim": fields,
                            "now": _int(now)})
 
@@ -346,7 +360,12 @@ class TargetProcess:
             now, per_send = clock_script
             request["clock"] = {"now": _int(now), "per_send": _int(per_send)}
             clock = None
+        self._not_hung("work_once")
         return self._call(request, send=send, clock=clock)
+
+    def _not_hung(self, function: str) -> None:
+        if function in self.hung:
+            raise FunctionHung(function)
 
     def kill(self) -> None:
         """SIGKILL the target's process group, from any thread: a crash, nothing more. Nothing

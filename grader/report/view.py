@@ -323,6 +323,8 @@ def cause_key(failure: Failure) -> tuple | None:
         return ("raised", failure.function, failure.error, failure.where)
     if kind == Kind.OWN_CONNECTION:
         return ("own-connection", failure.function)
+    if kind == Kind.NOT_GRADED:  # the same hang as the checks that waited for it
+        return ("timed-out", failure.function)
     if failure.outcome == Outcome.TIMED_OUT and isinstance(failure.step, dict):
         op = failure.step.get("op")
         if op in ("claim", "finish", "work_once"):
@@ -340,6 +342,9 @@ def cause_sentence(key: tuple, failure: Failure, lang: str) -> str:
         return problem_line(failure, lang) or ""
     if kind == "timed-out-import":
         return text(CAUSE(kind), lang)
+    if failure.kind == Kind.NOT_GRADED:  # found by the probe before the checks
+        return text(CAUSE("not-graded"), lang, function=key[1],
+                    timeout=_seconds(failure.timeout))
     params = {**(failure.params or {}), "function": key[1], "type": failure.type,
               "wanted": failure.wanted}
     return text(CAUSE(kind), lang, **params)
@@ -612,6 +617,8 @@ def event_text(event: dict, lang: str) -> str:
         return text(TIMELINE(op), lang, **event)
     if "raised" in event:
         result = text("timeline.raised", lang, error=event["raised"])
+    elif event.get("not_called"):
+        result = text("timeline.not-called", lang)
     elif "result" not in event:
         result = text("timeline.pending", lang)
     elif op == "claim":
@@ -637,6 +644,12 @@ def step_text(step, lang: str) -> str:
 def problem_line(failure: Failure, lang: str) -> str | None:
     """One sentence for outcomes that are about the code under grade rather than the rule."""
     kind = failure.kind
+    if kind == Kind.NOT_GRADED:  # without a step: at a call the check does not show
+        return (text("kind.not-graded", lang, function=failure.function,
+                     timeout=_seconds(failure.timeout), step=step_text(failure.step, lang))
+                if failure.step else
+                text("kind.not-graded-unshown", lang, function=failure.function,
+                     timeout=_seconds(failure.timeout)))
     if failure.outcome == Outcome.TIMED_OUT:
         return text("kind.timed-out", lang, timeout=_seconds(failure.timeout),
                     step=step_text(failure.step, lang))

@@ -14,6 +14,7 @@ grader.report's nothing (results are plain `grader.results` objects), and the to
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import sys
@@ -22,15 +23,16 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from grader.checkdef import PROCESS_FAMILIES, CheckInfo, Part, all_checks, family
+from grader.checkdef import DEFAULT_TIMEOUT, PROCESS_FAMILIES, CheckInfo, Part, all_checks, family
 from grader.harness import sandbox, scenario, zygote
-from grader.harness.target_client import TargetProcess, TargetProcessError
 from grader.harness.world import LESSON_SEED
 from grader.results import CheckResult, Failure, outcome_of
 
 from . import keywords, lanes
 
 PREFLIGHT_TIMEOUT = 10.0  # seconds to import the code under grade (times --timeout-scale)
+#: Seconds the probe gives each of its calls (times --timeout-scale): a check's whole timeout.
+PROBE_TIMEOUT = DEFAULT_TIMEOUT
 
 
 class GraderError(Exception):
@@ -48,6 +50,14 @@ class Settings:
     timeout_scale: float
     seeds: tuple[int, ...]  # one run per entry: `repeat` runs in each of `sweep` worlds
     swept: bool
+    #: (function, seconds waited) for each function the probe saw hang (`preflight`): every
+    #: check stops at its first call of one, not graded (grader.harness.scenario.Lab.hung)
+    hung: tuple[tuple[str, float], ...] = ()
+
+    def briefed(self, brief: dict) -> "Settings":
+        """These settings with what the preflight found (`preflight`'s brief, as JSON gives it),
+        which the lanes learn before their first check."""
+        return dataclasses.replace(self, hung=tuple((f, float(t)) for f, t in brief["hung"]))
 
 
 @dataclass(frozen=True)
@@ -85,9 +95,9 @@ def iter_checks(impl: str, *, timeout_scale: float = 1.0, select: str | None = N
     lanes_wanted = min(default_jobs() if jobs is None else max(1, jobs), len(units))
     # One lane too: the judges of most checks run there, without a fork each.
     done = lanes.run(units, lanes_wanted, settings, *schedule(units),
-                     meanwhile=lambda: preflight(impl, timeout_scale),
+                     meanwhile=lambda: _briefing(impl, timeout_scale),
                      long_first=0 if short_first else None)
-    refused = next(done)  # the preflight's answer, while the lanes start on the first checks
+    refused = next(done)  # the preflight's answer, while the lanes start
     if refused is not None:  # every check says why at once, none waits for its own timeout
         done.close()  # the lanes are ended at once
         for info in checks:
@@ -155,21 +165,33 @@ def schedule(units: list[Unit]) -> tuple[list[int], list[int]]:
     return sorted((i for i in order if long(i)), key=rank), [i for i in order if not long(i)]
 
 
-def preflight(spec: str, timeout_scale: float) -> Failure | None:
-    """Start the target once (in a target process of its own, like every check): the failure
-    every check gets if the code cannot be loaded, else None."""
+def preflight(spec: str, timeout_scale: float) -> tuple[Failure | None, dict[str, float]]:
+    """Before the checks, once a grade (in a judge of its own, like a check's): load the target,
+    then call claim, finish and work_once once each in the plainest situation
+    (grader.harness.scenario.probe). The failure every check gets if the code cannot be
+    loaded (else None), and {function: seconds waited} for those that did not return within
+    PROBE_TIMEOUT: a check that calls one stops there, not graded, instead of waiting for it
+    to hang again. Decided once, before any check runs: a check's verdict is the same whatever
+    ran before it, on however many lanes (docs/contract.md, "A function that hangs")."""
     timeout = PREFLIGHT_TIMEOUT * timeout_scale
+    call = PROBE_TIMEOUT * timeout_scale
 
     def probe():
         sandbox.report_step({"op": "import", "target": spec})
-        try:
-            TargetProcess(spec, start_timeout=timeout).close()
-        except TargetProcessError as exc:
-            return scenario.start_failure(exc, spec, timeout)
-        return None
+        with tempfile.TemporaryDirectory(prefix="leaselab-probe-", dir=ram_folder()) as workdir:
+            return scenario.probe(spec, workdir, timeout, call)
 
-    with _cwd_on_path():
-        return sandbox.run(probe, timeout=timeout + 5)
+    with _cwd_on_path():  # a start each time a call broke the target process, each call once
+        answer = sandbox.run(probe, timeout=len(scenario.PROBED) * (timeout + call) + 5)
+    if isinstance(answer, dict):
+        return None, dict(answer["hung"])
+    return answer, {}
+
+
+def _briefing(spec: str, timeout_scale: float) -> tuple[Failure | None, dict]:
+    """`preflight`, as the lanes take it: (what every check gets if not None, the lanes' brief)."""
+    refused, hung = preflight(spec, timeout_scale)
+    return refused, {"hung": sorted(hung.items())}
 
 
 def run_unit(unit: Unit, settings: Settings, in_lane: bool = False
@@ -192,7 +214,8 @@ def _run_once(info: CheckInfo, body: Callable, settings: Settings, seed: int,
     with tempfile.TemporaryDirectory(prefix="leaselab-", dir=ram_folder()) as workdir, \
             _cwd_on_path():
         return sandbox.run(lambda: scenario.run_check(body, settings.spec, workdir, seed,
-                                                      call_timeout=timeout + 5, check=info.id),
+                                                      call_timeout=timeout + 5, check=info.id,
+                                                      hung=dict(settings.hung)),
                            timeout=timeout, inline=inline)
 
 

@@ -7,7 +7,9 @@ no fd of a lane). It is a subreaper of its own, so what a check left detached co
 lane that ran it and is swept there, at the end of that check, as with one lane; nothing of one
 lane's checks is ever killed by another's sweep.
 
-The grading process hands a lane one unit at a time (a line: the unit's number) and the lane
+Before its first unit a lane is told what the preflight found (one line, a JSON object: the
+runner's `Settings.briefed`): every lane runs every check knowing the same. The grading process
+then hands a lane one unit at a time (a line: the unit's number) and the lane
 answers with one line: `{"unit", "runs": [result JSON, ...], "duration"}`. Results are data, read
 with json, never unpickled. Units are handed out in `order` (long ones first), results come back
 in any order; grader.runner puts them in lesson order. A lane that ends without answering (a
@@ -65,6 +67,9 @@ class _Lane:
         self.unit: int | None = None  # what it is running
         self.deadline = 0.0  # when its answer is overdue (`backstop`)
 
+    def brief(self, brief: dict) -> None:
+        os.write(self.out, (json.dumps(brief) + "\n").encode())
+
     def give(self, index: int, settings) -> None:
         self.unit = index
         self.deadline = time.monotonic() + backstop(self.units[index], settings)
@@ -94,6 +99,9 @@ def _serve(units, settings, inbox: int, out: int) -> None:
             return
         *lines, pending = (pending + chunk).split(b"\n")
         for line in lines:
+            if line.startswith(b"{"):  # the brief, before the first unit
+                settings = settings.briefed(json.loads(line))
+                continue
             index = int(line)
             try:
                 runs, duration = run_unit(units[index], settings, in_lane=True)
@@ -110,11 +118,11 @@ def _serve(units, settings, inbox: int, out: int) -> None:
 
 
 def run(units, jobs: int, settings, long: list[int], short: list[int],
-        meanwhile: Callable[[], object] = lambda: None,
+        meanwhile: Callable[[], tuple[object, dict]] = lambda: (None, {"hung": []}),
         long_first: int | None = None) -> Iterator:
-    """Run `units` on `jobs` lanes; yield first what `meanwhile()` returns, called here once the
-    lanes have started (the runner's preflight), then (unit number, (runs, duration)) as each is
-    done. Every lane but the last takes the `long` units first, the last the `short` ones
+    """Run `units` on `jobs` lanes; yield first the answer `meanwhile()` returns, called here
+    once the lanes are forked (the runner's preflight, `(answer, brief)`), then, once every lane
+    has the brief (`settings.briefed`), (unit number, (runs, duration)) as each is done. Every lane but the last takes the `long` units first, the last the `short` ones
     first (the lesson's first checks are done early), a lane whose queue is empty from the
     other: the short units are shared at the end, where the long ones would leave a lane
     running alone. `long_first`: how many lanes take the long units first instead (0: none,
@@ -127,10 +135,12 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
     completed = False
     try:
         for _ in range(min(jobs, len(units))):
-            lane = _Lane(units, settings, lanes)
-            lane.give(queue.take(len(lanes)), settings)
-            lanes.append(lane)
-        yield meanwhile()
+            lanes.append(_Lane(units, settings, lanes))
+        answer, brief = meanwhile()
+        yield answer
+        for number, lane in enumerate(lanes):
+            lane.brief(brief)
+            lane.give(queue.take(number), settings)
         while any(lane.unit is not None for lane in lanes):
             busy = [lane for lane in lanes if lane.unit is not None]
             for lane, readable in _ready(busy):
@@ -150,6 +160,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
                 lane.unit = None
                 if queue:
                     replacement = _Lane(units, settings, lanes)
+                    replacement.brief(brief)
                     replacement.give(queue.take(lanes.index(lane)), settings)
                     ended.append(lane)
                     lanes[lanes.index(lane)] = replacement
