@@ -31,7 +31,7 @@ from lab import store
 from lab.store import Claim
 
 from grader.harness import target_client, watched
-from grader.harness.scenario import insert_job
+from grader.harness.scenario import insert_job, judge_write
 from grader.harness.target_client import RaisedInTarget, TargetProcessError
 
 from .model import LEASED, PENDING, QUARANTINED, QueueModel, lesson_ids
@@ -266,16 +266,21 @@ class Database:
         """The provided store's enqueue, or, in a world that numbers its jobs (`ids`), the
         same insert with the world's id for the job (as the Lab enqueues)."""
         self.enqueued += 1
-        if self.ids is None:
-            return store.enqueue(self.operator, qty, deadline, max_attempts)
-        return insert_job(self.operator, self.ids(self.enqueued), qty, deadline, max_attempts)
+        with judge_write():  # found locked: a lock the code under grade still holds
+            if self.ids is None:
+                return store.enqueue(self.operator, qty, deadline, max_attempts)
+            return insert_job(self.operator, self.ids(self.enqueued), qty, deadline,
+                              max_attempts)
 
     def requeue(self, job):
-        store.requeue(self.operator, job)
+        with judge_write():
+            store.requeue(self.operator, job)
 
     def set_row(self, job, **values):
         sets = ", ".join(f"{column} = ?" for column in values)
-        self.operator.execute(f"UPDATE jobs SET {sets} WHERE id = ?", (*values.values(), job))
+        with judge_write():
+            self.operator.execute(f"UPDATE jobs SET {sets} WHERE id = ?",
+                                  (*values.values(), job))
 
     def row(self, job):
         return store.get_job(self.operator, job)

@@ -47,6 +47,36 @@ class CheckFailed(Exception):
         self.failure = failure
 
 
+class WriteLocked(Exception):
+    """A write of the judge's own to the check's database, on a connection of its own, found it
+    locked (SQLITE_BUSY past its busy timeout, or SQLITE_LOCKED): only the code under grade
+    can hold a lock on that file then (a statement it left unfinished, a transaction it left
+    open). The check's verdict, with that cause (`judge_write`), never a bug of the grader's."""
+
+    def __init__(self, error: str):
+        super().__init__(error)
+        self.error = error
+
+
+_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
+
+
+@contextlib.contextmanager
+def judge_write():
+    """Around a write of the judge's own (an enqueue, a requeue, a row set by hand): the
+    database found locked raises WriteLocked (other errors pass through: they are the
+    grader's)."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        code = getattr(exc, "sqlite_errorcode", None)
+        locked = (code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED) if code is not None
+                  else "locked" in str(exc) or "busy" in str(exc))
+        if not locked:
+            raise
+        raise WriteLocked(error_line(exc)) from None
+
+
 class TargetRaised(Exception):
     """The target raised: carries the original exception and a one-line description."""
 
@@ -186,7 +216,8 @@ class Lab:
         the id the world gives it next and `deadline` (default: one no step reaches)."""
         qty = self.world.qty(qty)
         deadline = self.world.far if deadline is None else deadline
-        job = insert_job(self.observer, self.world.next_id(), qty, deadline, max_attempts)
+        with judge_write():
+            job = insert_job(self.observer, self.world.next_id(), qty, deadline, max_attempts)
         self.timeline.append({"op": "enqueue", "job": job, "qty": qty, "deadline": deadline,
                               "max_attempts": max_attempts})
         return job
@@ -200,7 +231,8 @@ class Lab:
         return job
 
     def requeue(self, job: int) -> None:
-        store.requeue(self.observer, job)
+        with judge_write():
+            store.requeue(self.observer, job)
         self.timeline.append({"op": "requeue", "job": job})
 
     def row(self, job: int) -> dict | None:
@@ -218,7 +250,9 @@ class Lab:
     def set_row(self, job: int, **values) -> None:
         """Put a row into a given state directly (setting up a situation, not a target call)."""
         sets = ", ".join(f"{column} = ?" for column in values)
-        self.observer.execute(f"UPDATE jobs SET {sets} WHERE id = ?", (*values.values(), job))
+        with judge_write():
+            self.observer.execute(f"UPDATE jobs SET {sets} WHERE id = ?",
+                                  (*values.values(), job))
         self.timeline.append({"op": "set-row", "job": job, "values": values})
 
     @contextlib.contextmanager
@@ -570,6 +604,9 @@ def _verdict(lab: "Lab", body: Callable[["Lab"], None]) -> Failure | None:
         return failed.failure
     except FunctionHung as hung:  # asked for outside the Lab's calls: stopped all the same
         return lab.not_graded(hung.function, None)
+    except WriteLocked as locked:  # a lock the code under grade still holds
+        return Failure(Outcome.FAILED, Kind.DETAIL, detail="grader-write-locked",
+                       params={"error": locked.error}, timeline=lab.timeline)
     except TargetRaised as raised:
         if raised.event is not None:
             raised.event["raised"] = error_line(raised.exc)

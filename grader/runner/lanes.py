@@ -122,9 +122,9 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
         long_first: int | None = None) -> Iterator:
     """Run `units` on `jobs` lanes; yield first the answer `meanwhile()` returns, called here
     once the lanes are forked (the runner's preflight, `(answer, brief)`), then, once every lane
-    has the brief (`settings.briefed`), (unit number, (runs, duration)) as each is done. Every lane but the last takes the `long` units first, the last the `short` ones
-    first (the lesson's first checks are done early), a lane whose queue is empty from the
-    other: the short units are shared at the end, where the long ones would leave a lane
+    has the brief (`settings.briefed`), (unit number, (runs, duration)) as each is done.
+    Every lane but the last takes the `long` units first, the last the `short` ones first
+    (the lesson's first checks are done early), a lane whose queue is empty from the other: the short units are shared at the end, where the long ones would leave a lane
     running alone. `long_first`: how many lanes take the long units first instead (0: none,
     every lane runs the short ones before). Closing the generator ends the lanes at once."""
     sandbox.become_subreaper()
