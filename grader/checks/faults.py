@@ -109,8 +109,10 @@ def write_lock_held(lab: Lab, busy_ms: int):
     try:
         holder.execute("BEGIN IMMEDIATE")
         lab.note("note.write-lock-held", busy_ms=busy_ms)
+        lab.lock_held_busy_ms = busy_ms  # a call that hangs meanwhile says why it should not
         yield
     finally:
+        lab.lock_held_busy_ms = None
         if holder.in_transaction:
             holder.execute("ROLLBACK")
             lab.note("note.write-lock-released")

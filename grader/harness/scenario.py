@@ -161,6 +161,11 @@ class Lab:
     """One check's world: a fresh database file and the target under grade (in its process)."""
 
     _in_setup = 0  # > 0 inside `with lab.setup():`
+    #: While a connection of the grader's holds the write lock (grader.checks.faults): the busy
+    #: timeout, in ms, of the connection the check gives the target. Each call made meanwhile
+    #: carries it on its event ("lock_held_busy_ms"), so a call that hangs says why it should
+    #: not have (grader.report.view: kind.timed-out-lock-held).
+    lock_held_busy_ms: int | None = None
 
     def __init__(self, target_spec: str | None, workdir: str, seed: int = LESSON_SEED,
                  call_timeout: float = 10.0, check: str = "", hung: dict | None = None,
@@ -304,6 +309,8 @@ class Lab:
     def _invoke(self, function: str, conn: Conn, *args, event: dict):
         # `event` is the caller's own dict: a call made from inside send (a nested call) adds its
         # event later on the timeline, so the result goes to `event`, never to timeline[-1].
+        if self.lock_held_busy_ms is not None:
+            event["lock_held_busy_ms"] = self.lock_held_busy_ms
         self.timeline.append(event)
         self._calls += 1
         outer, self._call = self._call, self._calls

@@ -650,6 +650,11 @@ def problem_line(failure: Failure, lang: str) -> str | None:
                 if failure.step else
                 text("kind.not-graded-unshown", lang, function=failure.function,
                      timeout=_seconds(failure.timeout)))
+    if (failure.outcome == Outcome.TIMED_OUT and isinstance(failure.step, dict)
+            and failure.step.get("lock_held_busy_ms") is not None):  # it should have raised
+        return text("kind.timed-out-lock-held", lang, timeout=_seconds(failure.timeout),
+                    step=step_text(failure.step, lang), function=failure.step.get("op"),
+                    busy_ms=failure.step["lock_held_busy_ms"])
     if failure.outcome == Outcome.TIMED_OUT:
         return text("kind.timed-out", lang, timeout=_seconds(failure.timeout),
                     step=step_text(failure.step, lang))
