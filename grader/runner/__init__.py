@@ -31,8 +31,10 @@ from grader.results import CheckResult, Failure, outcome_of
 from . import keywords, lanes
 
 PREFLIGHT_TIMEOUT = 10.0  # seconds to import the code under grade (times --timeout-scale)
-#: Seconds the probe gives each of its calls (times --timeout-scale): a check's whole timeout.
-PROBE_TIMEOUT = DEFAULT_TIMEOUT
+#: Seconds the probe gives each of its calls (times --timeout-scale): twice a check's whole
+#: timeout, since a hang found there costs every check that calls the function (a correct call
+#: takes milliseconds; a loaded machine must not lose a whole grade to one slow moment).
+PROBE_TIMEOUT = 2 * DEFAULT_TIMEOUT
 
 
 class GraderError(Exception):
