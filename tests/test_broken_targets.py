@@ -10,6 +10,7 @@ import time
 import pytest
 
 from conftest import MUTANTS, by_check, grade, run_grader
+from grader import runner
 
 SOLUTION_IMPORTS = "from solutions.queue import claim, finish, work_once\n"
 SOME_CHECKS = "finish_before_expiry or reclaim_exactly_at_expiry"
@@ -129,3 +130,38 @@ def test_a_hanging_claim_is_graded_at_once_the_same_on_one_lane_and_on_several(t
         assert "Traceback" not in proc.stdout + proc.stderr
         seen[jobs] = {cid: (t["extra_data"]["outcome"], t["output"]) for cid, t in checks.items()}
     assert seen["1"] == seen["2"]
+
+
+LEAVES_ITS_TRANSACTION_OPEN = SOLUTION_IMPORTS + textwrap.dedent("""\
+    from lab.store import Claim
+
+    def claim(conn, owner, now, lease_ms):
+        conn.execute("BEGIN IMMEDIATE")
+        row = conn.execute("SELECT id FROM jobs WHERE status = 'pending' LIMIT 1").fetchone()
+        if row is None:
+            return None
+        return Claim(*conn.execute(
+            "UPDATE jobs SET status = 'leased', owner = ?, token = token + 1,"
+            " attempts = attempts + 1, lease_until = ? WHERE id = ?"
+            " RETURNING id, qty, owner, token, attempts, lease_until",
+            (owner, now + lease_ms, row[0])).fetchone())  # never commits
+    """)
+
+
+@pytest.mark.parametrize("source, hung", [
+    (BROKEN["claim-hangs"][0], {"claim"}),  # its work_once is the reference's, over its own claim
+    (HANGING_CLAIM.read_text(), {"claim", "work_once"}),  # work_once calls the hanging claim
+    ((MUTANTS / "outcome_finish_hangs_at_lease_end.py").read_text(), set()),  # only at expiry
+    (LEAVES_ITS_TRANSACTION_OPEN, set()),  # its lock is its checks' verdict, not the probe's
+    (SOLUTION_IMPORTS, set()),
+])
+def test_the_probe_finds_the_functions_that_hang_in_the_plainest_situation(source, hung,
+                                                                            tmp_path):
+    target = tmp_path / "queue_under_probe.py"
+    target.write_text(source)
+    for helper in MUTANTS.glob("_*.py"):  # the mutant's shared parts, beside it
+        (tmp_path / helper.name).write_text(helper.read_text())
+    refused, found = runner.preflight(str(target), 0.2)
+    assert refused is None, refused
+    assert set(found) == hung
+    assert all(seconds == runner.PROBE_TIMEOUT * 0.2 for seconds in found.values())

@@ -661,7 +661,7 @@ def limit_hit(exc: RaisedInTarget) -> str | None:
     return None
 
 
-#: The functions the probe calls, in its order (finish only with a Claim claim returned).
+#: The functions the probe calls, in its order (finish only when claim returned a Claim).
 PROBED = ("claim", "finish", "work_once")
 
 
@@ -696,6 +696,17 @@ def probe(target_spec: str, workdir: str, start_timeout: float,
         except TargetRaised:
             return None, lab
 
+    def with_a_job(lab: Lab | None) -> Lab | None:
+        """The lab with one more pending job; None if it is gone, or its database is locked by
+        what the calls left (their checks will say): the caller takes a fresh one."""
+        if lab is None:
+            return None
+        try:
+            lab.enqueue()
+        except WriteLocked:
+            return None
+        return lab
+
     try:
         try:
             lab = fresh()
@@ -705,10 +716,9 @@ def probe(target_spec: str, workdir: str, start_timeout: float,
         lab.enqueue()
         claimed, lab = call("claim", lab, lambda lab: lab.claim(w.name("A"), now=w.t0,
                                                                 lease_ms=w.lease_ms))
-        if type(claimed) is Claim:
-            _, lab = call("finish", lab or fresh(), lambda lab: lab.finish(claimed, now=w.t0 + 1))
-        lab = lab or fresh()
-        lab.enqueue()
+        if type(claimed) is Claim:  # (so claim's target process is still there)
+            _, lab = call("finish", lab, lambda lab: lab.finish(claimed, now=w.t0 + 1))
+        lab = with_a_job(lab) or with_a_job(fresh())
         call("work_once", lab, lambda lab: lab.work_once(w.name("B"), lambda claim: None,
                                                          ManualClock(w.t0 + 1), w.lease_ms))
     except TargetProcessError as exc:  # a fresh target process that would not start
