@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import MUTANTS, by_check, grade, run_grader
+from conftest import MUTANTS, ROOT, by_check, grade, run_grader
 from grader import runner
 
 SOLUTION_IMPORTS = "from solutions.queue import claim, finish, work_once\n"
@@ -165,3 +165,28 @@ def test_the_probe_finds_the_functions_that_hang_in_the_plainest_situation(sourc
     assert refused is None, refused
     assert set(found) == hung
     assert all(seconds == runner.PROBE_TIMEOUT * 0.2 for seconds in found.values())
+
+
+def test_a_batch_grades_a_hanging_claim_at_once_beside_a_correct_one(tmp_path):
+    # `python -m grader batch` goes through the same runner: the probe, not a wait per check.
+    subs = tmp_path / "submissions"
+    subs.mkdir()
+    solution = (ROOT / "solutions" / "queue.py").read_text()  # self-contained, as a student's
+    hanging = solution.replace('    conn.execute("BEGIN IMMEDIATE")\n    try:',
+                               '    while True:\n        pass\n    conn.execute("BEGIN IMMEDIATE")'
+                               '\n    try:', 1)
+    assert hanging != solution
+    (subs / "hangs.py").write_text(hanging)
+    (subs / "correct.py").write_text(solution)
+    out = tmp_path / "grades"
+    start = time.monotonic()
+    proc = run_grader("batch", str(subs), "--out", str(out), "--lang", "en", "-q")
+    assert time.monotonic() - start < 30
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split(",")[0]: line.split(",")[1:4]
+            for line in (out / "gradebook.csv").read_text().splitlines()[1:]}
+    assert rows["hangs"][:1] == ["graded"] and rows["correct"][:3] == ["graded", "100", "100"]
+    saved = json.loads((out / "results" / "hangs.json").read_text(encoding="utf-8"))
+    assert {t["extra_data"]["outcome"] for t in saved["tests"]} == {"timed_out"}
+    assert "Not graded: claim hangs" in saved["tests"][0]["output"]
+    assert "The grader itself failed" not in json.dumps(saved)

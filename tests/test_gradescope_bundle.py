@@ -15,6 +15,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -118,6 +119,23 @@ def test_mutant_in_a_repository_upload_fails_the_right_check(autograder):
     failed = {cid for cid, t in by_check(results).items() if t["status"] == "failed"}
     assert failed == {"finish-at-expiry", "random-timelines"}  # the same bug, met again
     assert 0 < results["score"] < results["max_score"]
+
+
+def test_a_claim_that_never_returns_is_graded_at_once(autograder):
+    # The probe before the checks sees claim hang once; no check waits for it again (issue 29
+    # item 2: each check waited its own timeout, over two minutes for a whole grade).
+    hanging = SOLUTION.replace('    conn.execute("BEGIN IMMEDIATE")\n    try:',
+                               '    while True:\n        pass\n    conn.execute("BEGIN IMMEDIATE")'
+                               '\n    try:', 1)
+    assert hanging != SOLUTION
+    start = time.monotonic()
+    proc, results = autograder({"queue.py": hanging})
+    assert time.monotonic() - start < 30
+    assert proc.returncode == 0 and results["score"] == 0
+    tests = by_check(results)
+    assert {t["extra_data"]["outcome"] for t in tests.values()} == {"timed_out"}
+    assert "Not graded: claim hangs" in tests["finish-before-expiry"]["output"]
+    assert "The grader itself failed" not in json.dumps(results)
 
 
 def test_no_queue_py_scores_zero_with_a_message(autograder):
