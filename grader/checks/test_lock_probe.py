@@ -80,7 +80,10 @@ def probe_while_sending(lab, claim: Claim, now: int) -> dict:
     # journal-mode checks name), and would fail here as if the grader were at fault.
     intake = sqlite3.connect(str(lab.path), timeout=PROBE_BUSY_MS / 1000, isolation_level=None)
     try:
-        mode = intake.execute("PRAGMA journal_mode").fetchone()[0]
+        try:
+            mode = intake.execute("PRAGMA journal_mode").fetchone()[0]
+        except sqlite3.OperationalError:  # locked even for reading (A holds an exclusive lock):
+            mode = "delete"  # the enqueue below meets the same lock and says so
         if mode.lower() != "delete":  # the cause to name: what is blocked then is another story
             lab.fail("tx-journal-file", mode=mode, after="claim")
         outcome, waited = _timed(lambda: store.enqueue(intake, qty=lab.world.qty(1),

@@ -18,7 +18,7 @@ from .faults import (attempt, expect_no_transaction_left, expect_others_can_writ
                      injected_fault, is_locked_error, is_the_fault, write_lock_held)
 from .steps import expect_rows, snapshot
 from grader.harness.scenario import Lab, ManualClock, expected_row, show
-from grader.harness.scenario import error_line
+from grader.harness.scenario import error_line, judge_write
 from grader.results import RowDiff
 
 #: txshape problem code -> the catalogue sentence that explains it, for claim.
@@ -83,9 +83,11 @@ def expect_locked_raised(lab: Lab, function: str, conn, call, rows: dict[int, di
 
 def expect_rollback_journal(lab: Lab, after: str) -> None:
     """The database file, and lab.conn, still use the rollback journal (journal_mode=delete)."""
-    fresh = sqlite3.connect(str(lab.path))  # plain: store.connect would set the mode itself
+    # Plain: store.connect would set the mode itself. Waits 1 s, as the Lab's own connection.
+    fresh = sqlite3.connect(str(lab.path), timeout=1.0)
     try:
-        on_file = fresh.execute("PRAGMA journal_mode").fetchone()[0]
+        with judge_write(reading=True):  # locked even for reading: a lock the target still holds
+            on_file = fresh.execute("PRAGMA journal_mode").fetchone()[0]
     finally:
         fresh.close()
     if on_file.lower() != "delete":

@@ -283,16 +283,19 @@ class Database:
                                   (*values.values(), job))
 
     def row(self, job):
-        return store.get_job(self.operator, job)
+        with judge_write(reading=True):
+            return store.get_job(self.operator, job)
 
     def rows(self) -> dict[int, dict]:
         """Every row by id, read in one statement: for each job what `row` gives (None for one
         not there), and as many as `count` says."""
-        cursor = self.operator.execute(f"SELECT {', '.join(store.COLUMNS)} FROM jobs")
-        return {row[0]: dict(zip(store.COLUMNS, row)) for row in cursor}
+        with judge_write(reading=True):
+            cursor = self.operator.execute(f"SELECT {', '.join(store.COLUMNS)} FROM jobs")
+            return {row[0]: dict(zip(store.COLUMNS, row)) for row in cursor}
 
     def count(self) -> int:
-        return self.operator.execute("SELECT count(*) FROM jobs").fetchone()[0]
+        with judge_write(reading=True):
+            return self.operator.execute("SELECT count(*) FROM jobs").fetchone()[0]
 
     def in_transaction(self) -> bool:
         """After a call: as the target process reported it with its reply (no round trip of its

@@ -51,21 +51,23 @@ class WriteLocked(Exception):
     """A write of the judge's own to the check's database, on a connection of its own, found it
     locked (SQLITE_BUSY past its busy timeout, or SQLITE_LOCKED): only the code under grade
     can hold a lock on that file then (a statement it left unfinished, a transaction it left
-    open). The check's verdict, with that cause (`judge_write`), never a bug of the grader's."""
+    open). The check's verdict, with that cause (`judge_write`), never a bug of the grader's.
+    `reading`: even a read found it locked (a write transaction left open past its first write,
+    or begun EXCLUSIVE)."""
 
-    def __init__(self, error: str):
+    def __init__(self, error: str, reading: bool = False):
         super().__init__(error)
-        self.error = error
+        self.error, self.reading = error, reading
 
 
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 
 
 @contextlib.contextmanager
-def judge_write():
-    """Around a write of the judge's own (an enqueue, a requeue, a row set by hand): the
-    database found locked raises WriteLocked (other errors pass through: they are the
-    grader's)."""
+def judge_write(reading: bool = False):
+    """Around a write of the judge's own (an enqueue, a requeue, a row set by hand), or a read
+    (`reading`) on a connection of its own: the database found locked raises WriteLocked
+    (other errors pass through: they are the grader's)."""
     try:
         yield
     except sqlite3.OperationalError as exc:
@@ -74,7 +76,7 @@ def judge_write():
                   else "locked" in str(exc) or "busy" in str(exc))
         if not locked:
             raise
-        raise WriteLocked(error_line(exc)) from None
+        raise WriteLocked(error_line(exc), reading) from None
 
 
 class TargetRaised(Exception):
@@ -612,7 +614,8 @@ def _verdict(lab: "Lab", body: Callable[["Lab"], None]) -> Failure | None:
     except FunctionHung as hung:  # asked for outside the Lab's calls: stopped all the same
         return lab.not_graded(hung.function, None)
     except WriteLocked as locked:  # a lock the code under grade still holds
-        return Failure(Outcome.FAILED, Kind.DETAIL, detail="grader-write-locked",
+        return Failure(Outcome.FAILED, Kind.DETAIL,
+                       detail="grader-read-locked" if locked.reading else "grader-write-locked",
                        params={"error": locked.error}, timeline=lab.timeline)
     except TargetRaised as raised:
         if raised.event is not None:

@@ -134,7 +134,7 @@ WRONG_VALUE_HINT = Family("hint.wrong-value.{}", ("claim", "work_once"))
 #: own there (in its setup, or on its way), and the check's hint would not fit it.
 DETAIL_HINT = Family("hint.detail.{}", (
     "tokens.not-quarantined-for-requeue", "selection.only-spent-job-changes",
-    "grader-write-locked",
+    "grader-write-locked", "grader-read-locked",
 ))
 #: The --help line of a report file's flag (grader.report.outputs.FORMATS).
 OUTPUT_OPTION = Family("cli.option.{}", ("json", "html", "junit", "prairielearn", "markdown"))
