@@ -29,7 +29,7 @@ import contextlib
 import sqlite3
 
 from . import txshape
-from grader.harness.scenario import Lab
+from grader.harness.scenario import Lab, judge_write
 from grader.harness.target_client import RaisedInTarget
 
 class Fault:
@@ -107,7 +107,8 @@ def write_lock_held(lab: Lab, busy_ms: int):
     given to the target waits (for the timeline)."""
     holder = sqlite3.connect(str(lab.path), timeout=0, isolation_level=None)
     try:
-        holder.execute("BEGIN IMMEDIATE")
+        with judge_write():  # refused at once: a lock the code under grade still holds
+            holder.execute("BEGIN IMMEDIATE")
         lab.note("note.write-lock-held", busy_ms=busy_ms)
         lab.lock_held_busy_ms = busy_ms  # a call that hangs meanwhile says why it should not
         yield

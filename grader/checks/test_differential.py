@@ -25,8 +25,8 @@ import tempfile
 from pathlib import Path
 
 from grader.checkdef import check
-from grader.harness.scenario import (CheckFailed, Lab, TargetRaised, error_line, lost_target,
-                                     show, stamp)
+from grader.harness.scenario import (CheckFailed, Lab, TargetRaised, error_line, judge_write,
+                                     lost_target, show, stamp)
 from grader.harness.world import LESSON_SEED
 from grader.harness.target_client import (FunctionHung, ProtocolError, TargetEnded,
                                           TargetProcessError, TargetTimeout)
@@ -190,7 +190,8 @@ class LabOperator:
         return self.lab.row(job)
 
     def count(self) -> int:
-        return self.lab.observer.execute("SELECT count(*) FROM jobs").fetchone()[0]
+        with judge_write(reading=True):  # found locked: a lock the code under grade holds
+            return self.lab.observer.execute("SELECT count(*) FROM jobs").fetchone()[0]
 
     def in_transaction(self) -> bool:
         return self.lab.conn.in_transaction
