@@ -158,6 +158,9 @@ class Failure:
         for name in LISTINGS:
             if isinstance((self.params or {}).get(name), str):
                 data["params"][name] = shown_lines(self.params[name])
+        for name in SOURCE_LINES:  # one line of the student's file, its line end not its text
+            if isinstance((self.params or {}).get(name), str):
+                data["params"][name] = shown_text(self.params[name].rstrip("\r\n"))
         return Failure.from_json(data)
 
 
@@ -196,6 +199,9 @@ def shown_lines(text: str) -> str:
 
 #: A failure's parameters that are listings the grader writes a line at a time.
 LISTINGS = ("statements",)
+#: A failure's parameters that are one line of the code under grade, as read with its line end
+#: (a syntax or import error's `source`: the report puts a caret under it).
+SOURCE_LINES = ("source",)
 
 
 def shown_data(data):

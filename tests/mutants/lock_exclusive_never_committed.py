@@ -21,7 +21,7 @@ MAY_FAIL = {  # the same lock, met by every check that reads a row after a claim
     "deadline-clamp", "finish-at-deadline", "finish-at-moved-deadline",
     "quarantine-before-new-token", "quarantine-spares-valid-lease", "quarantine-past-deadline",
     "claim-rolls-back-on-error", "finish-leaves-no-transaction", "locked-database-raises",
-    "work-once-fresh-clock", "work-once-send-raises", "race-one-winner",
+    "work-once-fresh-clock", "work-once-send-raises", "work-once-empty-queue", "race-one-winner",
     "crash-mid-claim-atomic", "integration-run",
 }
 EXPECT_OUTCOME = {"lock-free-during-send": "errored"}
