@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Callable
 
 from . import arguments, config as configs
-from .checkdef import all_checks, withheld
+from .checkdef import all_checks
 from .harness.target import DEFAULT_TARGET, display_name, is_path
 from .harness.world import LESSON_SEED, fresh_seed
-from .report import files, hints, outputs, terminal
+from .report import files, outputs, pipeline, terminal
 from .report.messages import CLI_COMMAND, LANGS, OUTPUT_OPTION, default_lang, text
 from .report.render import Style
-from .report.view import STORIES, ReportView, report_view
+from .report.view import ReportView
 from .report.live import LiveLine
 from .runner import GraderError, iter_checks, prepare, selected
 
@@ -230,6 +230,16 @@ def lab_folders() -> list[str]:
     return found
 
 
+def report_of_args(args: argparse.Namespace, results: list, lang: str, config: configs.Config,
+                   duration: float, use_history: bool | None = None) -> ReportView:
+    """The report of a grade run with the grading options `args` (grader.report.pipeline)."""
+    return pipeline.report_of(
+        results, lang=lang, target=display_name(args.impl), impl=args.impl, config=config,
+        seed=args.seed, drawn=args.seed != LESSON_SEED, duration=duration, detail=args.detail,
+        tell_all=args.tell_all, asked_hints=args.hints,
+        use_history=not args.no_history if use_history is None else use_history)
+
+
 def write_reports(args: argparse.Namespace, report: ReportView,
                   config: configs.Config) -> str | None:
     """Write every report file asked for; the first that could not be written, as one line
@@ -294,13 +304,7 @@ def grade(argv: list[str]) -> int:
     except (configs.ConfigError, GraderError) as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2
-    detail = args.detail or config.detail
-    duration = time.monotonic() - start
-    report = report_view(results, lang, target=display_name(args.impl), detail=detail,
-                         duration=duration, seed=args.seed, drawn=args.seed != LESSON_SEED,
-                         withheld=withheld(), told=None if args.tell_all else STORIES)
-    hints.settle(report, results, impl=args.impl, policy=config.hints, after=config.hint_after,
-                 asked=args.hints, use_history=not args.no_history)
+    report = report_of_args(args, results, lang, config, time.monotonic() - start)
     print(terminal.from_view(report, Style.for_stream(sys.stdout)))
     problem = write_reports(args, report, config)
     if problem:

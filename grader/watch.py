@@ -53,13 +53,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import cli, config as configs
-from .checkdef import PROCESS_FAMILIES, all_checks, family, withheld
+from .checkdef import PROCESS_FAMILIES, all_checks, family
 from .harness import sandbox, zygote
 from .harness.target import display_name, is_path
 from .report import files, summary
 from .report.messages import default_lang, text
 from .report.render import Style, width
-from .report.view import report_view
 from .results import CheckResult, result_from_json, result_to_json
 from .runner import GraderError, iter_checks, selected
 
@@ -304,9 +303,10 @@ class Watch:
             return
         grade.results += [_decode(r) for r in message["results"]]
         final = message["pass"] == self.passes
-        report = report_view(grade.results, self.lang, target=display_name(self.args.impl),
-                             detail=self.args.detail or self.config.detail, seed=self.args.seed,
-                             duration=time.monotonic() - grade.since, withheld=withheld())
+        # the grader's own report (a save is no run of the local history: no streak grows
+        # with every keystroke's save)
+        report = cli.report_of_args(self.args, grade.results, self.lang, self.config,
+                                    time.monotonic() - grade.since, use_history=False)
         if final:
             grade.finished = True
             problem = cli.write_reports(self.args, report, self.config)  # there once the

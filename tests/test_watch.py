@@ -21,9 +21,11 @@ import pytest
 
 from grader import checkdef, cli, watch
 from grader.config import Config
-from grader.report import summary
+from grader.report import messages, summary
 from grader.report.view import report_view
 from grader.results import CheckResult, Failure, Kind, Outcome
+
+from conftest import run_grader
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "tests" / "mutants"
@@ -474,3 +476,29 @@ def test_a_save_after_a_quiet_spell_starts_at_once_a_burst_once_settled(watcher,
                      ("start", 2.0, 2),   # the save, graded at once
                      ("cancel", 3.0),     # a step within SETTLE of it: that grade ends
                      ("start", 5.0, 3)]   # graded once nothing has changed for SETTLE
+
+
+@pytest.mark.parametrize("policy, shown", [("never", False), ("always", True)])
+def test_watch_writes_the_report_files_python_m_grader_writes(tmp_path, policy, shown):
+    """One pipeline (grader.report.pipeline): watch's --json follows the config's hints policy
+    as `python -m grader --json` does (it wrote every hint, `hints = "never"` or not)."""
+    folder = student_folder(tmp_path)
+    shutil.copy(MUTANTS / "boundary_finish_at_expiry_accepted.py", folder / "queue.py")
+    config = tmp_path / "grader.toml"
+    config.write_text(f'hints = "{policy}"\n', encoding="utf-8")
+    hint = messages.text("check.finish-at-expiry.hint", "en")
+    by_watch, by_grade = tmp_path / "watch.json", tmp_path / "grade.json"
+    w = Watching(folder / "queue.py", "-k", "finish-at-expiry", "--config", str(config),
+                 "--json", str(by_watch))
+    try:
+        w.wait_for("the grade's end", lambda s: any(FINAL in x for x in s))
+        w.interrupt()
+    finally:
+        w.stop()
+    proc = run_grader("--impl", str(folder / "queue.py"), "-k", "finish-at-expiry", "--config",
+                      str(config), "--json", str(by_grade))
+    assert proc.returncode == 1, proc.stderr
+    outputs = [json.loads(p.read_text(encoding="utf-8"))["tests"][0]["output"]
+               for p in (by_watch, by_grade)]
+    assert [hint in output for output in outputs] == [shown, shown]
+    assert outputs[0] == outputs[1]
