@@ -13,23 +13,34 @@ A mutant is `tests/mutants/<name>.py` (names starting with `_` are helpers) with
   right one replaced);
 - optionally `EXPECT_CAUSE`: {check id: the kind of root cause the report groups it under}
   (results.json's extra_data.causes[cause - 1].kind: "raised", "send-in-transaction", ...).
+
+Both texts are templates of the check's world (`in_world`): `{B}` is the name the world gives
+worker B, `{id:2}` the id of the second job enqueued, `{qty:5}` the quantity of the lesson's 5,
+`{file:queue}` a database file's name, `{t0 + lease_ms}` an instant (t0, lease_ms and far, whole
+numbers, + - *); `{{` and `}}` are braces. In the lesson's world (this file's grades) each is the
+lesson's value ("B", 2, 5, "queue.db", 1000); tests/test_mutant_worlds.py grades the mutants in
+drawn worlds, where the same declaration must hold.
 """
 
 from __future__ import annotations
 
 import ast
+import operator
+import string
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from conftest import MUTANTS, by_check, grade
+from grader.harness.world import LESSON_SEED, ROLES, World
 
 MUTANT_FILES = sorted(p for p in MUTANTS.glob("*.py") if not p.name.startswith("_"))
 
 
-def declared(path: Path) -> dict:
-    """The mutant's docstring and declarations, read without importing it."""
+def declared(path: Path, seed: int = LESSON_SEED) -> dict:
+    """The mutant's docstring and declarations, read without importing it; its EXPECT_TEXT and
+    EXPECT_NO_TEXT filled in with the values of the world each check runs in under `seed`."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = {"doc": ast.get_docstring(tree) or ""}
     for node in tree.body:
@@ -38,7 +49,51 @@ def declared(path: Path) -> dict:
             if name in ("EXPECT_FAIL", "MAY_FAIL", "EXPECT_OUTCOME", "OUTCOME", "EXPECT_TEXT",
                         "EXPECT_NO_TEXT", "EXPECT_CAUSE"):
                 found[name] = ast.literal_eval(node.value)
+    for name in ("EXPECT_TEXT", "EXPECT_NO_TEXT"):
+        if name in found:
+            found[name] = {cid: in_world(text, seed, cid) for cid, text in found[name].items()}
     return found
+
+
+_TIME_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
+
+
+def in_world(template: str, seed: int, check: str) -> str:
+    """`template` (an EXPECT_TEXT) with the values of check `check`'s world under `seed` (the
+    world the grader drew for it: grader.harness.world): `{A}`, `{B}`... a worker's name,
+    `{id:N}` the N-th enqueued job's id, `{qty:Q}` the lesson's quantity Q, `{file:KIND}` a
+    database file's name, `{t0 + lease_ms}` an instant (t0, lease_ms, far; + - *)."""
+    world = World(seed, check)
+    out = []
+    for literal, field, spec, conversion in string.Formatter().parse(template):
+        out.append(literal)
+        if field is None:
+            continue
+        assert conversion is None, f"no conversion in a template: {template!r}"
+        field = field.strip()
+        if field in ROLES and not spec:
+            out.append(world.roles[field])
+        elif field == "id":
+            out.append(str(world.job_id(int(spec))))
+        elif field == "qty":
+            out.append(str(world.qty(int(spec))))
+        elif field == "file":
+            out.append(world.file(spec))
+        else:
+            assert not spec, f"{{{field}:{spec}}}: not a template field"
+            out.append(str(_instant(ast.parse(field, mode="eval").body, world)))
+    return "".join(out)
+
+
+def _instant(node: ast.AST, world: World) -> int:
+    """An instant written in the world's terms: whole numbers, t0, lease_ms and far, + - *."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.Name) and node.id in ("t0", "lease_ms", "far"):
+        return getattr(world, node.id)
+    if isinstance(node, ast.BinOp) and type(node.op) in _TIME_OPS:
+        return _TIME_OPS[type(node.op)](_instant(node.left, world), _instant(node.right, world))
+    raise AssertionError(f"not a template field: {ast.unparse(node)!r}")
 
 
 @pytest.fixture(scope="module")
@@ -53,12 +108,12 @@ def graded_mutants(tmp_path_factory):
 
 @pytest.mark.parametrize("path", MUTANT_FILES, ids=[p.stem for p in MUTANT_FILES])
 def test_mutant_is_caught_for_the_right_reason(path, graded_mutants):
-    spec = declared(path)
+    proc, results = graded_mutants[path.stem]
+    spec = declared(path, results["extra_data"]["seed"])
     assert spec["doc"].strip(), "a mutant's docstring names its bug"
     expect_fail = set(spec.get("EXPECT_FAIL", ()))
     assert expect_fail, "a mutant declares the checks that must catch it"
     may_fail = set(spec.get("MAY_FAIL", ()))
-    proc, results = graded_mutants[path.stem]
     checks = by_check(results)
     unknown = (expect_fail | may_fail) - set(checks)
     assert not unknown, f"no such checks: {unknown}"

@@ -11,7 +11,7 @@ from lab.store import Claim
 
 EXPECT_FAIL = {"random-timelines"}
 EXPECT_OUTCOME = {"random-timelines": "errored"}  # the target raised
-EXPECT_TEXT = {"random-timelines": "o'brien claims (lease_ms=1000) → raised OperationalError"}
+EXPECT_TEXT = {"random-timelines": "o'brien claims (lease_ms={lease_ms}) → raised OperationalError"}
 
 
 def claim(conn, owner, now, lease_ms):

@@ -9,7 +9,7 @@ from _kit import reference_finish as finish
 from _kit import work_once_with
 
 EXPECT_FAIL = {"random-timelines"}
-EXPECT_TEXT = {"random-timelines": "Expected: Claim(id=1, qty=1, owner='A ', token=1"}
+EXPECT_TEXT = {"random-timelines": "Expected: Claim(id={id:1}, qty={qty:1}, owner='A ', token=1"}
 
 
 def claim(conn, owner, now, lease_ms):

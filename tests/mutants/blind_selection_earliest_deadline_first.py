@@ -8,7 +8,7 @@ from _kit import reference_finish as finish
 from _kit import work_once_with
 
 EXPECT_FAIL = {"random-timelines"}
-EXPECT_TEXT = {"random-timelines": "Expected: Claim(id=1,"}
+EXPECT_TEXT = {"random-timelines": "Expected: Claim(id={id:1},"}
 
 claim = claim_with(select=SELECT.replace("ORDER BY id", "ORDER BY deadline, id"))
 work_once = work_once_with(claim, finish)

@@ -18,9 +18,9 @@ claim = claim_with(update=UPDATE)
 work_once = work_once_with(claim, finish)
 
 EXPECT_FAIL = {"skips-done-and-quarantined", "quarantine-past-deadline", "random-timelines"}
-EXPECT_TEXT = {"quarantine-past-deadline": "lease_until=500, which is the deadline of job 1,"
+EXPECT_TEXT = {"quarantine-past-deadline": "which is the deadline of job {id:1},"
                                            " another job; the contract gives lease_until ="
                                            " min(now + lease_ms, deadline)",
-               "skips-done-and-quarantined": "which is the deadline of job 1, another job"}
+               "skips-done-and-quarantined": "which is the deadline of job {id:1}, another job"}
 EXPECT_NO_TEXT = {"quarantine-past-deadline": "after quarantining the jobs past their deadline",
                   "skips-done-and-quarantined": "must never be claimed"}

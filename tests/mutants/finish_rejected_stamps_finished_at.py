@@ -13,7 +13,7 @@ EXPECT_FAIL = {"finish-at-expiry", "finish-after-expiry", "lesson-timeline", "sa
                "finish-at-deadline", "finish-at-moved-deadline", "finish-leaves-no-transaction",
                "work-once-fresh-clock", "random-timelines"}
 EXPECT_TEXT = {"finish-at-expiry": "finish returned False, as the contract says, but the row of"
-                                   " job 1 is not what the contract leaves",
+                                   " job {id:1} is not what the contract leaves",
                "lesson-timeline": "finish returned False, as the contract says"}
 EXPECT_NO_TEXT = {"finish-at-expiry": "Expected: False", "lesson-timeline": "Expected: False"}
 

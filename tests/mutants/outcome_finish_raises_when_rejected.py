@@ -13,7 +13,7 @@ EXPECT_FAIL = {"double-finish-rejected", "finish-after-expiry", "finish-at-deadl
                "lesson-timeline", "same-name-restart", "work-once-fresh-clock"}
 MAY_FAIL = {"integration-run", "random-timelines"}
 OUTCOME = "errored"
-EXPECT_TEXT = {"finish-at-expiry": "RuntimeError: lease lost for job 1"}
+EXPECT_TEXT = {"finish-at-expiry": "RuntimeError: lease lost for job {id:1}"}
 
 
 

@@ -14,7 +14,7 @@ EXPECT_FAIL = {"reclaim-at-expiry", "reclaim-after-expiry", "claim-result-matche
                # these stop at their setup's re-claim
                "lesson-timeline", "same-name-restart", "quarantine-before-new-token"}
 MAY_FAIL = {"finish-leaves-no-transaction", "integration-run", "random-timelines"}
-EXPECT_TEXT = {"lesson-timeline": "Setting up this check: B claims",
+EXPECT_TEXT = {"lesson-timeline": "Setting up this check: {B} claims",
                "same-name-restart": "This check tests “A restarted worker's old stamp is rejected",
                "reclaim-at-expiry": "Hint:"}
 

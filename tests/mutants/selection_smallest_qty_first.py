@@ -9,7 +9,7 @@ from _kit import work_once_with
 
 EXPECT_FAIL = {"lock-free-during-send"}  # the job enqueued during A's send (qty 1) goes first
 MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
-EXPECT_TEXT = {"lock-free-during-send": "B should have got the other pending job 2"}
+EXPECT_TEXT = {"lock-free-during-send": "{B} should have got the other pending job {id:2}"}
 
 claim = claim_with(select=SELECT.replace("ORDER BY id", "ORDER BY qty, id"))
 work_once = work_once_with(claim, finish)
