@@ -13,16 +13,29 @@ Cost: only the checks that must catch each mutant run (`-k`), two grades at a ti
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from conftest import by_check, grade
+from grader.checkdef import all_checks
 from grader.harness.world import World
+from grader.report.messages import text
 from test_mutants import MUTANT_FILES, declared, in_world
 
 SEEDS = (2, 3, 5)
 CASES = [(path, seed) for path in MUTANT_FILES for seed in SEEDS]
+
+#: A lesson's worker named in English prose: B to E alone, "A's", or A as a subject or before a
+#: colon ("A claims", "stop A:"), not the article ("A worker", "A valid lease").
+ROLE_EN = re.compile(r"(?<![\w'{’-])(?:[B-E]|A(?='s\b|[:,)])"
+                     r"|A(?= (?:would|finishes|claims|re-claims|re-claimed|must|holds|is|was|has)\b))"
+                     r"(?![\w}…-])")
+#: ... in Japanese prose: any Latin capital A to E standing alone.
+ROLE_JA = re.compile(r"(?<![A-Za-z0-9_{-])[A-E](?![A-Za-z0-9_}-])")
+#: A lesson's instant or id in a sentence of no world: any number but the counts 0, 1 and 2.
+LESSON_NUMBER = re.compile(r"(?<![\w.])(?:[3-9]|\d{2,})(?![\w.])")
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +71,46 @@ def test_mutant_diagnosis_holds_in_a_drawn_world(path, seed, graded_in_worlds):
         assert snippet in checks[cid]["output"], (cid, snippet, checks[cid]["output"])
     for cid, snippet in spec.get("EXPECT_NO_TEXT", {}).items():
         assert snippet not in checks[cid]["output"], (cid, snippet, checks[cid]["output"])
+
+
+def test_no_message_in_a_drawn_world_names_the_lessons_workers(graded_in_worlds):
+    """A drawn world's workers have drawn names: a sentence that still says "A's finish" or
+    "B must be able to claim" beside them names workers that are not there. (random-timelines
+    keeps its own names, A among them: docs/contract.md, "Names in a drawn world".)"""
+    found = []
+    for (name, seed), (_, results) in graded_in_worlds.items():
+        for test in results["tests"]:
+            cid = test["extra_data"]["check_id"]
+            if cid == "random-timelines":
+                continue
+            for line in test["output"].splitlines():
+                if ROLE_EN.search(line):
+                    found.append((name, seed, cid, line.strip()))
+    assert found == []
+
+
+def test_no_check_title_why_or_hint_names_a_lessons_worker_or_instant():
+    """A check's title, why and hint are the same in every world (and shown where there is
+    none: PrairieLearn's descriptions, `grader hint`): they say "its holder", "another worker",
+    "the deadline", never A or B, deadline=100 or 1000 ms."""
+    found = []
+    for cid in all_checks():
+        for part in ("title", "why", "hint"):
+            for lang, pattern in (("en", ROLE_EN), ("ja", ROLE_JA)):
+                sentence = text(f"check.{cid}.{part}", lang)
+                if pattern.search(sentence) or LESSON_NUMBER.search(sentence):
+                    found.append((cid, part, lang, sentence))
+    assert found == []
+
+
+def test_the_role_patterns_find_a_worker_and_not_an_article():
+    assert ROLE_EN.search("at now == lease_until A's finish is already rejected")
+    assert ROLE_EN.search("so B must be able to claim") and ROLE_EN.search("Expiry does not stop A:")
+    assert not ROLE_EN.search("A valid lease is its holder's right; A worker that stalled")
+    assert not ROLE_EN.search("{B} should have got job 2; w-B7 claims; SELECT ... ORDER B…")
+    assert ROLE_JA.search("A の完了はもう拒否される") and not ROLE_JA.search("{A} の完了 SQL")
+    assert LESSON_NUMBER.search("cut off at deadline=100, a finish at 99")
+    assert not LESSON_NUMBER.search("token=1, attempts to 0, by 1, 2 holders, 1.5 s, w7")
 
 
 def test_a_template_is_the_lessons_text_in_the_lessons_world():
