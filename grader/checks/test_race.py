@@ -73,6 +73,8 @@ def narrate(lab: Lab, outcomes: dict[str, dict], lockstep: Lockstep) -> dict[str
             event["result"] = None
         elif o["kind"] == "raised":
             event["raised"] = o["error"]
+        elif o["kind"] in ("wrong-type", "wrong-field-type"):  # it returned: say what
+            event["result"] = o["came_back"]
         lab.timeline.append(event)
         events[actor] = event
     return events
