@@ -8,7 +8,9 @@ here in three drawn worlds, and in each every check that must catch it fails wit
 outcome and shows the declared diagnosis: its EXPECT_TEXT, filled in with that world's values
 (`test_mutants.in_world`: `{B}`, `{id:2}`, `{t0 + lease_ms}`...), and not its EXPECT_NO_TEXT.
 
-Cost: only the checks that must catch each mutant run (`-k`), two grades at a time.
+Cost: only the checks that must catch each mutant run (`-k`; the hanging mutant waits out only
+its two hangs), two grades at a time: 243 grades, about 105 s of CPU (the grades and this
+process together), 2-6 min of wall time on the project's loaded 2-core machine (2026-12-04).
 """
 
 from __future__ import annotations
