@@ -70,9 +70,22 @@ def test_mutant_diagnosis_holds_in_a_drawn_world(path, seed, graded_in_worlds):
         want = outcomes.get(cid, spec.get("OUTCOME", "failed"))
         assert checks[cid]["extra_data"]["outcome"] == want, (cid, output)
     for cid, snippet in spec.get("EXPECT_TEXT", {}).items():
-        assert snippet in checks[cid]["output"], (cid, snippet, checks[cid]["output"])
+        assert snippet in said(checks[cid], results), (cid, snippet, checks[cid]["output"])
     for cid, snippet in spec.get("EXPECT_NO_TEXT", {}).items():
-        assert snippet not in checks[cid]["output"], (cid, snippet, checks[cid]["output"])
+        assert snippet not in said(checks[cid], results), (cid, snippet, checks[cid]["output"])
+    for cid, kind in spec.get("EXPECT_CAUSE", {}).items():
+        number = checks[cid]["extra_data"].get("cause")  # extra_data.causes[number - 1]
+        cause = results["extra_data"]["causes"][number - 1] if number else {}
+        assert cause.get("kind") == kind, (cid, cause, checks[cid]["output"])
+
+
+def said(test: dict, results: dict) -> str:
+    """What results.json tells about a check: its output, and for a check a shared root cause
+    explains, the file's top-level output too (which leads with that cause), as test_mutants
+    reads it."""
+    if "cause" in test["extra_data"]:
+        return test["output"] + "\n" + results["output"]
+    return test["output"]
 
 
 def test_no_message_in_a_drawn_world_names_the_lessons_workers(graded_in_worlds):
