@@ -338,8 +338,10 @@ def cause_sentence(key: tuple, failure: Failure, lang: str) -> str:
     """The mistake in words: the failure's own problem when every check says it the same way,
     else a sentence without what differs from check to check (the value, the step)."""
     kind = key[0]
-    if kind in ("not-implemented", "load-error", "raised", "own-connection"):
+    if kind in ("not-implemented", "load-error", "raised"):
         return problem_line(failure, lang) or ""
+    if kind == "own-connection":  # the same mistake on each check's own database file
+        return text(CAUSE(kind), lang, function=key[1])
     if kind == "timed-out-import":
         return text(CAUSE(kind), lang)
     if failure.kind == Kind.NOT_GRADED:  # found by the probe before the checks

@@ -33,10 +33,10 @@ EXPECT_FAIL = {
     "work-once-send-raises",
 }
 EXPECT_TEXT = {
-    "race-one-winner": "claim opened a connection of its own to the check's database ({file:queue})",
-    "claim-in-one-immediate-transaction": "claim opened a connection of its own to the check's database ({file:queue})",
+    "race-one-winner": "claim opened a connection of its own to the check's database",
+    "claim-in-one-immediate-transaction": "claim opened a connection of its own to the check's database",
     "crash-mid-claim-atomic": "claim opened a connection of its own to the check's database",
-    "integration-run": "work_once opened a connection of its own to the check's database ({file:queue})",
+    "integration-run": "work_once opened a connection of its own to the check's database",
     "random-timelines": "opened a connection of its own to the check's database",
     "lock-free-during-send": "opened a connection of its own to the check's database",
 }
