@@ -5,6 +5,7 @@
     grader/instructor/           batch grading, Gradescope bundle, student export (not shipped
                                  to students)
     grader/quiz/                 the quiz companion
+    grader/plugin/               the checks as pytest items; reports from pytest-json-report's file
     grader/runner/               run the checks, on several cores; one result per check
     grader/checks/               the graded checks, one module per rule family
     grader/harness/              load and run the code under grade: sandbox, Lab, processes

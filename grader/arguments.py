@@ -131,3 +131,18 @@ def unusable_folder(path: str) -> str | None:
     if not os.access(path, os.W_OK | os.X_OK):
         return "is not writable (permission denied)"
     return None
+
+
+def lab_folders() -> list[str]:
+    """The folders of the lab's own packages that are here (lab/, solutions/, grader/): no
+    report is written in them."""
+    import importlib.util
+
+    found = []
+    for name in ("lab", "solutions", "grader"):
+        try:
+            spec = importlib.util.find_spec(name)  # a top-level name: nothing is imported
+        except (ImportError, ValueError):
+            continue
+        found += list(spec.submodule_search_locations or []) if spec else []
+    return found

@@ -12,7 +12,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Callable
 
 from . import arguments, config as configs
 from .checkdef import all_checks
@@ -70,6 +69,7 @@ SUBCOMMANDS = {
     "classroom50": "grader.instructor.classroom50",
     "export-student": "grader.instructor.export_student",
     "watch": "grader.watch",
+    "report": "grader.plugin.report_file",
 }
 
 
@@ -151,11 +151,6 @@ def chosen_lang(argv: list[str]) -> str:
     return default_lang()
 
 
-#: The report files a grade can write, by flag: each a function of the one view (and config).
-REPORTS: dict[str, Callable[[ReportView, configs.Config], str]] = {
-    output.flag: output.write for output in outputs.FORMATS}
-
-
 def report_paths(args: argparse.Namespace) -> dict[str, str]:
     """The report files asked for: {flag: path}."""
     return {output.flag: getattr(args, output.dest) for output in outputs.FORMATS
@@ -177,15 +172,8 @@ def bad_paths(args: argparse.Namespace) -> str | None:
     asked = report_paths(args)
     if not asked:
         return None
-    target, taken = target_file(args.impl), {}
-    for flag, path in asked.items():
-        problem = (outputs.refused_path(flag, path, target=target, protected=lab_folders(),
-                                        taken=taken)
-                   or arguments.unwritable_destination(path))
-        if problem:
-            return f"{flag} {path}: {problem}"
-        taken[os.path.realpath(path)] = flag
-    return None
+    return outputs.check_paths(asked, target=target_file(args.impl),
+                               protected=arguments.lab_folders())
 
 
 def not_python(path: str) -> str | None:
@@ -217,19 +205,6 @@ def target_file(impl: str) -> str | None:
         return None
 
 
-def lab_folders() -> list[str]:
-    """The folders of the lab's own packages that are here (lab/, solutions/, grader/): no
-    report is written in them."""
-    found = []
-    for name in ("lab", "solutions", "grader"):
-        try:
-            spec = importlib.util.find_spec(name)  # a top-level name: nothing is imported
-        except (ImportError, ValueError):
-            continue
-        found += list(spec.submodule_search_locations or []) if spec else []
-    return found
-
-
 def report_of_args(args: argparse.Namespace, results: list, lang: str, config: configs.Config,
                    duration: float, use_history: bool | None = None) -> ReportView:
     """The report of a grade run with the grading options `args` (grader.report.pipeline)."""
@@ -242,14 +217,8 @@ def report_of_args(args: argparse.Namespace, results: list, lang: str, config: c
 
 def write_reports(args: argparse.Namespace, report: ReportView,
                   config: configs.Config) -> str | None:
-    """Write every report file asked for; the first that could not be written, as one line
-    (checked before grading, a folder can still vanish or a disk fill up meanwhile)."""
-    for flag, path in report_paths(args).items():
-        try:
-            files.write_atomically(path, REPORTS[flag](report, config))
-        except OSError as exc:
-            return f"{flag} {path}: could not be written ({exc.strerror or exc})"
-    return None
+    """Write every report file asked for; the first that could not be written, as one line."""
+    return outputs.write_all(report_paths(args), report, config)
 
 
 #: Environment variables that say a grade runs in CI (GitHub Actions, GitLab CI, Travis and

@@ -278,3 +278,19 @@ class CheckResult:
     def failed_run_numbers(self) -> list[int]:
         """1-based numbers of the runs that did not pass."""
         return [i for i, outcome in enumerate(self.runs, 1) if outcome != Outcome.PASSED]
+
+
+def check_result_to_json(r: CheckResult) -> dict:
+    """A whole check result as plain JSON (watch's pipe, pytest-json-report's metadata)."""
+    return {"id": r.id, "points": r.points, "outcome": r.outcome,
+            "result": result_to_json(r.result), "duration": r.duration, "runs": r.runs,
+            "seeds": r.seeds}
+
+
+def check_result_from_json(d: dict) -> CheckResult:
+    """`check_result_to_json` read back (KeyError, TypeError, ValueError: not one)."""
+    if not isinstance(d, dict) or d.get("outcome") not in Outcome.ALL:
+        raise ValueError(f"not a check result: {d!r:.80}")
+    return CheckResult(str(d["id"]), int(d["points"]), d["outcome"],
+                       result_from_json(d["result"]), float(d.get("duration", 0.0)),
+                       list(d.get("runs", [])), list(d.get("seeds", [])))

@@ -59,7 +59,7 @@ from .harness.target import display_name, is_path
 from .report import files, summary
 from .report.messages import default_lang, text
 from .report.render import Style, width
-from .results import CheckResult, result_from_json, result_to_json
+from .results import CheckResult, check_result_from_json, check_result_to_json
 from .runner import GraderError, iter_checks, selected
 
 POLL = 0.025   # seconds between two looks at the folder (a stat of a handful of files)
@@ -250,11 +250,11 @@ class Watch:
                 if not shown and len(first) == len(first_ids):
                     shown = True
                     if first:  # a first pass -k left empty has nothing to show
-                        sandbox.write_message(fd, {"pass": 1,
-                                                   "results": [_encode(r) for r in first]})
+                        sandbox.write_message(fd, {"pass": 1, "results": [
+                            check_result_to_json(r) for r in first]})
             final = rest if two else first + rest
             sandbox.write_message(fd, {"pass": self.passes,
-                                       "results": [_encode(r) for r in final]})
+                                       "results": [check_result_to_json(r) for r in final]})
         except GraderError as exc:
             sandbox.write_message(fd, {"error": str(exc)})
         except BaseException:
@@ -301,7 +301,7 @@ class Watch:
             grade.finished = True
             self.draw(text("watch.error", self.lang, error=message["error"].strip()))
             return
-        grade.results += [_decode(r) for r in message["results"]]
+        grade.results += [check_result_from_json(r) for r in message["results"]]
         final = message["pass"] == self.passes
         # the grader's own report (a save is no run of the local history: no streak grows
         # with every keystroke's save)
@@ -378,16 +378,6 @@ def _interrupt(signum, frame):
 
 def _clock(wall: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(wall))
-
-
-def _encode(r: CheckResult) -> dict:
-    return {"id": r.id, "points": r.points, "outcome": r.outcome,
-            "result": result_to_json(r.result), "duration": r.duration, "runs": r.runs}
-
-
-def _decode(d: dict) -> CheckResult:
-    return CheckResult(d["id"], d["points"], d["outcome"], result_from_json(d["result"]),
-                       d["duration"], d["runs"])
 
 
 def _end_session(sid: int) -> None:

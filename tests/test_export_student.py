@@ -237,3 +237,31 @@ def test_the_student_copy_ignores_every_file_its_workflow_writes(exported):
     for name in ("results.json", "summary.md"):
         assert f"--{'json' if name.endswith('json') else 'markdown'} {name}" in runs
         assert f"/{name}" in ignored, name
+
+
+def test_pytest_and_the_editors_test_explorer_run_the_checks_in_the_student_copy(exported,
+                                                                                 tmp_path):
+    """In the student copy, `python -m pytest` runs the checks on lab/queue.py (its
+    pyproject.toml says where they are; the plugin is the package's pytest11 entry point),
+    one check by its id, then only the ones that failed (--lf); VS Code's settings turn
+    pytest on."""
+    copy = tmp_path / "copy"
+    shutil.copytree(exported, copy)
+    settings = json.loads((copy / ".vscode" / "settings.json").read_text(encoding="utf-8"))
+    assert settings["python.testing.pytestEnabled"] is True
+    env = {**os.environ, "PYTHONPATH": str(copy), "NO_COLOR": "1"}
+    env.pop("PYTEST_ADDOPTS", None)
+    env.pop("PYTEST_XDIST_WORKER", None)
+
+    def pytest_in_copy(*args):
+        return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=copy, env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    one = pytest_in_copy("-q", "-k", "finish-at-expiry or finish-before-expiry")
+    assert one.returncode == 1, one.stdout[-2000:] + one.stderr
+    assert "FAILED grader/checks/test_boundaries.py::finish-at-expiry" in one.stdout
+    assert "2 failed" in one.stdout and "not implemented" in one.stdout
+    again = pytest_in_copy("-q", "--lf", "--collect-only")
+    assert "grader/checks/test_boundaries.py::finish-at-expiry" in again.stdout
+    assert "2/40 tests collected" in again.stdout or "2 tests collected" in again.stdout, \
+        again.stdout

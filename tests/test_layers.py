@@ -21,7 +21,7 @@ LAYERS = {
     "grader.harness": 1, "grader.report": 1,
     "grader.checks": 2,
     "grader.runner": 3,
-    "grader.quiz": 4, "grader.instructor": 4,
+    "grader.quiz": 4, "grader.instructor": 4, "grader.plugin": 4,
     "grader.cli": 5, "grader.__main__": 6, "grader.watch": 6,
 }
 

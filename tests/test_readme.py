@@ -37,10 +37,11 @@ def test_contract_lists_every_check_as_the_grader_does():
 
 def test_readme_test_command_is_what_ci_runs():
     command = ("python3 -m venv .venv && .venv/bin/pip install -e '.[test]'"
-               " && .venv/bin/python -m pytest")
+               " && .venv/bin/python -m pytest -n auto --dist loadfile")
     assert command in README
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "pip install --quiet -e '.[test]'" in ci and ".venv/bin/python -m pytest" in ci
+    assert "pip install --quiet -e '.[test]'" in ci
+    assert ".venv/bin/python -m pytest -n auto --dist loadfile" in ci
 
 
 def test_readme_grade_command_is_there():

@@ -23,7 +23,7 @@ from grader import checkdef, cli, watch
 from grader.config import Config
 from grader.report import messages, summary
 from grader.report.view import report_view
-from grader.results import CheckResult, Failure, Kind, Outcome
+from grader.results import CheckResult, Failure, Kind, Outcome, check_result_to_json
 
 from conftest import run_grader
 
@@ -398,7 +398,7 @@ def _arguments(target: Path) -> Namespace:
 
 def _held_grade(target: Path, since: float) -> watch.Grade:
     """A grade whose child has ended (no process), having said its whole verdict."""
-    message = {"pass": 1, "results": [watch._encode(r) for r in _results()]}
+    message = {"pass": 1, "results": [check_result_to_json(r) for r in _results()]}
     return watch.Grade(pid=-1, fd=-1, saved=0.0, since=since, state=watch.snapshot(target),
                        held=[message])
 

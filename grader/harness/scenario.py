@@ -604,12 +604,33 @@ def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
     return failure
 
 
+#: Whether `_verdict` keeps the exception a check ended with (`keep_check_exception`).
+_keep_exception = False
+_kept_exception: BaseException | None = None
+
+
+def keep_check_exception(keep: bool) -> None:
+    """Keep the exception the next checks judged in this process end with (a CheckFailed, or
+    the target's error as raised in the check's body), for a debugger to stop where it was
+    raised (the pytest plugin's --pdb); forget the one kept before."""
+    global _keep_exception, _kept_exception
+    _keep_exception, _kept_exception = keep, None
+
+
+def kept_check_exception() -> BaseException | None:
+    """The exception kept by the last check judged in this process, or None."""
+    return _kept_exception
+
+
 def _verdict(lab: "Lab", body: Callable[["Lab"], None]) -> Failure | None:
+    global _kept_exception
     try:
         body(lab)
         lab.settle()
         return None
     except CheckFailed as failed:
+        if _keep_exception:
+            _kept_exception = failed
         return failed.failure
     except FunctionHung as hung:  # asked for outside the Lab's calls: stopped all the same
         return lab.not_graded(hung.function, None)
@@ -618,6 +639,8 @@ def _verdict(lab: "Lab", body: Callable[["Lab"], None]) -> Failure | None:
                        detail="grader-read-locked" if locked.reading else "grader-write-locked",
                        params={"error": locked.error}, timeline=lab.timeline)
     except TargetRaised as raised:
+        if _keep_exception:
+            _kept_exception = raised
         if raised.event is not None:
             raised.event["raised"] = error_line(raised.exc)
         limit = limit_hit(raised.exc)

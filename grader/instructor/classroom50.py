@@ -13,6 +13,7 @@ mapping to Classroom 50's result.json is grader.report.classroom50. Exit 0 writt
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 import tempfile
@@ -83,10 +84,16 @@ def write(out: Path, *, lang: str = "en", timeout: float = isolated.DEFAULT_LIMI
         shutil.copytree(tree, out, dirs_exist_ok=True)
 
 
+#: Dependencies of the pytest path only (grader.plugin): a recorded grade never runs pytest.
+PYTEST_ONLY = re.compile(r"^(pytest|pytest-json-report)\s*([<>=!~;\[]|$)")
+
+
 def requirements(root: Path = distribution.REPO_ROOT) -> str:
-    """The grader's run-time dependencies (pyproject's [project].dependencies), one a line."""
+    """What a grade needs installed: the grader's run-time dependencies (pyproject's
+    [project].dependencies) but those of the pytest path, one a line."""
     project = toml().loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return "".join(f"{dependency}\n" for dependency in project["dependencies"])
+    return "".join(f"{dependency}\n" for dependency in project["dependencies"]
+                   if not PYTEST_ONLY.match(dependency))
 
 
 def autograder_py(lang: str, timeout: float, select: str | None) -> str:

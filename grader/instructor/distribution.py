@@ -75,9 +75,24 @@ def instructor_files(root: Path = REPO_ROOT) -> dict[str, Path]:
             if path.is_file() and not _skipped(path.relative_to(root))}
 
 
+#: The student copy's pytest configuration: `python -m pytest`, and an editor's test explorer
+#: (VS Code, PyCharm), run the lab's checks against lab/queue.py (grader.plugin).
+STUDENT_PYTEST = """[tool.pytest.ini_options]
+# `python -m pytest` (and your editor's test explorer) runs the lab's checks on lab/queue.py,
+# with the same verdicts and failure texts as `python -m grader`: -k CHECK-ID runs one check,
+# --lf the ones that failed last time, --impl FILE grades another file.
+testpaths = ["grader/checks"]
+"""
+
+
 def student_pyproject(text: str) -> str:
-    """The project's pyproject.toml with the solutions package left out of the distribution."""
+    """The project's pyproject.toml with the solutions package left out of the distribution
+    and the student's pytest configuration (STUDENT_PYTEST) in place of the project's."""
     new = re.sub(r'"solutions\*"\s*,\s*|,\s*"solutions\*"', "", text)
+    new, count = re.subn(r"(?ms)^\[tool\.pytest\.ini_options\]\n.*?(?=^\[|\Z)", "", new)
+    if count != 1:
+        raise DistributionError("cannot replace [tool.pytest.ini_options] in pyproject.toml")
+    new = new.rstrip("\n") + "\n\n" + STUDENT_PYTEST
     if sys.version_info >= (3, 11):
         import tomllib
 

@@ -28,6 +28,9 @@ from grader.report.messages import default_lang, text
 TEMPLATES = Path(__file__).with_name("templates")
 WORKFLOW = TEMPLATES / "github_workflow.yml"
 WORKFLOW_PATH = ".github/workflows/grade.yml"
+#: The editor's test explorer runs the checks (pyproject.toml's pytest section says which).
+EDITOR_SETTINGS = {".vscode/settings.json": '{\n  "python.testing.pytestEnabled": true,\n'
+                                            '  "python.testing.unittestEnabled": false\n}\n'}
 
 
 def main(argv: list[str]) -> int:
@@ -90,6 +93,9 @@ def build(tree: Path, root: Path = distribution.REPO_ROOT, *,
     (tree / "README.md").write_text(readme(root), encoding="utf-8")
     (tree / WORKFLOW_PATH).parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(WORKFLOW, tree / WORKFLOW_PATH)
+    for rel, content in EDITOR_SETTINGS.items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(content, encoding="utf-8")
     leaks = distribution.forbidden_imports(tree)
     if leaks:
         raise distribution.DistributionError(

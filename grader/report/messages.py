@@ -188,7 +188,7 @@ QUIZ_ERROR = Family("quiz.error.{}", ("duplicate", "malformed", "unknown-choice"
                                       "unknown-question", "unreadable"))
 #: grader.cli: the one line `python -m grader --help` gives each command (cli.SUBCOMMANDS).
 CLI_COMMAND = Family("cli.command.{}", ("checks", "hint", "quiz", "batch", "gradescope-bundle",
-                                        "classroom50", "export-student", "watch"))
+                                        "classroom50", "export-student", "watch", "report"))
 
 FAMILIES = (CHECK_TITLE, CHECK_WHY, CHECK_HINT, WRONG_TYPE_HINT, WRONG_VALUE_HINT, DETAIL_HINT,
             OUTCOME, LIMIT, KIND, CAUSE, TIMELINE, DETAIL, RACE_CHILD, LOCK_BLOCKED, STAMP_FORGED, CRASH_STATE,

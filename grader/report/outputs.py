@@ -18,7 +18,9 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from .. import arguments
 from ..config import Config
+from . import files
 from .messages import LANGS, OUTPUT_OPTION, text
 from .view import ReportView
 
@@ -156,6 +158,31 @@ FORMATS = (
     Format("--markdown", "a Markdown summary", _markdown, _is_markdown_summary),
 )
 BY_FLAG = {f.flag: f for f in FORMATS}
+
+
+def check_paths(asked: dict[str, str], *, target: str | None,
+                protected: list[str]) -> str | None:
+    """The first report path of `asked` ({flag: path}) that may not or cannot be written, as
+    `FLAG PATH: why`; None when every one can."""
+    taken: dict[str, str] = {}
+    for flag, path in asked.items():
+        problem = (refused_path(flag, path, target=target, protected=protected, taken=taken)
+                   or arguments.unwritable_destination(path))
+        if problem:
+            return f"{flag} {path}: {problem}"
+        taken[os.path.realpath(path)] = flag
+    return None
+
+
+def write_all(asked: dict[str, str], report: ReportView, config: Config) -> str | None:
+    """Write every report file of `asked` ({flag: path}); the first that could not be written,
+    as one line (checked before grading, a folder can still vanish or a disk fill up)."""
+    for flag, path in asked.items():
+        try:
+            files.write_atomically(path, BY_FLAG[flag].write(report, config))
+        except OSError as exc:
+            return f"{flag} {path}: could not be written ({exc.strerror or exc})"
+    return None
 
 
 def refused_path(flag: str, path: str, *, target: str | None, protected: list[str],

@@ -87,12 +87,9 @@ def iter_checks(impl: str, *, timeout_scale: float = 1.0, select: str | None = N
     before it are done. `short_first`: every lane runs the short units before the long ones
     (`schedule`; watch: the checks of its first screen are all done as soon as can be)."""
     checks = selected(select)
-    repeat, sweep = max(1, repeat), max(1, sweep)
-    settings = Settings(impl, timeout_scale,
-                        tuple((seed + i) % 2 ** 63 for i in range(sweep) for _ in range(repeat)),
-                        sweep > 1)
-    units = [Unit(info, Part(i, info.parts) if info.parts > 1 else None)
-             for info in checks for i in range(info.parts)]
+    settings = settings_for(impl, timeout_scale=timeout_scale, repeat=repeat, seed=seed,
+                            sweep=sweep)
+    units = [unit for info in checks for unit in units_of(info)]
     prepare()  # before the lanes are forked: they share this process's zygote
     lanes_wanted = min(default_jobs() if jobs is None else max(1, jobs), len(units))
     # One lane too: the judges of most checks run there, without a fork each.
@@ -103,9 +100,37 @@ def iter_checks(impl: str, *, timeout_scale: float = 1.0, select: str | None = N
     if refused is not None:  # every check says why at once, none waits for its own timeout
         done.close()  # the lanes are ended at once
         for info in checks:
-            yield _result(info, [[refused] * len(settings.seeds)], 0.0, settings)
+            yield refused_result(info, refused, settings)
         return
     yield from _assemble(checks, units, done, settings)
+
+
+def settings_for(impl: str, *, timeout_scale: float = 1.0, repeat: int = 1,
+                 seed: int = LESSON_SEED, sweep: int = 1) -> Settings:
+    """What every run of a grade shares: `repeat` runs in each of `sweep` worlds drawn from
+    seed, seed + 1, ..."""
+    repeat, sweep = max(1, repeat), max(1, sweep)
+    return Settings(impl, timeout_scale,
+                    tuple((seed + i) % 2 ** 63 for i in range(sweep) for _ in range(repeat)),
+                    sweep > 1)
+
+
+def units_of(info: CheckInfo) -> list[Unit]:
+    """The units a check runs as: itself, or each of its parts."""
+    return [Unit(info, Part(i, info.parts) if info.parts > 1 else None)
+            for i in range(info.parts)]
+
+
+def grade_check(info: CheckInfo, settings: Settings) -> CheckResult:
+    """One check graded in this process, its parts one after another: what a lane does for
+    it, for a caller that runs checks one at a time itself (the pytest plugin)."""
+    done = [run_unit(unit, settings, in_lane=True) for unit in units_of(info)]
+    return _result(info, [runs for runs, _ in done], sum(took for _, took in done), settings)
+
+
+def refused_result(info: CheckInfo, refused: Failure, settings: Settings) -> CheckResult:
+    """A check's result when the code under grade could not even be loaded (`preflight`)."""
+    return _result(info, [[refused] * len(settings.seeds)], 0.0, settings)
 
 
 def prepare() -> None:
@@ -183,7 +208,7 @@ def preflight(spec: str, timeout_scale: float) -> tuple[Failure | None, dict[str
         with tempfile.TemporaryDirectory(prefix="leaselab-probe-", dir=ram_folder()) as workdir:
             return scenario.probe(spec, workdir, timeout, call)
 
-    with _cwd_on_path():  # a start each time a call broke the target process, each call once
+    with cwd_on_path():  # a start each time a call broke the target process, each call once
         answer = sandbox.run(probe, timeout=len(scenario.PROBED) * (timeout + call) + 5)
     if isinstance(answer, dict):
         return None, dict(answer["hung"])
@@ -214,7 +239,7 @@ def _run_once(info: CheckInfo, body: Callable, settings: Settings, seed: int,
               inline: bool) -> Failure | None:
     timeout = info.timeout * settings.timeout_scale
     with tempfile.TemporaryDirectory(prefix="leaselab-", dir=ram_folder()) as workdir, \
-            _cwd_on_path():
+            cwd_on_path():
         return sandbox.run(lambda: scenario.run_check(body, settings.spec, workdir, seed,
                                                       call_timeout=timeout + 5, check=info.id,
                                                       hung=dict(settings.hung)),
@@ -272,7 +297,7 @@ def ram_folder() -> str | None:
     return RAM_FOLDER if room >= RAM_NEEDED and os.access(RAM_FOLDER, os.W_OK) else None
 
 
-class _cwd_on_path:
+class cwd_on_path:
     """`lab.queue` and a student's own modules resolve from the folder the grader runs in."""
 
     def __enter__(self):

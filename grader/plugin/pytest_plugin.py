@@ -1,0 +1,231 @@
+"""The lease lab's checks as pytest items (loaded by pytest through the `pytest11` entry point).
+
+    python -m pytest --pyargs grader.checks --impl lab/queue.py [-k ID] [-x] [--lf] [-m race]
+                     [--junitxml FILE] [--json-report --json-report-file FILE] [--pdb]
+
+Every function declared with `@check` in a module of grader/checks is collected as a
+`CheckItem` named by its check id (`grader/checks/test_boundaries.py::finish-at-expiry`;
+`-k` matches the id and the function's name, `-m` the check's family and `processes` for the
+checks that start processes of their own). An item grades its check as a lane of
+`python -m grader` does (grader.runner.grade_check: the judge in this process, or forked for
+race, crash and integration; the code under grade in its own target process), after one
+preflight per session (code that cannot be loaded fails every item at once, as in a grade). A
+check that does not pass fails its item with the text `python -m grader` shows under it
+(grader.report.render.check_text, hints kept back as on a first local run). With `--pdb` the
+judge runs here and a check's own failure is raised from the check's body, so the debugger
+stops in the check, beside its `lab`.
+
+Other pytest files are left alone: only functions the check registry declares become items.
+pytest-json-report's file carries each item's whole result under `metadata.leaselab` (the
+typed failure, its outcome, the world's seed, the target): `python -m grader report FILE`
+writes every report from it.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+#: What an item's metadata is kept under in pytest-json-report's file.
+METADATA_KEY = "leaselab"
+PROCESS_MARKER = "processes"
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("leaselab", "lease lab checks (python -m pytest --pyargs grader.checks)")
+    group.addoption("--impl", dest="leaselab_impl", default=None, metavar="MODULE_OR_FILE",
+                    help="the code the lease lab's checks grade: a module name or the path of "
+                         "a .py file (default: lab.queue)")
+    group.addoption("--replay", dest="leaselab_seed", default=None, metavar="SEED",
+                    help="draw every check's world from SEED, 'fresh' for a new one (default: "
+                         "the lesson's values)")
+    group.addoption("--lang", dest="leaselab_lang", default=None, choices=("en", "ja"),
+                    help="language of the checks' failure texts (default: from the locale)")
+    group.addoption("--timeout-scale", dest="leaselab_timeout_scale", default=1.0, type=float,
+                    metavar="X", help="multiply every check's wall-clock safety timeout")
+
+
+def pytest_configure(config):
+    from grader.checkdef import MODULE_ORDER
+
+    for name in MODULE_ORDER:
+        config.addinivalue_line("markers", f"{name}: lease lab checks of the {name} family")
+    config.addinivalue_line("markers", f"{PROCESS_MARKER}: lease lab checks that start "
+                                       "processes of their own (race, crash, integration)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector, name, obj):
+    """A registered check's body becomes a CheckItem; anything else is pytest's business."""
+    module = getattr(collector, "module", None) if isinstance(collector, pytest.Module) else None
+    if module is None or not module.__name__.startswith("grader.checks.") or not callable(obj):
+        return None
+    from grader.checkdef import REGISTRY
+
+    info = next((i for i in REGISTRY.values() if i.body is obj), None)
+    return None if info is None else CheckItem.from_parent(collector, name=info.id, info=info)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The checks in lesson order (pytest collects modules by name); an --impl path that cannot
+    be graded is a usage error, as for `python -m grader` (exit status 4 here)."""
+    from grader.checkdef import all_checks
+
+    if any(isinstance(item, CheckItem) for item in items):
+        problem = Grading.of(config).bad_impl()
+        if problem:
+            raise pytest.UsageError(problem)
+    order = {check_id: i for i, check_id in enumerate(all_checks())}
+    items.sort(key=lambda item: order.get(item.name, -1) if isinstance(item, CheckItem) else -1)
+
+
+class CheckNotPassed(Exception):
+    """A check did not pass; the item's report shows its failure text."""
+
+
+class CheckItem(pytest.Item):
+    def __init__(self, *, info, **kwargs):
+        super().__init__(**kwargs)
+        from grader.checkdef import PROCESS_FAMILIES, family
+
+        self.info = info
+        self.result = None
+        self.add_marker(family(info.module))
+        if family(info.module) in PROCESS_FAMILIES:
+            self.add_marker(PROCESS_MARKER)
+        self.extra_keyword_matches.add(info.name)
+
+    def runtest(self):
+        grading = Grading.of(self.config)
+        self.result = grading.grade(self.info)
+        if self.result.passed:
+            return
+        raised = grading.check_exception()
+        if raised is not None:  # --pdb: the check's own exception, raised in the check's body
+            raise raised
+        raise CheckNotPassed(self.info.id)
+
+    def repr_failure(self, excinfo, style=None):
+        if self.result is not None and not self.result.passed:
+            return Grading.of(self.config).failure_text(self.result)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self):
+        try:
+            line = inspect.getsourcelines(self.info.body)[1] - 1
+        except (OSError, TypeError):
+            line = 0
+        return self.path, line, f"{self.info.id} ({self.info.points} pt)"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_json_runtest_metadata(item, call):
+    """pytest-json-report: the check's whole result, for `python -m grader report`."""
+    if not isinstance(item, CheckItem) or call.when != "call" or item.result is None:
+        return {}
+    from grader.results import check_result_to_json
+
+    grading = Grading.of(item.config)
+    return {METADATA_KEY: {"check": check_result_to_json(item.result), "target": grading.impl,
+                           "seed": grading.seed, "lang": grading.lang}}
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    grading = config.stash.get(GRADING, None)
+    if grading is not None and grading.results:
+        terminalreporter.write_line(grading.score_line())
+
+
+GRADING = pytest.StashKey["Grading"]()
+
+
+class Grading:
+    """What the items of one pytest session share: the target, the world, the preflight."""
+
+    def __init__(self, config):
+        from grader.arguments import FRESH, seed as seed_type
+        from grader.harness.world import LESSON_SEED, fresh_seed
+        from grader.report.messages import default_lang
+
+        self.config = config
+        self.impl = config.getoption("leaselab_impl") or "lab.queue"
+        given = config.getoption("leaselab_seed")
+        try:
+            seed = LESSON_SEED if given is None else seed_type(given)
+        except ValueError:
+            raise pytest.UsageError(f"--replay {given}: not a seed (a whole number, or fresh)")
+        self.seed = fresh_seed() if seed == FRESH else seed
+        self.lang = config.getoption("leaselab_lang") or default_lang()
+        self.timeout_scale = config.getoption("leaselab_timeout_scale")
+        self.debug = bool(config.getoption("usepdb", False))
+        self.results = []
+        self._refused = None
+        self._brief = {"hung": []}
+        self._preflown = False
+
+    @classmethod
+    def of(cls, config) -> "Grading":
+        grading = config.stash.get(GRADING, None)
+        if grading is None:
+            grading = config.stash[GRADING] = cls(config)
+        return grading
+
+    def bad_impl(self) -> str | None:
+        """Why --impl cannot be graded (one line), or None."""
+        from grader.arguments import unreadable_file
+        from grader.harness.target import is_path
+
+        if is_path(self.impl):
+            problem = unreadable_file(self.impl) or (
+                None if self.impl.endswith(".py") else "not a .py file")
+            return f"--impl {self.impl}: {problem}" if problem else None
+        return None
+
+    def grade(self, info):
+        from grader import runner
+        from grader.harness import scenario
+
+        with runner.cwd_on_path():
+            if not self._preflown:  # once: code that cannot load fails every check at once,
+                runner.prepare()    # a function that hangs stops every check that calls it
+                self._refused, hung = runner.preflight(self.impl, self.timeout_scale)
+                self._brief = {"hung": sorted(hung.items())}
+                self._preflown = True
+            settings = runner.settings_for(self.impl, timeout_scale=self.timeout_scale,
+                                           seed=self.seed).briefed(self._brief)
+            if self._refused is not None:
+                result = runner.refused_result(info, self._refused, settings)
+            else:
+                scenario.keep_check_exception(self.debug)
+                result = runner.grade_check(info, settings)
+        self.results.append(result)
+        return result
+
+    def check_exception(self):
+        from grader.harness import scenario
+
+        return scenario.kept_check_exception() if self.debug else None
+
+    def failure_text(self, result) -> str:
+        from grader.harness.target import display_name
+        from grader.report import hints
+        from grader.report.render import check_text
+        from grader.report.view import report_view
+
+        report = report_view([result], self.lang, target=display_name(self.impl),
+                             seed=self.seed, drawn=False)
+        hints.apply(report, "after-runs", after=3, counted=False)
+        check = report.checks[0]
+        return f"{check.title}  [{check.outcome_label}]\n{check_text(check, self.lang)}"
+
+    def score_line(self) -> str:
+        from grader.report.messages import text
+
+        score = sum(r.score for r in self.results)
+        total = sum(r.points for r in self.results)
+        passed = sum(r.passed for r in self.results)
+        line = (text("ui.score", self.lang, score=score, max_score=total) + "   "
+                + text("ui.summary", self.lang, passed=passed,
+                       failed=len(self.results) - passed))
+        return f"lease lab ({self.impl}, --replay {self.seed}): {line}"
