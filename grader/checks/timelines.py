@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import random
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -15,7 +15,6 @@ import re
 import shutil
 import textwrap
 import unicodedata
-from typing import Callable
 
 FALLBACK = 88
 NARROWEST = 40
