@@ -121,12 +121,57 @@ def write_lock_held(lab: Lab, busy_ms: int):
 
 
 def is_locked_error(exc: BaseException | None) -> bool:
-    """`exc` is SQLite's OperationalError (database is locked), or wraps one (raise ... from)."""
+    """`exc` is SQLite's error saying the database is locked, or an error of another kind that
+    wraps one (raise ... from). A sqlite3 error with another message is not: raised while
+    handling "database is locked" (a ROLLBACK after a BEGIN that failed: "cannot rollback - no
+    transaction is active"), it replaced the error the caller needed (`masked_locked_error`)."""
     if exc is None:
         return False
-    if isinstance(exc, RaisedInTarget) and exc.sqlite_error == "OperationalError":
-        return True
-    return any(line.split(":", 1)[0] == "OperationalError" for line in _lines(exc))
+    lines = _lines(exc)
+    if _is_sqlite_error(exc):
+        return _says_locked(lines[0])
+    return any(_says_locked(line) for line in lines[1:])
+
+
+def masked_locked_error(exc: BaseException | None) -> str | None:
+    """The "database is locked" line a sqlite3 error of another message was raised while
+    handling (it masks it), or None."""
+    if exc is None or not _is_sqlite_error(exc):
+        return None
+    lines = _lines(exc)
+    if _says_locked(lines[0]):
+        return None
+    return next((line for line in lines[1:] if _says_locked(line)), None)
+
+
+def _is_sqlite_error(exc: BaseException) -> bool:
+    if isinstance(exc, RaisedInTarget):
+        return exc.sqlite_error is not None
+    return isinstance(exc, sqlite3.Error)
+
+
+def _says_locked(line: str) -> bool:
+    """`Type: message` is SQLite's OperationalError saying a database (or table) is locked."""
+    kind, _, message = line.partition(":")
+    return kind == "OperationalError" and "locked" in message
+
+
+@contextlib.contextmanager
+def read_lock_held(lab: Lab, busy_ms: int):
+    """While inside, another connection holds a read lock (a deferred transaction that has
+    read): a write can start on the connection given to the target, but its COMMIT cannot
+    (it needs every reader gone), so it surely meets "database is locked" after `busy_ms`."""
+    reader = sqlite3.connect(str(lab.path), timeout=0, isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM jobs").fetchone()
+        lab.note("note.read-lock-held", busy_ms=busy_ms)
+        yield
+    finally:
+        if reader.in_transaction:
+            reader.execute("ROLLBACK")
+            lab.note("note.read-lock-released")
+        reader.close()
 
 
 def others_can_write(lab: Lab) -> str | None:

@@ -8,6 +8,7 @@ finish return is graded elsewhere, so a wrong value does not fail these checks t
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 
 from lab.store import Claim
@@ -15,7 +16,8 @@ from lab.store import Claim
 from grader.checkdef import check
 from . import txshape
 from .faults import (attempt, expect_no_transaction_left, expect_others_can_write,
-                     injected_fault, is_locked_error, is_the_fault, write_lock_held)
+                     injected_fault, is_locked_error, is_the_fault, masked_locked_error,
+                     read_lock_held, write_lock_held)
 from .steps import expect_rows, snapshot
 from grader.harness.scenario import Lab, ManualClock, expected_row, show
 from grader.harness.scenario import error_line, judge_write
@@ -64,33 +66,54 @@ def expect_failed_cleanly(lab: Lab, function: str, error: BaseException | None,
         lab.expect_row(job, row, detail="tx-not-rolled-back", function=function)
 
 
-def expect_locked_raised(lab: Lab, function: str, conn, call, rows: dict[int, dict]) -> None:
-    """`call` runs while another connection holds the write lock for all of it, on `conn` (busy
-    timeout LOCKED_BUSY_MS): it must raise SQLite's error (or one that wraps it), leave no
-    transaction open on `conn`, and change no row."""
-    with write_lock_held(lab, LOCKED_BUSY_MS):
+def expect_locked_raised(lab: Lab, function: str, conn, call, rows: dict[int, dict],
+                         held=write_lock_held, left_open: str = "tx-open-after-error",
+                         swallowed: str = "tx-locked-swallowed") -> None:
+    """`call` runs while another connection holds a lock for all of it (`held`: the write
+    lock, or a read lock that only a COMMIT meets), on `conn` (busy timeout LOCKED_BUSY_MS):
+    it must raise SQLite's error (or one that wraps it), leave no transaction open on `conn`,
+    and change no row."""
+    with held(lab, LOCKED_BUSY_MS):
         came_back, error = attempt(lab, call)
-        left_open = conn.in_transaction
+        still_open = conn.in_transaction
+    expect_locked_error(lab, function, came_back, error, still_open, swallowed=swallowed,
+                        left_open=left_open)
+    expect_rows(lab, rows, detail="tx-not-rolled-back", function=function)
+
+
+def expect_locked_error(lab: Lab, function: str, came_back, error: BaseException | None,
+                        still_open: bool, swallowed: str = "tx-locked-swallowed",
+                        left_open: str = "tx-open-after-error") -> None:
+    """What came out of a call that met "database is locked": that error (or one wrapping it),
+    nothing masking it, and no transaction left open."""
     if error is None:
-        lab.fail("tx-locked-swallowed", function=function, came_back=show(came_back),
+        lab.fail(swallowed, function=function, came_back=show(came_back),
                  busy_ms=LOCKED_BUSY_MS)
+    masked = masked_locked_error(error)
+    if masked is not None:
+        lab.fail("tx-locked-masked", function=function, error=error_line(error), masked=masked)
     if not is_locked_error(error):
         lab.fail("tx-locked-other-error", function=function, error=error_line(error))
-    if left_open:
-        lab.fail("tx-open-after-error", function=function, error=error_line(error))
-    expect_rows(lab, rows, detail="tx-not-rolled-back", function=function)
+    if still_open:
+        lab.fail(left_open, function=function, error=error_line(error))
+
+
+def file_journal_mode(lab: Lab) -> str:
+    """The journal mode of the database file, lower case, as a fresh connection finds it
+    (plain: store.connect would set the mode itself; it waits 1 s, as the Lab's own connection,
+    and a file locked even for reading is a lock the target still holds: judge_write)."""
+    fresh = sqlite3.connect(str(lab.path), timeout=1.0)
+    try:
+        with judge_write(reading=True):
+            return fresh.execute("PRAGMA journal_mode").fetchone()[0].lower()
+    finally:
+        fresh.close()
 
 
 def expect_rollback_journal(lab: Lab, after: str) -> None:
     """The database file, and lab.conn, still use the rollback journal (journal_mode=delete)."""
-    # Plain: store.connect would set the mode itself. Waits 1 s, as the Lab's own connection.
-    fresh = sqlite3.connect(str(lab.path), timeout=1.0)
-    try:
-        with judge_write(reading=True):  # locked even for reading: a lock the target still holds
-            on_file = fresh.execute("PRAGMA journal_mode").fetchone()[0]
-    finally:
-        fresh.close()
-    if on_file.lower() != "delete":
+    on_file = file_journal_mode(lab)
+    if on_file != "delete":
         lab.fail("tx-journal-file", mode=on_file, after=after)
     on_conn = lab.conn.journal_mode()
     if on_conn.lower() != "delete":
@@ -209,7 +232,9 @@ LOCKED_BUSY_MS = 1  # the busy timeout of the connection claim/finish/work_once 
 def test_locked_database_raises(lab):
     """Another connection holds the write lock for the whole call and the connection given to
     the target waits 1 ms: claim, finish and work_once each raise (database is locked), leave
-    no transaction open and change no row; nothing is sent."""
+    no transaction open and change no row; nothing is sent. Then the lock comes later: while
+    another connection reads, claim's COMMIT meets it; while send runs, the write lock is
+    taken and work_once's finish meets it: each raises, and leaves no transaction open."""
     # Opened first: store.connect sets the journal mode, which a claim may have changed since.
     w = lab.world
     conn = lab.connect(busy_timeout_ms=LOCKED_BUSY_MS)
@@ -228,9 +253,46 @@ def test_locked_database_raises(lab):
                 ("finish", lambda: lab.finish(a, now=now, conn=conn)),
                 ("work_once", lambda: lab.work_once(w.name("C"), sent.append, clock, w.lease_ms,
                                                     conn=conn))):
-            expect_locked_raised(lab, function, conn, call, rows)
+            expect_locked_raised(lab, function, conn, call, rows,
+                                 swallowed="tx-locked-swallowed")
+        # claim gets the write lock, but its COMMIT waits for a reader that does not finish
+        # (with the rollback journal: in WAL a reader never blocks a COMMIT, and a switch to
+        # WAL is journal-mode-stays-delete's to grade)
+        if file_journal_mode(lab) == "delete":
+            expect_locked_raised(lab, "claim", conn, lambda: lab.claim(
+                w.name("B"), now=now, lease_ms=w.lease_ms, conn=conn), rows,
+                held=read_lock_held, left_open="tx-open-after-commit-failed",
+                swallowed="tx-commit-locked-swallowed")
+        expect_finish_locked_in_work_once(lab, conn, now, rows[other])
     finally:
         conn.close()
+
+
+def expect_finish_locked_in_work_once(lab: Lab, conn, now: int, row: dict) -> None:
+    """work_once claims the job whose row is `row`; while send runs another connection takes
+    the write lock and holds it to the end of the call, so finish meets "database is locked":
+    work_once must let it out, leave no transaction open, and the job stays leased as claimed."""
+    w, sent, taken = lab.world, [], []
+    with contextlib.ExitStack() as held:
+        def send(claim):
+            sent.append(claim)
+            try:
+                held.enter_context(write_lock_held(lab, LOCKED_BUSY_MS))
+                taken.append(True)
+            except sqlite3.OperationalError:
+                pass  # the target holds a lock during send: lock-free-during-send's rule
+
+        came_back, error = attempt(lab, lambda: lab.work_once(
+            w.name("C"), send, ManualClock(now), w.lease_ms, conn=conn))
+        left_open = conn.in_transaction
+    if not taken or len(sent) != 1 or type(sent[0]) is not Claim or sent[0].id != row["id"]:
+        return  # what work_once claims and sends, and when, is graded by the work_once checks
+    expect_locked_error(lab, "work_once", came_back, error, left_open,
+                        swallowed="tx-locked-finish-swallowed")
+    c = sent[0]
+    lab.expect_row(row["id"], {**row, "status": "leased", "owner": c.owner, "token": c.token,
+                               "attempts": c.attempt, "lease_until": c.lease_until},
+                   detail="tx-finish-locked-row", function="work_once")
 
 
 @check("journal-mode-stays-delete", points=1)

@@ -23,11 +23,11 @@ def _immediate(conn: sqlite3.Connection):
     conn.execute("begin immediate transaction")
     try:
         yield
+        conn.execute("commit")  # inside: a COMMIT that fails (a reader still there) rolls back
     except BaseException:
         if conn.in_transaction:
             conn.execute("rollback")
         raise
-    conn.execute("commit")
 
 
 def claim(conn: sqlite3.Connection, owner: str, now: int, lease_ms: int) -> Claim | None:
