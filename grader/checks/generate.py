@@ -20,11 +20,18 @@ from .timelines import FORGEABLE, OWNERS, SEND_ERRORS, Step, play_step, stamps_a
 
 FAR = 10 ** 12  # a deadline no timeline reaches
 BIG = 2 ** 40   # times and lease lengths stay far below SQLite's 64-bit limit
+#: Lease lengths at the edges of 32-bit integers (a lease cut to a 32-bit timer's range, or
+#: wrapped around, differs there), all below FAR: the lease is not cut to the deadline.
+INT32_EDGES = (2 ** 31 - 1, 2 ** 31, 2 ** 32 + 1)
+#: A deadline of 0 ms (the epoch), which every instant of a timeline is at or after: the job
+#: is past its deadline from the start (0 is not "no deadline"). Kept 0 in every world.
+EPOCH = 0
 
 
 def timeline(seed: int | str, index: int = 0, length: int | None = None) -> list[Step]:
     """The `index`-th timeline of `seed` (the same arguments always give the same steps)."""
-    return Drawing(random.Random(f"{seed}:{index}")).draw(length)
+    return Drawing(random.Random(f"{seed}:{index}"),
+                   random.Random(f"{seed}:{index}:edges")).draw(length)
 
 
 def in_world(steps: list[Step], t0: int, qty: Callable[[int], int] = int,
@@ -37,7 +44,8 @@ def in_world(steps: list[Step], t0: int, qty: Callable[[int], int] = int,
     lesson's numbering. The timeline means the same; only its values change."""
     return [dataclasses.replace(
         step, now=step.now + t0,
-        deadline=step.deadline + t0 if step.op in ("enqueue", "move_deadline") else step.deadline,
+        deadline=step.deadline + t0 if step.op in ("enqueue", "move_deadline")
+        and step.deadline != EPOCH else step.deadline,
         qty=qty(step.qty) if step.op == "enqueue" else step.qty,
         job=ids(step.job) if step.op in OPERATOR_STEPS else step.job,
         forge=_forged_in_world(step.forge, t0, ids)) for step in steps]
@@ -74,8 +82,12 @@ PROFILES = ((18, 30, 25, 10, 5, 7), (30, 45, 6, 6, 8, 4), (10, 25, 45, 10, 3, 5)
 class Drawing:
     """One timeline being drawn: the random source, the shadow model, the clock."""
 
-    def __init__(self, rng: random.Random):
+    def __init__(self, rng: random.Random, edges: random.Random | None = None):
         self.rng = rng
+        #: The domain's edges (a deadline of 0, leases at 32-bit limits, deadlines moved to
+        #: between, more leases held at once) come from a source of their own, so that the
+        #: rest of each timeline is drawn as before they were added.
+        self.edges = edges or random.Random(rng.random())
         self.model = QueueModel()
         self.stamps: list[Claim] = []
         self.owners = rng.sample(OWNERS, rng.randint(2, 5))
@@ -89,6 +101,11 @@ class Drawing:
     def draw(self, length: int | None) -> list[Step]:
         rng = self.rng
         length = length or rng.randint(4, 30)
+        edge = self.edges.random()
+        if edge < 0.05:
+            self.crowd()
+        elif edge < 0.1:
+            self.deadline_moved_between_claims()
         if rng.random() < 0.15:  # a busy queue: dozens of jobs
             for _ in range(rng.randint(10, 40)):
                 self.add(self.enqueue())
@@ -135,6 +152,37 @@ class Drawing:
             self.add(Step("claim", now=max(self.now, end + rng.choice([0, 1])),
                           owner=rng.choice(self.owners), lease_ms=self.lease_ms()))
 
+    def crowd(self) -> None:
+        """Many jobs at once: dozens due at the same instant (every one is quarantined by the
+        claim after it, not the first few), and more held on valid leases than a claim that
+        looks at the first few live jobs sees (the free one comes after them)."""
+        edges = self.edges
+        due = self.now + edges.choice([1, self.lease, 2 * self.lease])
+        for _ in range(edges.randint(6, 40)):
+            deadline = due if edges.random() < 0.7 else self.now + FAR
+            self.add(Step("enqueue", now=self.now, qty=edges.choice([1, 2, 5]),
+                          deadline=deadline, max_attempts=3))
+        for _ in range(edges.randint(5, 9)):
+            self.add(Step("claim", now=self.now, owner=edges.choice(self.owners),
+                          lease_ms=edges.choice([self.lease, 3 * self.lease])))
+
+    def deadline_moved_between_claims(self) -> None:
+        """A job claimed, its lease run out, its deadline moved (earlier, to after that
+        instant), claimed again: the new lease is cut to the new deadline, as the row says
+        now, not to a deadline read (and kept) at the first claim."""
+        edges = self.edges
+        self.add(Step("enqueue", now=self.now, qty=1, deadline=self.now + FAR, max_attempts=3))
+        job = max(self.model.rows)
+        self.add(Step("claim", now=self.now, owner=edges.choice(self.owners),
+                      lease_ms=self.lease))
+        until = self.model.rows[job]["lease_until"] or self.now
+        if self.model.rows[job]["status"] != "leased":
+            return
+        self.add(Step("move_deadline", now=self.now, job=job,
+                      deadline=until + edges.randint(1, self.lease)))
+        self.add(Step("claim", now=until, owner=edges.choice(self.owners),
+                      lease_ms=self.lease))
+
     # -- values ----------------------------------------------------------------------------
     def tick(self) -> int:
         """The next instant: now again, an instant that matters, or a jump ahead."""
@@ -161,8 +209,9 @@ class Drawing:
         if rng.random() < 0.6:
             return self.lease
         # leases of different lengths overlap: one job is re-claimed while another runs on
-        return rng.choice([1, max(1, self.lease // 2), 2 * self.lease, 3 * self.lease,
-                           rng.randint(1, 2 ** 31)])
+        lease = rng.choice([1, max(1, self.lease // 2), 2 * self.lease, 3 * self.lease,
+                            rng.randint(1, 2 ** 31)])
+        return self.edges.choice(INT32_EDGES) if self.edges.random() < 0.1 else lease
 
     def live_job(self, *statuses: str, pick: bool = True) -> int | None:
         """A job in one of `statuses`, drawn at random (`pick=False`: the first, no draw)."""
@@ -177,6 +226,8 @@ class Drawing:
         now = self.tick()
         deadline = now + rng.choice([0, 1, self.lease - 1, self.lease, self.lease + 1,
                                      rng.randint(1, 4 * self.lease), FAR, FAR])
+        if self.edges.random() < 0.04:
+            deadline = EPOCH
         return Step("enqueue", now=now, qty=rng.choice([1, 2, 5, rng.randint(1, 10 ** 6)]),
                     deadline=max(deadline, 0), max_attempts=rng.choice([1, 2, 3, 3, 4]))
 
@@ -244,6 +295,12 @@ class Drawing:
         if row["lease_until"] is not None:
             choices += [row["lease_until"] - 1, row["lease_until"]]
         deadline = self.rng.choice([c for c in choices if 0 <= c < row["deadline"]] or [None])
+        edges = self.edges
+        if edges.random() < 0.25:  # between now and the old deadline, past the current lease:
+            # the claim after the move must cut its lease to the new deadline, not a remembered one
+            start = max(self.now, row["lease_until"] or self.now)
+            between = start + edges.randint(1, 2 * self.lease)
+            deadline = between if between < row["deadline"] else deadline
         if deadline is None or row["status"] == DONE:
             return None
         return Step("move_deadline", now=self.now, job=job, deadline=deadline)

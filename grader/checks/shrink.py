@@ -180,7 +180,8 @@ def _closer(steps: list[Step], differs: Tries) -> list[Step]:
 def _moved(step: Step, delta: int, forged: bool = False) -> Step:
     """`step` `delta` ms earlier, with the deadline it sets (`forged`: and a forged
     lease_until, when the stamp it forges moves too)."""
-    deadline = step.deadline - delta if step.op in ("enqueue", "move_deadline") else step.deadline
+    deadline = step.deadline - delta if step.op in ("enqueue", "move_deadline") \
+        and step.deadline != 0 else step.deadline  # a deadline of 0 (the epoch) stays 0
     forge = step.forge
     if forged and forge and forge[0] == "lease_until":
         forge = ("lease_until", forge[1] - delta)

@@ -20,6 +20,7 @@ from the reports.
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import tempfile
 from pathlib import Path
@@ -59,8 +60,10 @@ def test_random_timelines(lab, part):
             found = first_difference(steps, lab.target, scratch / lab.world.file(str(index)),
                                      ids)
             if found is not None:
-                path = scratch / lab.world.file("shrink")
-                small = shrink(steps, lambda s: _how(s, lab.target, path, ids),
+                # each candidate on a file of its own: what the code keeps per database
+                # (a cache keyed by its file) never carries from one candidate to the next
+                paths = (scratch / lab.world.file(f"shrink-{n}") for n in itertools.count())
+                small = shrink(steps, lambda s: _how(s, lab.target, next(paths), ids),
                                want=how(steps, found), plain=plain_values(lab.world))
                 show_failing(lab, small, steps, index)
     except TargetProcessError as exc:  # not in a call through the Lab (those are its failures)
