@@ -51,6 +51,22 @@ def expect_atomic(lab: Lab, function: str) -> None:
     expect_no_transaction_left(lab, function)
 
 
+#: A plain write that changes nothing: in autocommit it commits by itself; on a connection
+#: whose isolation_level a call set and did not restore, Python's sqlite3 opens a transaction
+#: before it (its implicit BEGIN before INSERT/UPDATE/DELETE).
+PLAIN_WRITE = "UPDATE jobs SET qty = qty WHERE 0"
+
+
+def expect_connection_as_handed(lab: Lab, function: str) -> None:
+    """After `function` returned, conn is as lab.store.connect opened it: in autocommit, so a
+    plain statement of the next user of conn (the store's enqueue, another call) commits by
+    itself and leaves no transaction open."""
+    lab.conn.execute(PLAIN_WRITE)
+    if lab.conn.in_transaction:
+        lab.conn.execute("ROLLBACK")
+        lab.fail("tx-autocommit-changed", function=function, statement=PLAIN_WRITE)
+
+
 def expect_failed_cleanly(lab: Lab, function: str, error: BaseException | None,
                           rows_before: dict[int, dict], came_back: object = None) -> None:
     """A statement inside `function` failed: it re-raised, rolled back, and released the lock."""
@@ -159,14 +175,17 @@ def expect_wrote(lab: Lab, function: str, job: int, came_back, error) -> None:
 @check("claim-in-one-immediate-transaction", points=3)
 def test_claim_in_one_immediate_transaction(lab):
     """A claim that takes a job, and one that finds nothing (the job is held), each run their
-    statements on jobs inside one BEGIN IMMEDIATE ... COMMIT and leave no transaction open."""
+    statements on jobs inside one BEGIN IMMEDIATE ... COMMIT and leave no transaction open, and
+    conn in autocommit (a plain statement after it commits by itself)."""
     w = lab.world
     lab.enqueue(qty=5)
     lab.claim(w.name("A"), now=w.t0, lease_ms=w.lease_ms)  # takes the job
     expect_atomic(lab, "claim")
+    expect_connection_as_handed(lab, "claim")
     # A's lease is valid: nothing to take
     lab.claim(w.name("B"), now=w.t0 + w.lease_ms - 1, lease_ms=w.lease_ms)
     expect_atomic(lab, "claim")
+    expect_connection_as_handed(lab, "claim")
 
 
 @check("claim-rolls-back-on-error", points=2)
@@ -200,17 +219,19 @@ def test_claim_rolls_back_on_error(lab):
 @check("finish-leaves-no-transaction", points=2)
 def test_finish_leaves_no_transaction(lab):
     """finish, rejected and accepted, is one statement or one BEGIN IMMEDIATE transaction and
-    leaves no transaction open; when its UPDATE fails it re-raises and rolls back. It is given
-    the stamp C's row holds (C's claim must have taken the job): while it is current, a finish
-    that never makes the UPDATE to done fails."""
+    leaves no transaction open, and conn in autocommit; when its UPDATE fails it re-raises and
+    rolls back. It is given the stamp C's row holds (C's claim must have taken the job): while
+    it is current, a finish that never makes the UPDATE to done fails."""
     expired = lab.world.t0 + lab.world.lease_ms  # A's lease has run out
     job = lab.enqueue(qty=5)
     a = some_claim(lab, "A", lab.world.t0, job)
     lab.finish(a, now=expired + 1)  # the lease has run out: rejected
     expect_atomic(lab, "finish")
+    expect_connection_as_handed(lab, "finish")
     b = some_claim(lab, "B", expired + 1, job)
     lab.finish(b, now=expired + 2)  # B's stamp is current: accepted
     expect_atomic(lab, "finish")
+    expect_connection_as_handed(lab, "finish")
     job = lab.enqueue(qty=3)
     some_claim(lab, "C", expired + 2, job)
     c = current_stamp(lab, "C", job)  # the stamp the row holds: a finish must land with it

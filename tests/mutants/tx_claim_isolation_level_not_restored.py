@@ -1,0 +1,35 @@
+"""claim lets Python's sqlite3 open its transaction (isolation_level = 'IMMEDIATE') and never
+sets it back to None.
+
+claim itself is right; but the connection is left in the module's implicit-transaction mode, so
+the next plain UPDATE on it (finish's single conditional UPDATE) opens a transaction nobody
+commits, and every other worker waits on its lock."""
+
+from _claim_parts import all_steps
+from _kit import reference_finish as finish
+from _kit import work_once_with
+
+EXPECT_FAIL = {"claim-in-one-immediate-transaction"}
+EXPECT_TEXT = {"claim-in-one-immediate-transaction": "isolation_level"}
+# collateral: finish after it leaves the transaction the module opened
+MAY_FAIL = {"finish-before-expiry", "lesson-timeline", "same-name-restart",
+            "valid-lease-never-handed-over", "forged-stamp-id", "forged-stamp-owner",
+            "forged-stamp-token", "forged-stamp-attempt", "forged-stamp-lease-until",
+            "double-finish-rejected", "skips-done-and-quarantined", "empty-queue-returns-none",
+            "finish-at-deadline", "finish-at-moved-deadline", "quarantine-spares-valid-lease",
+            "finish-leaves-no-transaction", "work-once-fresh-clock", "lock-free-during-send",
+            "integration-run", "random-timelines", "locked-database-raises"}
+
+
+def claim(conn, owner, now, lease_ms):
+    conn.isolation_level = "IMMEDIATE"  # the module issues BEGIN IMMEDIATE before the first write
+    try:
+        result = all_steps(conn, owner, now, lease_ms)
+        conn.commit()
+    except BaseException:
+        conn.rollback()
+        raise
+    return result
+
+
+work_once = work_once_with(claim, finish)
