@@ -44,7 +44,9 @@ def test_quarantine_spares_valid_lease(lab):
 @check("quarantine-past-deadline", points=2)
 def test_quarantine_past_deadline(lab):
     """At 1000 ms job 1 (lease expired at 400, deadline 500) and job 3 (never claimed, deadline
-    exactly 1000) are both quarantined, tokens unchanged, by the claim that hands job 2 to B."""
+    exactly 1000) are both quarantined, tokens unchanged, by the claim that hands job 2 to B.
+    Then 200 jobs come due at once (at 1010 ms, B's lease still valid): C's claim quarantines
+    every one of them, not the first few."""
     w = lab.world
     at = w.t0 + w.pick("at", 1000, 3, 10 * w.lease_ms)
     late_deadline = w.t0 + w.pick("late-deadline", 500, 2, at - w.t0 - 1)
@@ -61,3 +63,30 @@ def test_quarantine_past_deadline(lab):
     for job, row in rows.items():
         lab.expect_row(job, quarantined(row), detail="quarantine.past-deadline-not-quarantined",
                        which=job, deadline=row["deadline"], at=at)
+    expect_crowd_quarantined(lab, after=at)
+
+
+def expect_crowd_quarantined(lab, after: int) -> None:
+    """Hundreds of jobs due at the same instant, enqueued at once by the grader (one line on
+    the timeline); the next claim must quarantine every one of them: a claim that quarantines
+    a batch (LIMIT n) or looks at the first few jobs leaves the rest pending past their
+    deadline. B's lease (from `after`) is still valid then, so nothing is claimable."""
+    w = lab.world
+    due = after + w.pick("crowd-due", 10, 1, w.lease_ms - 1)
+    crowd = [w.next_id() for _ in range(w.pick("crowd", 200, 150, 300))]
+    lab.observer.execute("BEGIN IMMEDIATE")
+    lab.observer.executemany(
+        "INSERT INTO jobs(id, qty, deadline, max_attempts) VALUES (?, ?, ?, 3)",
+        [(job, w.qty(1), due) for job in crowd])
+    lab.observer.execute("COMMIT")
+    pending = lab.row(crowd[0])
+    lab.note("timeline.note.quarantine.crowd-due", count=len(crowd), first=crowd[0],
+             last=crowd[-1], deadline=due)
+    lab.claim(w.name("C"), now=due, lease_ms=w.lease_ms)
+    left = lab.observer.execute(
+        "SELECT id FROM jobs WHERE id BETWEEN ? AND ? AND status != 'quarantined' ORDER BY id"
+        " LIMIT 1", (crowd[0], crowd[-1])).fetchone()
+    if left is not None:
+        lab.expect_row(left[0], quarantined({**pending, "id": left[0]}),
+                       detail="quarantine.crowd-not-quarantined", which=left[0],
+                       count=len(crowd), deadline=due, at=due)

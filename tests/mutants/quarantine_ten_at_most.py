@@ -7,8 +7,9 @@ from _claim_parts import NOT_VALID, claim_with
 from _kit import reference_finish as finish
 from _kit import work_once_with
 
-EXPECT_FAIL = {"random-timelines"}
-EXPECT_TEXT = {"random-timelines": "job 11's row is not what the contract leaves"}
+EXPECT_FAIL = {"quarantine-past-deadline", "random-timelines"}
+EXPECT_TEXT = {"random-timelines": "job 11's row is not what the contract leaves",
+               "quarantine-past-deadline": "not a first batch"}
 
 claim = claim_with(quarantine=(
     "UPDATE jobs SET status = 'quarantined' WHERE id IN (SELECT id FROM jobs"
