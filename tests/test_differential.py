@@ -57,13 +57,21 @@ def load(path: Path):
         sys.path.remove(str(MUTANTS))
 
 
+def numbered(seed, index: int):
+    """The `index`-th timeline of `seed` with its jobs numbered as the timeline numbers them
+    (generate.numbering: operator steps and forged ids follow), and that numbering."""
+    ids = generate.numbering(seed, index)
+    return generate.in_world(generate.timeline(seed, index), 0, int, ids), ids
+
+
 def differences(module, scratch: Path, seed, count: int) -> list[tuple[int, object]]:
     """The timelines of `seed` on which `module` (imported here, or a TargetProcess) differs."""
     queue = module if isinstance(module, TargetProcess) else timelines.Direct(module)
     found = []
     for index in range(count):
         path = scratch / f"{index}.db"
-        difference = timelines.first_difference(generate.timeline(seed, index), queue, path)
+        difference = timelines.first_difference(*numbered(seed, index)[:1], queue, path,
+                                                numbered(seed, index)[1])
         if difference is not None:
             found.append((index, difference))
         path.unlink()
@@ -128,21 +136,21 @@ def test_a_realistic_bug_is_found_and_shrunk(name, scratch):
     found = differences(module, scratch, 1, 100)
     assert found, f"{name}: no random timeline of seed 1 shows the bug"
     index, difference = found[0]
-    steps = generate.timeline(1, index)
+    steps, ids = numbered(1, index)
     want = timelines.how(steps, difference)
 
     def how(candidate):
         path = scratch / "shrink.db"
         try:
             return timelines.how(candidate, timelines.first_difference(
-                candidate, timelines.Direct(module), path))
+                candidate, timelines.Direct(module), path, ids))
         finally:
             path.unlink(missing_ok=True)
 
-    small = shrink.shrink(steps, how, want)
+    small = shrink.shrink(steps, how, want, plain=shrink.Plain(ids=ids))
     # as small as a handful, and differing as the timeline it shrinks did (same step, same what)
     assert how(small) == want and len(small) <= FOUND.get(name, MANY.get(name, HANDFUL)), small
-    assert shrink.shrink(steps, how, want) == small  # deterministic
+    assert shrink.shrink(steps, how, want, plain=shrink.Plain(ids=ids)) == small  # deterministic
 
 
 def first_found(module, scratch: Path, seed, count: int):
@@ -151,7 +159,8 @@ def first_found(module, scratch: Path, seed, count: int):
     for index in range(count):
         path = scratch / f"{index}.db"
         try:
-            found = timelines.first_difference(generate.timeline(seed, index), queue, path)
+            steps, ids = numbered(seed, index)
+            found = timelines.first_difference(steps, queue, path, ids)
         finally:
             path.unlink(missing_ok=True)
         if found is not None:

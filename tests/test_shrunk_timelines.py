@@ -19,6 +19,7 @@ import pytest
 from conftest import MUTANTS
 from grader import runner
 from grader.checks import generate, shrink, timelines
+from grader.checks.test_differential import timeline_ids
 from grader.checks.model import QueueModel
 from grader.checks.timelines import Step
 from grader.harness.target_client import TargetProcess
@@ -93,19 +94,21 @@ def test_the_shown_timeline_differs_where_it_says(name, seed, tmp_path):
     failure = result.result
     assert failure.detail != "timeline-unreproduced", failure
     world = World(seed, CHECK)
-    head, steps = shown_steps(failure.timeline, world.job_id)
+    head = next(e for e in failure.timeline if e.get("key") in SHOWN_AS)
+    ids = timeline_ids(world, head["params"]["index"])  # as the world numbers that timeline's
+    head, steps = shown_steps(failure.timeline, ids)
     assert head["params"]["steps"] == len(steps) and head["params"]["seed"] == seed
 
     # The world's values: its job ids in order, its instants (from its t0 on).
     jobs = [e["job"] for e in failure.timeline if e["op"] == "enqueue"]
-    assert jobs == [world.job_id(n) for n in range(1, len(jobs) + 1)]
+    assert jobs == [ids(n) for n in range(1, len(jobs) + 1)]
     assert all(e["t"] >= world.t0 for e in failure.timeline if e.get("t") is not None)
     if failure.row is not None:
         assert failure.row.job in jobs
 
     # Played again against the code and the model: it differs, at its last step, not the store's.
     with TargetProcess(str(MUTANTS / f"{name}.py"), writable=[tmp_path]) as target:
-        found = timelines.first_difference(steps, target, tmp_path / "again.db", world.job_id)
+        found = timelines.first_difference(steps, target, tmp_path / "again.db", ids)
     assert found is not None, steps
     assert found.step == len(steps) - 1, (found, steps)
     assert steps[found.step].op in ("claim", "finish", "work_once"), (found, steps)
@@ -120,10 +123,11 @@ def test_in_a_drawn_world_the_model_numbers_jobs_as_the_world(seed, tmp_path):
     assert world.job_id(1) != 1  # the world numbers its jobs otherwise than the store would
     queue = timelines.Direct(reference)
     for index in range(100):
+        ids = timeline_ids(world, index)
         steps = generate.in_world(generate.timeline(LESSON_SEED, index), world.t0, world.qty,
-                                  world.job_id)
+                                  ids)
         path = tmp_path / f"{index}.db"
-        assert timelines.first_difference(steps, queue, path, world.job_id) is None, index
+        assert timelines.first_difference(steps, queue, path, ids) is None, index
         path.unlink()
 
 
@@ -169,7 +173,7 @@ def test_a_shrunk_timeline_that_does_not_differ_again_gives_way_to_the_one_drawn
         index, steps = next((i, s) for i in range(100)
                             for s in [check.world_timeline(lab, i)]
                             if timelines.first_difference(s, lab.target, tmp_path / f"{i}.db",
-                                                          lab.world.job_id) is not None)
+                                                          timeline_ids(lab.world, i)) is not None)
         nothing_yet = [s for s in steps if s.op == "enqueue"][:2]  # differs in no way
         failure = failure_of(lambda: check.show_failing(lab, nothing_yet, steps, index))
     finally:
@@ -177,8 +181,9 @@ def test_a_shrunk_timeline_that_does_not_differ_again_gives_way_to_the_one_drawn
     assert failure.detail != "timeline-unreproduced" and heads(failure) == [
         "timeline.random.as-drawn"]
     jobs = [e["job"] for e in failure.timeline if e["op"] == "enqueue"]
-    assert jobs == [lab.world.job_id(n) for n in range(1, len(jobs) + 1)]  # a fresh table
-    head, shown = shown_steps(failure.timeline, lab.world.job_id)
+    ids = timeline_ids(lab.world, index)
+    assert jobs == [ids(n) for n in range(1, len(jobs) + 1)]  # a fresh table
+    head, shown = shown_steps(failure.timeline, ids)
     assert head["params"]["steps"] == len(steps) and as_shown(shown) == as_shown(steps)[:len(shown)]
 
 
@@ -196,7 +201,7 @@ def test_a_timeline_that_does_not_differ_when_played_again_is_shown_as_played(tm
         lab.close()
     assert failure.detail == "timeline-unreproduced"
     assert heads(failure) == ["timeline.random.as-drawn"]
-    head, shown = shown_steps(failure.timeline, lab.world.job_id)
+    head, shown = shown_steps(failure.timeline, timeline_ids(lab.world, 0))
     assert head["params"]["steps"] == len(steps) and as_shown(shown) == as_shown(steps)
 
 

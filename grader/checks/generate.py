@@ -34,6 +34,22 @@ def timeline(seed: int | str, index: int = 0, length: int | None = None) -> list
                    random.Random(f"{seed}:{index}:edges")).draw(length)
 
 
+#: How a timeline numbers its jobs (n: the n-th enqueued), besides 1, 2, 3 (most timelines):
+#: ids with gaps, ids that cross 2**31, ids past 2**40. Strictly increasing; a world numbers
+#: the jobs of such a timeline as it numbers the lesson's job of that id (World.job_id).
+NUMBERINGS = {"gaps": lambda n: 10 * n, "int32": lambda n: 2 ** 31 - 3 + n,
+              "huge": lambda n: 2 ** 40 + 7 * n}
+
+
+def numbering(seed: int | str, index: int) -> Callable[[int], int]:
+    """How the `index`-th timeline of `seed` numbers its jobs: mostly as the store does (n),
+    about one in three otherwise (NUMBERINGS), from a random source of its own."""
+    rng = random.Random(f"{seed}:{index}:ids")
+    if rng.random() < 0.65:
+        return lesson_ids
+    return NUMBERINGS[rng.choice(sorted(NUMBERINGS))]
+
+
 def in_world(steps: list[Step], t0: int, qty: Callable[[int], int] = int,
              ids: Callable[[int], int] = lesson_ids) -> list[Step]:
     """`steps` (drawn in the lesson's values) as a world plays them: every instant and deadline

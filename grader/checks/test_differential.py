@@ -33,7 +33,7 @@ from grader.harness.target_client import (FunctionHung, ProtocolError, TargetEnd
                                           TargetProcessError, TargetTimeout)
 
 from . import generate
-from .model import QueueModel
+from .model import QueueModel, lesson_ids
 from .shrink import Plain, shrink
 from .timelines import (Difference, Outcome, Step, compare, first_difference, how, play_step,
                         stamp_for, stamps_after)
@@ -52,10 +52,10 @@ def test_random_timelines(lab, part):
     # In the check's own folder: the only one its target process may write (grader.harness.jail)
     scratch = Path(tempfile.mkdtemp(prefix=lab.world.label("scratch", "timelines") + "-",
                                     dir=lab.dir))
-    ids = lab.world.job_id  # the model numbers the jobs as the world does
     index = part.of(TIMELINES).start
     try:
         for index in part.of(TIMELINES):
+            ids = timeline_ids(lab.world, index)  # the model numbers the jobs as the world does
             steps = world_timeline(lab, index)
             found = first_difference(steps, lab.target, scratch / lab.world.file(str(index)),
                                      ids)
@@ -64,12 +64,22 @@ def test_random_timelines(lab, part):
                 # (a cache keyed by its file) never carries from one candidate to the next
                 paths = (scratch / lab.world.file(f"shrink-{n}") for n in itertools.count())
                 small = shrink(steps, lambda s: _how(s, lab.target, next(paths), ids),
-                               want=how(steps, found), plain=plain_values(lab.world))
+                               want=how(steps, found), plain=plain_values(lab.world, ids))
                 show_failing(lab, small, steps, index)
     except TargetProcessError as exc:  # not in a call through the Lab (those are its failures)
         _target_failed(lab, exc, index)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def timeline_ids(world, index: int):
+    """How this world numbers the jobs of the `index`-th timeline: the timeline numbers them
+    (mostly 1, 2, 3...; some with gaps, across 2**31 or past 2**40: generate.numbering) and the
+    world gives the lesson's job of that id its own id (World.job_id)."""
+    lesson = generate.numbering(LESSON_SEED, index)
+    if lesson is lesson_ids:
+        return world.job_id
+    return lambda n: world.job_id(lesson(n))
 
 
 def world_timeline(lab: Lab, index: int) -> list[Step]:
@@ -79,14 +89,15 @@ def world_timeline(lab: Lab, index: int) -> list[Step]:
     ids (so the report's numbers are this world's, and the model's ids the database's)."""
     world = lab.world
     return generate.in_world(generate.timeline(LESSON_SEED, index), world.t0, world.qty,
-                             world.job_id)
+                             timeline_ids(world, index))
 
 
-def plain_values(world) -> Plain:
+def plain_values(world, ids=None) -> Plain:
     """The plain values a shrink moves towards, in `world`: its quantity for 1, its lease,
-    its start, a deadline as far away as its checks' (`far`), its job ids."""
+    its start, a deadline as far away as its checks' (`far`), the timeline's job ids (`ids`,
+    as timeline_ids gives them; the world's own by default)."""
     return Plain(qty=world.qty(1), lease_ms=world.lease_ms, t0=world.t0,
-                 far=world.far - world.t0, ids=world.job_id)
+                 far=world.far - world.t0, ids=ids or world.job_id)
 
 
 def _how(steps: list[Step], queue, path: Path, ids) -> tuple | None:
@@ -208,7 +219,7 @@ def replay(lab: Lab, steps: list[Step], index: int, shrunk: bool = True) -> None
     differs; return if none does."""
     lab.note("timeline.random.replay" if shrunk else "timeline.random.as-drawn",
              seed=lab.seed, index=index, steps=len(steps))
-    ids = lab.world.job_id
+    ids = timeline_ids(lab.world, index)
     queue, operator, model = LabQueue(lab), LabOperator(lab, ids), QueueModel(ids)
     stamps: list = []
     for number, step in enumerate(steps):
