@@ -73,16 +73,25 @@ MEASURED = [(re.compile(r"after waiting \d+ ms"), "after waiting N ms"),
             (re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:PORT")]
 
 
+#: The checks whose story two runs of the same code may tell differently: which of two symmetric
+#: claimers takes SQLite's lock first, and in which order the statements of processes running
+#: freely are logged, is not forced yet (the verdict is; issue 27's trusted gate is to force the
+#: story too). Their first line, the problem, must agree, the claimers' roles aside.
+FREE_STORIES = ("race-one-winner", "crash-mid-claim-atomic", "integration-run")
+
+
 def same_words(check_id: str, a: str, b: str) -> bool:
-    """The same text, measured values aside; in the race, also with its two claimers' roles
-    swapped (which of two symmetric claimers takes SQLite's lock first is not forced yet: the
-    verdict is, the story's names are not)."""
+    """The same text, measured values aside; for FREE_STORIES the same first line, also with
+    the two claimers' roles swapped."""
     for pattern, mask in MEASURED:
         a, b = pattern.sub(mask, a), pattern.sub(mask, b)
     if a == b:
         return True
+    if check_id not in FREE_STORIES:
+        return False
+    a, b = a.split("\n", 1)[0], b.split("\n", 1)[0]
     swapped = re.sub(r"\b[AB]\b", lambda m: "B" if m.group() == "A" else "A", b)
-    return check_id == "race-one-winner" and a == swapped
+    return a in (b, swapped)
 
 
 @pytest.mark.parametrize("impl", [t for t, _ in targets()])
