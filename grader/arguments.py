@@ -74,6 +74,15 @@ def unreadable_file(path: str) -> str | None:
     return None
 
 
+def ungradable_file(path: str) -> str | None:
+    """Why the file `path` cannot be graded (`unreadable_file`, or not a .py file: the code
+    under grade is imported as a Python module), or None."""
+    problem = unreadable_file(path)
+    if problem or path.endswith(".py"):
+        return problem
+    return "not a .py file (the grader imports the code under grade as a Python module)"
+
+
 def unwritable_destination(path: str) -> str | None:
     """Why the grader could not write a file at `path`, or None when it could (an existing
     file is replaced; /dev/stdout is fine). A regular file is written through a new file beside

@@ -151,36 +151,23 @@ def chosen_lang(argv: list[str]) -> str:
     return default_lang()
 
 
-def report_paths(args: argparse.Namespace) -> dict[str, str]:
-    """The report files asked for: {flag: path}."""
-    return {output.flag: getattr(args, output.dest) for output in outputs.FORMATS
-            if getattr(args, output.dest)}
-
-
 def bad_paths(args: argparse.Namespace) -> str | None:
     """The first path argument the grader could not use, as one line; None when all are fine.
     Checked before grading, so a typo costs no time and no file is touched. A module name
     (`lab.queue`) is not checked here: one that does not import is a graded failure, like a
     file that does not."""
     if is_path(args.impl):
-        problem = arguments.unreadable_file(args.impl) or not_python(args.impl)
+        problem = arguments.ungradable_file(args.impl)
         meant = impl_suggestion(args.impl)
         if problem and meant:
             problem += f"; {meant}"
         if problem:
             return f"--impl {args.impl}: {problem}"
-    asked = report_paths(args)
+    asked = outputs.asked(args)
     if not asked:
         return None
     return outputs.check_paths(asked, target=target_file(args.impl),
                                protected=arguments.lab_folders())
-
-
-def not_python(path: str) -> str | None:
-    """Why the file `path` cannot be graded as Python code, or None (it ends in .py)."""
-    if path.endswith(".py"):
-        return None
-    return "not a .py file (the grader imports the code under grade as a Python module)"
 
 
 def impl_suggestion(impl: str) -> str | None:
@@ -218,7 +205,7 @@ def report_of_args(args: argparse.Namespace, results: list, lang: str, config: c
 def write_reports(args: argparse.Namespace, report: ReportView,
                   config: configs.Config) -> str | None:
     """Write every report file asked for; the first that could not be written, as one line."""
-    return outputs.write_all(report_paths(args), report, config)
+    return outputs.write_all(outputs.asked(args), report, config)
 
 
 #: Environment variables that say a grade runs in CI (GitHub Actions, GitLab CI, Travis and
@@ -254,7 +241,7 @@ def grade(argv: list[str]) -> int:
         return 2
     lang = args.lang or default_lang()
     args.seed = chosen_seed(args.seed, recorded=bool(args.prairielearn))
-    for path in report_paths(args).values():  # a grade killed from here on must not leave
+    for path in outputs.asked(args).values():  # a grade killed from here on must not leave
         files.remove_stale(path)              # an earlier verdict in place
     start = time.monotonic()
     prepare()  # the zygote's interpreter starts while the checks are imported

@@ -56,7 +56,7 @@ from . import cli, config as configs
 from .checkdef import PROCESS_FAMILIES, all_checks, family
 from .harness import sandbox, zygote
 from .harness.target import display_name, is_path
-from .report import files, summary
+from .report import files, outputs, summary
 from .report.messages import default_lang, text
 from .report.render import Style, width
 from .results import CheckResult, check_result_from_json, check_result_to_json
@@ -213,7 +213,7 @@ class Watch:
     # -- one grade -------------------------------------------------------------------------------
     def start(self, saved: float, since: float, state: dict) -> None:
         self.cancel()
-        for path in cli.report_paths(self.args).values():
+        for path in outputs.asked(self.args).values():
             files.remove_stale(path)  # no earlier verdict stays beside a file being graded
         read_fd, write_fd = os.pipe()
         pid = os.fork()

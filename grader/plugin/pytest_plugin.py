@@ -173,14 +173,11 @@ class Grading:
 
     def bad_impl(self) -> str | None:
         """Why --impl cannot be graded (one line), or None."""
-        from grader.arguments import unreadable_file
+        from grader.arguments import ungradable_file
         from grader.harness.target import is_path
 
-        if is_path(self.impl):
-            problem = unreadable_file(self.impl) or (
-                None if self.impl.endswith(".py") else "not a .py file")
-            return f"--impl {self.impl}: {problem}" if problem else None
-        return None
+        problem = ungradable_file(self.impl) if is_path(self.impl) else None
+        return f"--impl {self.impl}: {problem}" if problem else None
 
     def grade(self, info):
         from grader import runner
@@ -189,8 +186,7 @@ class Grading:
         with runner.cwd_on_path():
             if not self._preflown:  # once: code that cannot load fails every check at once,
                 runner.prepare()    # a function that hangs stops every check that calls it
-                self._refused, hung = runner.preflight(self.impl, self.timeout_scale)
-                self._brief = {"hung": sorted(hung.items())}
+                self._refused, self._brief = runner.briefing(self.impl, self.timeout_scale)
                 self._preflown = True
             settings = runner.settings_for(self.impl, timeout_scale=self.timeout_scale,
                                            seed=self.seed).briefed(self._brief)
@@ -208,14 +204,15 @@ class Grading:
         return scenario.kept_check_exception() if self.debug else None
 
     def failure_text(self, result) -> str:
+        from grader.config import Config
         from grader.harness.target import display_name
-        from grader.report import hints
+        from grader.harness.world import LESSON_SEED
+        from grader.report import pipeline
         from grader.report.render import check_text
-        from grader.report.view import report_view
 
-        report = report_view([result], self.lang, target=display_name(self.impl),
-                             seed=self.seed, drawn=False)
-        hints.apply(report, "after-runs", after=3, counted=False)
+        report = pipeline.report_of([result], lang=self.lang, target=display_name(self.impl),
+                                    impl=self.impl, config=Config(), seed=self.seed,
+                                    drawn=self.seed != LESSON_SEED, use_history=False)
         check = report.checks[0]
         return f"{check.title}  [{check.outcome_label}]\n{check_text(check, self.lang)}"
 

@@ -56,7 +56,7 @@ def main(argv: list[str]) -> int:
     except NotAReport as exc:
         print(f"grader: {args.file}: {exc}", file=sys.stderr)
         return 2
-    asked = {o.flag: getattr(args, o.dest) for o in outputs.FORMATS if getattr(args, o.dest)}
+    asked = outputs.asked(args)
     target = meta.get("target") if isinstance(meta.get("target"), str) else "?"
     problem = outputs.check_paths(asked, target=target if target.endswith(".py") else None,
                                   protected=arguments.lab_folders())

@@ -20,7 +20,7 @@ from typing import Callable
 from .. import arguments
 from ..config import Config
 from . import files
-from .messages import LANGS, OUTPUT_OPTION, text
+from .messages import LANGS, text
 from .view import ReportView
 
 #: A Python file's suffixes: never a report's.
@@ -43,12 +43,6 @@ class Format:
     def dest(self) -> str:
         """The argparse attribute of the flag (`--json` -> `json`)."""
         return self.flag[2:].replace("-", "_")
-
-    @property
-    def help(self) -> str:
-        """The message key of its --help line."""
-        return OUTPUT_OPTION(self.flag[2:])
-
 
 # Each writer imports its module when a grade writes that file: a terminal grade imports none
 # (xml, html entities, jinja2... are not on the way to the first verdict).
@@ -159,6 +153,11 @@ FORMATS = (
 BY_FLAG = {f.flag: f for f in FORMATS}
 
 
+def asked(args) -> dict[str, str]:
+    """The report files an argparse namespace with every format's flag asks for: {flag: path}."""
+    return {f.flag: getattr(args, f.dest) for f in FORMATS if getattr(args, f.dest, None)}
+
+
 def check_paths(asked: dict[str, str], *, target: str | None,
                 protected: list[str]) -> str | None:
     """The first report path of `asked` ({flag: path}) that may not or cannot be written, as
@@ -190,12 +189,10 @@ def refused_path(flag: str, path: str, *, target: str | None, protected: list[st
     under grade, `protected` the folders nothing is written in, `taken` {real path: flag} of the
     flags checked before this one."""
     real = os.path.realpath(path)  # a symlink is judged by what it points at
-    if real.lower().endswith(PYTHON_SUFFIXES) or path.lower().endswith(PYTHON_SUFFIXES):
-        if target and real == os.path.realpath(target):
-            return "is the file under grade: a report never replaces your code"
-        return "is a Python file: a report never replaces code (write it to e.g. report.html)"
     if target and real == os.path.realpath(target):
         return "is the file under grade: a report never replaces your code"
+    if real.lower().endswith(PYTHON_SUFFIXES) or path.lower().endswith(PYTHON_SUFFIXES):
+        return "is a Python file: a report never replaces code (write it to e.g. report.html)"
     for folder in protected:
         folder = os.path.realpath(folder)
         if real == folder or real.startswith(folder.rstrip(os.sep) + os.sep):

@@ -94,7 +94,7 @@ def iter_checks(impl: str, *, timeout_scale: float = 1.0, select: str | None = N
     lanes_wanted = min(default_jobs() if jobs is None else max(1, jobs), len(units))
     # One lane too: the judges of most checks run there, without a fork each.
     done = lanes.run(units, lanes_wanted, settings, *schedule(units),
-                     meanwhile=lambda: _briefing(impl, timeout_scale),
+                     meanwhile=lambda: briefing(impl, timeout_scale),
                      long_first=0 if short_first else None)
     refused = next(done)  # the preflight's answer, while the lanes start
     if refused is not None:  # every check says why at once, none waits for its own timeout
@@ -215,7 +215,7 @@ def preflight(spec: str, timeout_scale: float) -> tuple[Failure | None, dict[str
     return answer, {}
 
 
-def _briefing(spec: str, timeout_scale: float) -> tuple[Failure | None, dict]:
+def briefing(spec: str, timeout_scale: float) -> tuple[Failure | None, dict]:
     """`preflight`, as the lanes take it: (what every check gets if not None, the lanes' brief)."""
     refused, hung = preflight(spec, timeout_scale)
     return refused, {"hung": sorted(hung.items())}
