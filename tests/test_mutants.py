@@ -121,6 +121,9 @@ def test_mutant_is_caught_for_the_right_reason(path, graded_mutants):
     assert expect_fail - failed == set(), "checks that should have caught this bug passed"
     assert failed - expect_fail - may_fail == set(), "checks that should pass failed"
     assert proc.returncode == 1
+    # what the code under grade caused is its verdict: only a defect of the grader is its own
+    bugs = [cid for cid, t in checks.items() if "The grader itself failed" in t["output"]]
+    assert bugs == [], f"the grader blamed itself for the mutant's doing: {bugs}"
     outcomes = spec.get("EXPECT_OUTCOME", {})
     for cid in expect_fail:
         want = outcomes.get(cid, spec.get("OUTCOME", "failed"))

@@ -3,10 +3,12 @@ deadline leaves the queue before any new token is given; a valid lease is never 
 
 from __future__ import annotations
 
+import sqlite3
+
 from grader.checkdef import check
 from .situations import a_holds_the_job
 from .steps import claims, claims_nothing, finishes, snapshot
-from grader.harness.scenario import expected_row
+from grader.harness.scenario import expected_row, judge_write
 
 
 def quarantined(row: dict) -> dict:
@@ -74,11 +76,17 @@ def expect_crowd_quarantined(lab, after: int) -> None:
     w = lab.world
     due = after + w.pick("crowd-due", 10, 1, w.lease_ms - 1)
     crowd = [w.next_id() for _ in range(w.pick("crowd", 200, 150, 300))]
-    lab.observer.execute("BEGIN IMMEDIATE")
-    lab.observer.executemany(
-        "INSERT INTO jobs(id, qty, deadline, max_attempts) VALUES (?, ?, ?, 3)",
-        [(job, w.qty(1), due) for job in crowd])
-    lab.observer.execute("COMMIT")
+    with judge_write():  # found locked: a lock the code under grade still holds
+        try:
+            lab.observer.execute("BEGIN IMMEDIATE")
+            lab.observer.executemany(
+                "INSERT INTO jobs(id, qty, deadline, max_attempts) VALUES (?, ?, ?, 3)",
+                [(job, w.qty(1), due) for job in crowd])
+            lab.observer.execute("COMMIT")
+        except sqlite3.OperationalError:
+            if lab.observer.in_transaction:
+                lab.observer.execute("ROLLBACK")
+            raise
     pending = lab.row(crowd[0])
     lab.note("timeline.note.quarantine.crowd-due", count=len(crowd), first=crowd[0],
              last=crowd[-1], deadline=due)

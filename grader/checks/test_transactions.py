@@ -20,7 +20,7 @@ from .faults import (attempt, expect_no_transaction_left, expect_others_can_writ
                      read_lock_held, write_lock_held)
 from .steps import expect_rows, snapshot
 from grader.harness.scenario import Lab, ManualClock, expected_row, show
-from grader.harness.scenario import error_line, judge_write
+from grader.harness.scenario import WriteLocked, error_line, judge_write
 from grader.results import RowDiff
 
 #: txshape problem code -> the catalogue sentence that explains it, for claim.
@@ -300,7 +300,7 @@ def expect_finish_locked_in_work_once(lab: Lab, conn, now: int, row: dict) -> No
             try:
                 held.enter_context(write_lock_held(lab, LOCKED_BUSY_MS))
                 taken.append(True)
-            except sqlite3.OperationalError:
+            except WriteLocked:
                 pass  # the target holds a lock during send: lock-free-during-send's rule
 
         came_back, error = attempt(lab, lambda: lab.work_once(

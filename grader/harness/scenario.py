@@ -251,7 +251,8 @@ class Lab:
 
     def remove_jobs(self) -> None:
         """Take every job out of the queue (setting up an empty queue after a first step)."""
-        self.observer.execute("DELETE FROM jobs")
+        with judge_write():
+            self.observer.execute("DELETE FROM jobs")
         self.note("note.jobs-removed")
 
     def set_row(self, job: int, **values) -> None:
