@@ -130,13 +130,16 @@ def claim(conn, owner, now, lease_ms):
 """
 
 
-def test_a_statement_run_in_another_thread_is_counted_not_asked(tmp_path):
+def test_a_statement_run_in_another_thread_is_asked_too(tmp_path):
+    """The gate is on the judge's connection: every statement of a gated claim waits for it,
+    whichever thread of the code's own ran it (a claimer cannot write around the gate)."""
     path = fresh_db(tmp_path)
     with TargetProcess(write_target(tmp_path, THREADED)) as target:
         target.open("A", path, gated=True)
         asked = Asked()
         assert target.claim("A", "A", 0, LEASE_MS, statement=asked) is None
-        assert [(step, sql) for step, sql, _ in asked.asked] == [(1, "SELECT 1"), (3, "SELECT 3")]
+        assert [(step, sql) for step, sql, _ in asked.asked] == [
+            (1, "SELECT 1"), (2, "SELECT 2"), (3, "SELECT 3")]
         assert [sql for _, sql in target.statements] == ["SELECT 1", "SELECT 2", "SELECT 3"]
 
 
@@ -168,49 +171,36 @@ def claim(conn, owner, now, lease_ms):
 """
 
 
-def _callback(cb, arg, name="statement", call=2):
+def _callback(cb, arg, name="statement", call=1, msg="callback"):
     import json
-    return (json.dumps({"msg": "callback", "id": call, "cb": cb, "name": name, "arg": arg})
-            + "\n").encode()
+    message = {"msg": msg, "id": call, "cb": cb, "name": name, "arg": arg}
+    if msg == "db":
+        message = {"msg": "db", "id": call, "cb": cb, "req": arg}
+    return (json.dumps(message) + "\n").encode()
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fdinfo"), reason="needs /proc")
 @pytest.mark.parametrize("payload, why", [
-    # the first real callback of the claim will be cb 1, step 1: a forgery taken first puts
-    # the real one out of sequence, or breaks a rule of its own
+    # the gate is the judge's: a statement callback is no message a target may send at all
     (_callback(1, {"step": 1, "sql": "COMMIT", "holds_write": True}),
+     "unknown name|output after a message"),
+    (_callback(1, {"step": 1, "sql": "COMMIT", "holds_write": True}, call=2),
+     "unknown name|output after a message"),
+    # a database request written on the channel by the code itself: out of turn
+    (_callback(1, {"op": "commit", "conn": "A", "epoch": 1}, msg="db", call=2),
+     "another call|output after a message"),
+    (_callback(7, {"op": "commit", "conn": "A", "epoch": 1}, msg="db"),
      "out of sequence|output after a message"),
-    (_callback(1, {"step": 1, "sql": "COMMIT", "holds_write": 1}), "not a bool"),
-    (_callback(1, {"step": True, "sql": "COMMIT", "holds_write": True}), "not an int"),
-    (_callback(1, {"step": 0, "sql": "COMMIT", "holds_write": True}), "after step 0"),
-    (_callback(1, {"step": 1, "sql": "-- TRIGGER t", "holds_write": True}), "no statement"),
-    (_callback(1, {"step": 1, "sql": "COMMIT"}), "missing holds_write"),
-    (_callback(1, {"step": 1, "sql": "COMMIT", "holds_write": True, "x": 1}), "unknown x"),
-    (_callback(1, {"step": 1, "sql": "COMMIT", "holds_write": True}, call=1), "another call"),
     (_callback(1, {"kind": "none"}, name="send"), "send callback during claim"),
     (b"garbage\n", "not JSON"),
 ], ids=lambda value: value if isinstance(value, str) else "payload")
-def test_a_forged_statement_callback_is_a_protocol_error(tmp_path, payload, why):
+def test_a_forged_gate_or_database_message_is_a_protocol_error(tmp_path, payload, why):
     path = fresh_db(tmp_path)
     target = TargetProcess(write_target(tmp_path, f"PAYLOAD = {payload!r}\n" + FORGER))
     target.open("A", path, gated=True)
     asked = Asked()
     with pytest.raises(ProtocolError, match=why):
-        target.claim("A", "A", 0, LEASE_MS, statement=asked)  # call 2
+        target.claim("A", "A", 0, LEASE_MS, statement=asked)  # call 1
         target.sync()
     assert gone(target.pid)
-
-
-def test_a_statement_callback_after_free_or_outside_a_gated_claim_is_a_protocol_error(tmp_path):
-    path = fresh_db(tmp_path)
-    late = _callback(2, {"step": 2, "sql": "SELECT 1", "holds_write": False})
-    spec = write_target(tmp_path, f"PAYLOAD = {late!r}\n" + FORGER.replace(
-        "    data = PAYLOAD\n", "    conn.execute('SELECT 0')\n    data = PAYLOAD\n"))
-    target = TargetProcess(spec)
-    target.open("A", path, gated=True)
-    with pytest.raises(ProtocolError, match="not asking"):
-        target.claim("A", "A", 0, LEASE_MS, statement=Asked(["free"]))
-    target = TargetProcess(spec)
-    target.open("A", path)  # not gated: no statement callback is ever expected
-    with pytest.raises(ProtocolError, match="not asking"):
-        target.claim("A", "A", 0, LEASE_MS)
+    assert store.get_job(store.connect(path), 1)["status"] == "pending"  # nothing committed

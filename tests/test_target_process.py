@@ -79,8 +79,8 @@ def write_target(tmp_path: Path, body: str, name: str = "hostile.py") -> str:
     return str(path)
 
 
-def start(spec: str, path: Path, timeout: float = 10) -> TargetProcess:
-    target = TargetProcess(spec, timeout=timeout)
+def start(spec: str, path: Path, timeout: float = 10, jail: bool = True) -> TargetProcess:
+    target = TargetProcess(spec, timeout=timeout, jail=jail)
     target.open("A", path)
     return target
 
@@ -116,8 +116,8 @@ def test_statements_are_traced_per_call_on_named_connections(reference):
     sql = [s for conn, s in target.statements]
     assert {conn for conn, _ in target.statements} == {"A"}
     assert sql[0] == "BEGIN IMMEDIATE" and sql[-1] == "COMMIT" and len(sql) == 5
-    assert target.in_transaction("A") is False
-    assert target.statements == []  # in_transaction runs no SQL
+    assert target.in_transaction("A") is False  # read by the judge: not a call, runs no SQL
+    assert len(target.statements) == 5
     target.claim("A", "B", 0, LEASE_MS)
     target.sync()
     assert len(target.statements) == 5  # sync keeps the last call's statements
@@ -481,7 +481,7 @@ def claim(conn, owner, now, lease_ms):
     return _claim(conn, owner, now, lease_ms)
 """
 
-_REPLY = b'{"msg":"reply","id":2,"value":{"kind":"none"},"statements":[],"dropped":0'
+_REPLY = b'{"msg":"reply","id":1,"value":{"kind":"none"}'
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fdinfo"), reason="needs /proc")
@@ -492,8 +492,8 @@ _REPLY = b'{"msg":"reply","id":2,"value":{"kind":"none"},"statements":[],"droppe
     (b'{"msg": "hello"}\n', "'hello'"),
     (_REPLY + b',"extra":1}\n', "unknown extra"),
     (b'{"msg":"reply","id":2,"id":2}\n', "duplicate key"),
-    (_REPLY.replace(b'"id":2', b'"id":999') + b"}\n", "out of turn"),
-    (_REPLY.replace(b'"id":2', b'"id":true') + b"}\n", "not an int"),
+    (_REPLY.replace(b'"id":1', b'"id":999') + b"}\n", "out of turn"),
+    (_REPLY.replace(b'"id":1', b'"id":true') + b"}\n", "not an int"),
     (_REPLY.replace(b'{"kind":"none"}', b'{"kind":"int","value":true}') + b"}\n", "not an int"),
     (_REPLY.replace(b'{"kind":"none"}', b'{"kind":"int","value":9223372036854775808}')
      + b"}\n", "64-bit"),
@@ -503,8 +503,7 @@ _REPLY = b'{"msg":"reply","id":2,"value":{"kind":"none"},"statements":[],"droppe
      "surrogate"),
     (_REPLY.replace(b'{"kind":"none"}', b'{"kind":"claim","value":{"id":1}}') + b"}\n",
      "missing qty"),
-    (_REPLY.replace(b'"statements":[]', b'"statements":[[[[[[[1]]]]]]]') + b"}\n",
-     "nested too deeply"),
+    (_REPLY + b',"own_connections":[[[[[[[1]]]]]]]}\n', "nested too deeply"),
     (b'{"a":' + b"[" * 200_000 + b"]" * 200_000 + b"}\n", "nested too deeply"),
     (b'{"a":"' + b"x" * (wire.MAX_LINE + 10), "over"),
     (_REPLY + b"}\n" + _REPLY + b"}\n", "output after a message"),
@@ -515,7 +514,7 @@ def test_writing_on_the_channel_itself_is_a_protocol_error(tmp_path, payload, wh
     spec = write_target(tmp_path, f"PAYLOAD = {payload!r}\n" + FINDER)
     target = start(spec, path)
     with pytest.raises(ProtocolError, match=why):
-        target.claim("A", "A", 0, LEASE_MS)  # call 2: the forged replies carry id 2
+        target.claim("A", "A", 0, LEASE_MS)  # call 1: the forged replies carry id 1
         target.sync()  # a well-formed forgery was taken; the real reply comes out of turn here
     assert gone(target.pid)
     with pytest.raises(TargetClosed):
@@ -772,8 +771,8 @@ def test_statements_are_bounded_and_the_rest_counted(liars):
     first = target.statements[0][1]
     assert len(first) == wire.MAX_SQL and first.startswith("SELECT 'xxx") and first[-1] == "…"
     assert target.statements[1] == ("A", "SELECT 0")
-    assert target.claim("A", "escaped-statements", 0, LEASE_MS) is None  # too big for one line
-    assert target.statements == [] and target.dropped == 600
+    assert target.claim("A", "escaped-statements", 0, LEASE_MS) is None  # traced by the judge:
+    assert len(target.statements) == wire.MAX_STATEMENTS and target.dropped == 100  # no line
     target.sync()
 
 
@@ -1039,13 +1038,39 @@ def claim(conn, owner, now, lease_ms):
 
 
 @pytest.mark.parametrize("way", list(OWN_WAYS))
-def test_a_connection_of_its_own_to_the_database_is_reported(tmp_path, way):
-    """Whatever way claim opens the check's database besides the connection it was given, the
-    reply says so (the value still comes back as data); the next call that opens nothing is
-    clean again unless the connection is still open."""
+def test_a_connection_of_its_own_to_the_database_cannot_be_opened(tmp_path, way):
+    """The code under grade holds no database handle and its jail denies it the database's
+    folder: whatever way claim tries to open the check's database besides the connection it was
+    given, the attempt fails in the target (claim raises), is named in the reply, and the
+    database is untouched."""
+    (tmp_path / "db").mkdir()  # not inside the target's own folder, which it may read
+    (tmp_path / "code").mkdir()
+    path, judge = fresh_db(tmp_path / "db")
+    body = OWN_TARGET.format(way=textwrap.indent(textwrap.dedent(OWN_WAYS[way]), "    "))
+    with start(write_target(tmp_path / "code", body), path) as target:
+        if not target.contained:
+            pytest.skip("no Landlock on this kernel: the file watch reports it (below)")
+        with pytest.raises(RaisedInTarget) as raised:
+            target.claim("A", "A", 0, LEASE_MS)
+        assert raised.value.type in ("sqlite3.OperationalError", "PermissionError"), raised.value
+        # the attempt is named (the file watch sees sqlite3's connect; a raw open, denied, is
+        # no connection)
+        named = [] if way == "raw-fd-kept" else [os.path.realpath(path)]
+        assert target.own_connections == named
+        assert target.in_transaction("A") is False
+    assert store.get_job(judge, 1)["status"] == "pending"
+    judge.close()
+
+
+@pytest.mark.parametrize("way", list(OWN_WAYS))
+def test_without_a_jail_a_connection_of_its_own_to_the_database_is_reported(tmp_path, way):
+    """Where the kernel has no Landlock, the target process is told the database's file and
+    watches it: whatever way claim opens it besides the connection it was given, the reply says
+    so (the value still comes back as data); the next call that opens nothing is clean again
+    unless the connection is still open."""
     path, judge = fresh_db(tmp_path)
     body = OWN_TARGET.format(way=textwrap.indent(textwrap.dedent(OWN_WAYS[way]), "    "))
-    with start(write_target(tmp_path, body), path) as target:
+    with start(write_target(tmp_path, body), path, jail=False) as target:
         assert type(target.claim("A", "A", 0, LEASE_MS)) is Claim
         assert target.own_connections == [os.path.realpath(path)]
         target.sync()  # not a call: the last call's report stays
@@ -1054,7 +1079,7 @@ def test_a_connection_of_its_own_to_the_database_is_reported(tmp_path, way):
 
 
 ALLOWED_TARGET = """
-import os, sqlite3
+import os, sqlite3, tempfile
 from solutions.queue import claim as reference_claim, finish, work_once
 
 
@@ -1062,7 +1087,7 @@ def claim(conn, owner, now, lease_ms):
     path = conn.execute("PRAGMA database_list").fetchone()[2]
     scratch = sqlite3.connect(":memory:")
     scratch.execute("CREATE TABLE t (x)")
-    other = sqlite3.connect(os.path.join(os.path.dirname(path), "scratch.db"))
+    other = sqlite3.connect(os.path.join(tempfile.gettempdir(), "scratch.db"))
     other.execute("CREATE TABLE IF NOT EXISTS t (x)")
     other.close()
     KEPT.append(scratch)
@@ -1076,11 +1101,14 @@ KEPT = []
 def test_a_connection_to_another_file_is_allowed(tmp_path):
     """A scratch database of the code's own (:memory:, another file beside the queue's) is not
     the queue's database: nothing is reported."""
-    path, judge = fresh_db(tmp_path)
-    with start(write_target(tmp_path, ALLOWED_TARGET), path) as target:
-        assert type(target.claim("A", "A", 0, LEASE_MS)) is Claim
-        assert target.own_connections == []
-    judge.close()
+    for jail in (True, False):  # jailed, the folder it may write is its TMPDIR
+        folder = tmp_path / f"jail-{jail}"
+        folder.mkdir()
+        path, judge = fresh_db(folder)
+        with start(write_target(tmp_path, ALLOWED_TARGET), path, jail=jail) as target:
+            assert type(target.claim("A", "A", 0, LEASE_MS)) is Claim
+            assert target.own_connections == []
+        judge.close()
 
 
 def test_the_servers_own_connections_are_never_reported(tmp_path, reference):
@@ -1138,7 +1166,7 @@ def test_a_connection_of_its_own_is_the_call_s_that_opened_it(tmp_path):
     """work_once opens one and keeps it open, then the judge claims from inside its send (a
     nested call): the nested claim opened nothing, the work_once did."""
     path, judge = fresh_db(tmp_path)
-    with start(write_target(tmp_path, NESTED_OWN), path) as target:
+    with start(write_target(tmp_path, NESTED_OWN), path, jail=False) as target:
         target.open("B", path, busy_timeout_ms=150)
         nested = []
 
@@ -1198,14 +1226,17 @@ def test_each_send_says_whether_its_connection_had_a_transaction_open(tmp_path):
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fdinfo"), reason="needs /proc")
-@pytest.mark.parametrize("extra", [b"", b',"in_transaction":1'], ids=["missing", "not-a-bool"])
-def test_a_send_callback_without_a_boolean_in_transaction_is_a_protocol_error(tmp_path, extra):
+@pytest.mark.parametrize("extra", [b',"in_transaction":false', b',"statements":[]'],
+                         ids=["in_transaction", "statements"])
+def test_what_the_judge_reads_itself_cannot_come_from_the_target(tmp_path, extra):
+    """Whether a transaction was open as send was called, and the statements traced, are read
+    on the judge's connection: a message of the target's that carries them is a protocol error."""
     path, judge = fresh_db(tmp_path)
-    payload = b'{"msg":"callback","id":2,"cb":1,"name":"send","arg":{"kind":"none"}' + extra + b"}\n"
+    payload = b'{"msg":"callback","id":1,"cb":1,"name":"send","arg":{"kind":"none"}' + extra + b"}\n"
     spec = write_target(tmp_path, f"PAYLOAD = {payload!r}\n" + FINDER.replace(
         "def claim(conn, owner, now, lease_ms):", "def work_once(conn, owner, send, clock, lease_ms):"
     ).replace("return _claim(conn, owner, now, lease_ms)", "return None"))
     target = start(spec, path)
-    with pytest.raises(ProtocolError, match="send's in_transaction is not a bool"):
-        target.work_once("A", "A", lambda claim: None, Clock(0), LEASE_MS)  # call 2
+    with pytest.raises(ProtocolError, match="unknown"):
+        target.work_once("A", "A", lambda claim: None, Clock(0), LEASE_MS)  # call 1
     judge.close()

@@ -49,7 +49,7 @@ PARTS = 4
 def test_random_timelines(lab, part):
     """Random timelines of enqueues, claims, finishes, work_once and operator edits: every
     return value and every row as the contract's model says (`part`: which of the timelines)."""
-    # In the check's own folder: the only one its target process may write (grader.harness.jail)
+    # In the check's own folder (opened by the judge: grader.harness.dbhost)
     scratch = Path(tempfile.mkdtemp(prefix=lab.world.label("scratch", "timelines") + "-",
                                     dir=lab.dir))
     index = part.of(TIMELINES).start

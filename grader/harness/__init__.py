@@ -6,8 +6,11 @@ from one prepared interpreter (`zygote`) or spawned, jailed with Landlock (`jail
 by the judge through a proxy (`target_client`) over a data-only, strictly validated line
 protocol (`wire`). Lives here too: loading the target inside that process (`target`), what a
 check body sees (`scenario.Lab`: a fresh database, the target's functions wrapped and recorded,
-rows read on the judge's own connection), the connection handed to the target, whose own trace
-callback never replaces the grader's (`watched`), the statement barrier for concurrent claims
+rows read on the judge's own connection), the judge's databases: the real connections behind the
+proxies the code under grade is handed (`dbhost`, in the judge: the trace, the gate, the fault
+counts live there) and those proxies (`dbproxy`, in the target process, holding no database
+handle), a real connection whose trace callback never replaces the grader's (`watched`), the
+statement barrier for concurrent claims
 (`interleave`), the race and crash claimers, each a target process on a gated connection
 (`children`), the integration workers, judge threads each driving a target process (`workers`),
 the HTTP receiver (`receiver`), spotting a journal-mode switch in traced SQL (`journal`), and

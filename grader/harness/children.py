@@ -2,11 +2,12 @@
 
 Used by checks that need true concurrency or a real crash (grader/checks/test_race.py,
 test_crash.py). Each claimer is a target process (`target_client.TargetProcess`: a fresh
-interpreter that imports the code under grade; this module never does) whose connection is
-opened *gated* on the check's database (whose folder is the only one it may write: `jail`):
-before each statement of its claim, the target asks the judge, which decides when it may run
-(`interleave`). Nothing crosses a pipe but the target process's validated JSON lines: no
-multiprocessing, no pickle.
+interpreter that imports the code under grade; this module never does) handed a proxy of a
+*gated* connection to the check's database, which the judge holds (`dbhost`): before each
+statement of its claim runs, the judge's trace callback asks the central loop, which decides when
+it may run (`interleave`); a kill stops it before that statement and closes the connection as a
+dead process would leave it. Nothing crosses a pipe but the target process's validated JSON
+lines: no multiprocessing, no pickle.
 
 A TargetProcess belongs to the thread that started it, so each claimer runs in a judge-side
 thread of its own: it starts the target, opens the gated connection, says "ready", waits for
@@ -34,7 +35,6 @@ on the judge's side); the ones that ran claim to its end also carry
 from __future__ import annotations
 
 import dataclasses
-import os
 import queue
 import threading
 import time
@@ -79,6 +79,9 @@ class Claimer:
     thread: threading.Thread | None = None
     answers: queue.Queue = field(default_factory=queue.Queue)  # central loop -> thread
     stopped: threading.Event = field(default_factory=threading.Event)
+    #: set once its target process is closed: its connection (in the judge: dbhost) closed with
+    #: it, its uncommitted work rolled back and its locks released, as a crash would
+    released: threading.Event = field(default_factory=threading.Event)
 
 
 def spawn(spec: str, path, actor: str, now: int, lease_ms: int,
@@ -98,15 +101,17 @@ def _run(c: Claimer, events: queue.Queue) -> None:
     except BaseException:  # a bug of the judge's: say so rather than leave the loop waiting
         outcome = {"kind": "grader-error", "error": traceback.format_exc()[-2000:]}
     finally:
-        if c.target is not None:
-            c.target.close()
+        try:
+            if c.target is not None:
+                c.target.close()
+        finally:
+            c.released.set()
     events.put((c, ("done", outcome)))
 
 
 def _claim(c: Claimer, events: queue.Queue) -> dict:
     try:
-        c.target = TargetProcess(c.spec, timeout=CALL_TIMEOUT, start_timeout=START_TIMEOUT,
-                                 writable=[os.path.dirname(os.path.abspath(c.path))])
+        c.target = TargetProcess(c.spec, timeout=CALL_TIMEOUT, start_timeout=START_TIMEOUT)
         c.pid = c.target.pid
         if c.stopped.is_set():
             raise _Stopped()
@@ -249,12 +254,16 @@ def run_to_kill(claimers: list[Claimer], timeout: float,
 
 
 def kill(c: Claimer) -> None:
-    """SIGKILL the claimer's target process (no cleanup, no rollback: like a crash) and tell its
-    thread to stop; the thread reaps the process (`close` waits for that)."""
+    """SIGKILL the claimer's target process and tell its thread to stop: like a crash, the
+    statement it was about to run never runs, its connection (the judge's, dbhost) is closed and
+    its uncommitted work rolled back by the time this returns (its locks are gone, as a dead
+    process's are); the thread reaps the process (`close` waits for that)."""
     c.stopped.set()
     if c.target is not None:
         c.target.kill()
     c.answers.put("stop")
+    if c.thread is not None and c.thread is not threading.current_thread():
+        c.released.wait(JOIN_TIMEOUT)
 
 
 def close(claimers: list[Claimer]) -> None:

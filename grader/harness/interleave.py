@@ -1,11 +1,13 @@
 """Force an interleaving of SQL statements between processes, through SQLite's trace callback.
 
 Each claimer is a target process (`target_client.TargetProcess`) whose connection was opened
-*gated*: during its claim, SQLite's trace callback in the target server calls back into the judge
-before each statement ({"name": "statement", "arg": {"step", "sql", "holds_write"}}, see
-`target_server`) and blocks until the judge answers "go" or "free". `holds_write` is worked out
-there by a `WriteLockWatch`. On the judge side each claimer's calls run in a thread of their own
-(`children`), which hands every statement to one central loop and waits for its answer. That loop
+*gated*: the real connection is the judge's (`dbhost`), and during the claim its trace callback,
+in the judge's process, asks before each statement runs (step, sql, holds_write, see
+`target_client`) and blocks until the central loop answers "go" or "free": the code under grade
+cannot run a statement the gate has not let through, nor hide one from it. `holds_write` is
+worked out there by a `WriteLockWatch`. On the judge side each claimer's calls run in a thread of
+their own (`children`), which hands every statement to one central loop and waits for its answer.
+That loop
 decides who goes on:
 
 - `Lockstep` (the race): statement number k of one process runs only once every other process has
@@ -116,7 +118,7 @@ def waits_for_write_lock(sql: str, holds_write: bool) -> bool:
 class WriteLockWatch:
     """Does a connection surely hold the write (RESERVED) lock when a statement is about to run?
 
-    One per gated connection, in the target server (`target_server`), told of every statement
+    One per gated connection, in the judge (`target_client`), told of every statement
     traced on it, in order: `before(sql, in_transaction)` answers for `sql` (True: it runs in a
     transaction in which a statement that may take the write lock already ran), then counts it.
     Outside a transaction no lock is held between statements."""

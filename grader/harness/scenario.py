@@ -192,7 +192,7 @@ class Lab:
         if target_spec is None:  # no code under grade (the project's tests of the verdicts)
             return
         try:
-            self.target = TargetProcess(target_spec, timeout=call_timeout, writable=[self.dir],
+            self.target = TargetProcess(target_spec, timeout=call_timeout,
                                         start_timeout=start_timeout, hung=set(self.hung))
             self.conn = Conn(self, MAIN)  # the one whose statements are recorded
             self.target.open(MAIN, self.path)

@@ -7,22 +7,25 @@ of an interpreter's start-up; `LAUNCH_ENV` or the `launcher` argument choose), a
 "ready". Its methods mirror what a check does with the code under grade:
 
     open(name, path, busy_timeout_ms, gated=False, synchronous_off=False)
-                                          a traced lab.store connection in the target, by name
-                                          (synchronous_off: then PRAGMA synchronous = OFF on it)
+                                          a lab.store connection by name, held here, in the
+                                          judge (`db`, a dbhost.DbHost); the code under grade
+                                          is handed a proxy of it (dbproxy)
     execute(name, sql, params)            setup SQL on it (TEMP triggers); params JSON scalars
     claim(conn, owner, now, lease_ms, statement=None)
                                           -> None | bool | int | str | Claim | Foreign
     finish(conn, claim, now)              (same)
     work_once(conn, owner, send, clock, lease_ms)
-    in_transaction(conn)                  -> bool
+    in_transaction(conn)                  -> bool, read on the real connection
     journal_mode(conn)                    -> str (PRAGMA journal_mode on it)
     close_conn(conn)                      close it
-    count(key)                            how often SQL in the target called harness_count(key)
+    count(key)                            how often a fault trigger called harness_count(key)
     sync()                                a round trip with a random nonce (see below)
-    statements                            [(conn, sql), ...] traced during the last call
+    statements                            [(conn, sql), ...] traced during the last call, on
+                                          the real connections (the judge's own trace)
     own_connections                       [path, ...]: connections the last claim / finish /
-                                          work_once opened of its own to a database opened here
-                                          (or its side files), as the target process saw them
+                                          work_once opened (or tried to: the jail denies them)
+                                          of its own to a database opened here (or its side
+                                          files), as the target process saw them
                                           (target_server, "The file watched"); [] when none
     close()                               kill the process group, for sure
 
@@ -46,17 +49,25 @@ own SendFailed (also a ConnectionError or TimeoutError if the judge's was); any 
 in a callable kills the target and propagates to the judge (the judge's exceptions never travel
 through the code under grade).
 
+The database is the judge's: a proxy's request (a {"msg": "db"} message, during the innermost
+call) is run here on the real connection (`dbhost.DbHost.serve`) and answered; its time counts as
+the target's (a call's timeout runs from the moment the target was given control, and only a
+callback of the judge's gives it back). What the checks believe about how the code ran is read
+here: the statements traced, whether a transaction is open (after each call, and as each send
+is called: `sends_in_transaction`), the fault triggers' firings.
+
 Gated connections (the race and crash checks, `children`): `open(..., gated=True)` makes every
 claim on that connection ask before each of its statements. Such a claim needs `statement=`, a
-judge-side callable `statement(step, sql, holds_write) -> "go" | "free"` called before the
-target runs statement `step` (1, 2, ... in the call; `holds_write`: it runs in a transaction that
-already took the write lock). "free" lets that statement run and ends the asking for the rest of
-the call (the statements that follow come back in `statements` only). A statement callback is
-believed only during a claim on a gated connection, with a step above the last one, for a
-statement (not a comment line), and not after "free": anything else is a ProtocolError. A
-`statement` callable that raises, or answers anything but "go" or "free", kills the target and
-the error propagates. `kill()` SIGKILLs the target from any thread (as a crash would, nothing
-else), so that a judge thread can stop a target another thread is waiting on.
+judge-side callable `statement(step, sql, holds_write) -> "go" | "free"` called from the real
+connection's trace callback before statement `step` runs (1, 2, ... in the call, whichever thread
+of the code's own ran it; `holds_write`: it runs in a transaction that already took the write
+lock). "free" lets that statement run and ends the asking for the rest of the call. The target
+has no say in it: no message of its own can announce, skip or answer a statement. A `statement`
+callable that raises (the crash check's kill, a stop), or answers anything but "go" or "free",
+interrupts that statement before it changes anything, kills the target and the error propagates;
+the connection is then closed as a crash would leave it (`dbhost.DbHost.crash`). `kill()`
+SIGKILLs the target from any thread (as a crash would, nothing else) and interrupts whatever runs
+on its connections, so that a judge thread can stop a target another thread is waiting on.
 
 This module never imports the code under grade, and nothing it receives is unpickled.
 """
@@ -69,7 +80,9 @@ import errno
 import os
 import random
 import select
+import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -81,7 +94,10 @@ from typing import Any, Callable
 from lab.store import BUSY_TIMEOUT_MS, Claim
 
 from . import wire, zygote
-from .interleave import is_statement
+from .dbhost import DbHost, RequestError
+from .interleave import WriteLockWatch, is_statement
+
+CALLS = ("claim", "finish", "work_once")  # the calls of the code under grade
 
 #: Folders the target may write besides its databases' (os.pathsep-separated): for the
 #: project's attack tests, which need to see what an attack managed to do. Never set it to
@@ -206,8 +222,11 @@ class _Frame:
     clock: Callable | None = None
     next_cb: int | None = None
     statement: Callable | None = None  # a claim on a gated connection: asked before each step
-    step: int = 0  # the last step a statement callback announced
+    step: int = 0  # the statements of a gated claim so far
     free: bool = False  # the judge answered "free"
+    conn: str | None = None  # the connection the call was given
+    statements: list = dataclasses.field(default_factory=list)  # traced during it: (conn, sql)
+    dropped: int = 0  # statements traced over the limit
     #: work_once: for each send, whether its connection had a transaction open at that moment
     sends_in_transaction: list = dataclasses.field(default_factory=list)
 
@@ -221,19 +240,22 @@ class TargetProcess:
                  log: str | None = None, timeout: float = CALL_TIMEOUT,
                  start_timeout: float = START_TIMEOUT, python: str = sys.executable,
                  writable: tuple | list = (), launcher: Callable | None = None,
-                 hung: frozenset | set | tuple = ()):
+                 hung: frozenset | set | tuple = (), jail: bool = True):
         self.spec = spec
         #: functions this grade saw hang (FunctionHung: a call of one is not made)
         self.hung = frozenset(hung)
         self.contained = 0  # the Landlock ABI the target process is jailed with (0: none)
-        # The target may write only its databases' folders (and the temporary folder, where
-        # a check's databases live unless it says otherwise): see grader.harness.jail.
-        places = [str(p) for p in writable] or [tempfile.gettempdir()]
+        # The target may write only a scratch folder of its own (its TMPDIR), never the
+        # databases' folders: it holds no database handle (the judge's DbHost does), and the
+        # jail denies it the files (grader.harness.jail). `writable`: folders it may write too.
+        self.scratch = tempfile.mkdtemp(prefix="leaselab-target-")
+        places = [self.scratch] + [str(p) for p in writable]
         # The project's own attack tests let an attack leave marks where the test looks.
         places += [p for p in os.environ.get(EXTRA_WRITABLE, "").split(os.pathsep) if p]
-        env = {**scrubbed(os.environ if env is None else env),
-               wire.JAIL_ENV: os.pathsep.join(places), "TMPDIR": places[0],
+        env = {**scrubbed(os.environ if env is None else env), "TMPDIR": places[0],
                "SQLITE_TMPDIR": places[0]}
+        if jail:  # False: as on a kernel without Landlock (the project's tests of that case)
+            env[wire.JAIL_ENV] = os.pathsep.join(places)
         self.timeout = timeout
         self.statements: list[tuple[str, str]] = []  # traced during the last call
         #: conn.in_transaction after the last claim / finish / work_once returned or raised, as
@@ -249,6 +271,10 @@ class TargetProcess:
         #: the databases opened here (the contract: it uses the connection it is given)
         self.own_connections: list[str] = []
         self.calls = 0
+        #: the real connections behind the proxies the code under grade holds (dbhost)
+        self.db = DbHost(traced=_weakly(self, TargetProcess._traced))
+        self._watches: dict[str, WriteLockWatch] = {}  # the gated connections'
+        self._gate_error: BaseException | None = None  # a gate's callable raised: re-raised
         self._stack: list[_Frame] = []
         self._buffer = b""
         self._closed: str | None = None
@@ -259,7 +285,8 @@ class TargetProcess:
                                                     log=log)
         os.set_blocking(self._out, False)
         self.pid = self._process.pid
-        self._finalizer = weakref.finalize(self, _kill, self._process, self._in, self._out)
+        self._finalizer = weakref.finalize(self, _kill, self._process, self._in, self._out,
+                                           db=self.db, scratch=self.scratch)
         try:
             self._start(start_timeout)
         except BaseException:
@@ -269,54 +296,66 @@ class TargetProcess:
     # -- the calls ---------------------------------------------------------------------------------
     def open(self, name: str, path, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
              gated: bool = False, synchronous_off: bool = False) -> None:
-        """Open (or reopen) connection `name`; `gated`: its claims ask before each statement;
-        `synchronous_off`: PRAGMA synchronous = OFF on it once opened (no round trip of its own,
-        as execute would take)."""
+        """Open (or reopen) connection `name` (in the judge: `db`); `gated`: its claims ask
+        before each statement; `synchronous_off`: PRAGMA synchronous = OFF on it once opened.
+        The target process learns the file with the first call on it, and watches it for
+        connections of the code's own (target_server, "The file watched"): its jail denies them,
+        and the watch names the mistake."""
         if type(gated) is not bool or type(synchronous_off) is not bool:
             raise TypeError("open: gated and synchronous_off are bools")
-        request = {"op": "open", "conn": _name(name), "path": str(path),
-                   "busy_timeout_ms": _int(busy_timeout_ms)}
-        if gated:
-            request["gated"] = True
-        if synchronous_off:
-            request["synchronous_off"] = True
+        if self._closed is not None:
+            raise TargetClosed(f"the target process is closed ({self._closed})")
+        _name(name)
         self._gated = self._gated - {name}
-        self._expect_none(self._call(request), "open")
+        self._watches.pop(name, None)
+        try:
+            self.db.open(name, str(path), _int(busy_timeout_ms), synchronous_off=synchronous_off)
+        except sqlite3.Error as exc:  # as lab.store.connect raises it (a lock held on the file)
+            raise _raised("open", exc) from None
         if gated:
             self._gated = self._gated | {name}
+            self._watches[name] = WriteLockWatch()
 
     def execute(self, name: str, sql: str, params: tuple | list = ()) -> None:
         params = list(params)
         if any(type(p) not in (type(None), int, float, str) for p in params):
             raise TypeError("execute: parameters must be None, int, float or str")
-        self._expect_none(self._call({"op": "execute", "conn": _name(name), "sql": str(sql),
-                                      "params": params}), "execute")
+        self._conn(name)
+        try:
+            self.db.execute(name, str(sql), params)
+        except sqlite3.Error as exc:  # as when the target process ran setup SQL: its error
+            raise _raised("execute", exc) from None
 
     def in_transaction(self, conn: str) -> bool:
-        value = self._call({"op": "in_transaction", "conn": _name(conn)})
-        if type(value) is not bool:
-            self._fail("in_transaction did not answer a bool")
-        return value
+        self._conn(conn)
+        return self.db.in_transaction(conn)
 
     def journal_mode(self, conn: str) -> str:
-        """`PRAGMA journal_mode` on that connection, as the target process answers it."""
-        value = self._call({"op": "journal_mode", "conn": _name(conn)})
-        if type(value) is not str:
-            self._fail("journal_mode did not answer a str")
-        return value
+        """`PRAGMA journal_mode` on that connection."""
+        self._conn(conn)
+        try:
+            return self.db.journal_mode(conn)
+        except sqlite3.Error as exc:
+            raise _raised("journal_mode", exc) from None
 
     def close_conn(self, conn: str) -> None:
         """Close a connection opened with `open` (its name may be opened again)."""
+        self._conn(conn)
         self._gated = self._gated - {conn}
-        self._expect_none(self._call({"op": "close_conn", "conn": _name(conn)}), "close_conn")
+        self._watches.pop(conn, None)
+        self.db.close(conn)
 
     def count(self, key: str) -> int:
-        """How often SQL in the target called `harness_count(key)` (every opened connection
-        has it): a TEMP trigger's WHEN clause counts its firings with it, even those that abort."""
-        value = self._call({"op": "count", "key": _name(key)})
-        if type(value) is not int:
-            self._fail("count did not answer an int")
-        return value
+        """How often a trigger called `harness_count(key)` on a connection opened here: a TEMP
+        trigger's WHEN clause counts its firings with it, even those that abort. Counted in the
+        judge's process; the code under grade cannot call it (dbhost)."""
+        return self.db.count(_name(key))
+
+    def _conn(self, name: str) -> None:
+        if self._closed is not None:
+            raise TargetClosed(f"the target process is closed ({self._closed})")
+        if _name(name) not in self.db.conns:
+            raise RequestRefused(f"no connection named {name[:40]!r}")
 
     def sync(self) -> None:
         """One more round trip, with a nonce the target cannot know in advance: afterwards every
@@ -334,8 +373,8 @@ class TargetProcess:
         if (statement is not None) != (conn in self._gated):
             raise TypeError("claim: statement= is given exactly for a gated connection")
         self._not_hung("claim")
-        return self._call({"op": "claim", "conn": _name(conn), "owner": _str(owner),
-                           "now": _int(now), "lease_ms": _int(lease_ms)}, statement=statement)
+        return self._call({**self._on(conn, "claim"), "owner": _str(owner), "now": _int(now),
+                           "lease_ms": _int(lease_ms)}, statement=statement)
 
     def finish(self, conn: str, claim: Claim, now: int) -> Any:
         if type(claim) is not Claim:
@@ -344,8 +383,7 @@ class TargetProcess:
         for name, kind in wire.CLAIM_FIELDS:
             _int(fields[name]) if kind is int else _str(fields[name])
         self._not_hung("finish")
-        return self._call({"op": "finish", "conn": _name(conn), "claim": fields,
-                           "now": _int(now)})
+        return self._call({**self._on(conn, "finish"), "claim": fields, "now": _int(now)})
 
     def work_once(self, conn: str, owner: str, send: Callable[[Any], Any],
                   clock: Callable[[], int] | None, lease_ms: int, *,
@@ -354,7 +392,7 @@ class TargetProcess:
         (now, per_send): the target answers clock() itself, with now plus per_send for each
         send called so far, as a judge's clock that each send moves on by per_send would (one
         round trip less per reading); `clock` is then never called."""
-        request = {"op": "work_once", "conn": _name(conn), "owner": _str(owner),
+        request = {**self._on(conn, "work_once"), "owner": _str(owner),
                    "lease_ms": _int(lease_ms)}
         if clock_script is not None:
             now, per_send = clock_script
@@ -362,6 +400,13 @@ class TargetProcess:
             clock = None
         self._not_hung("work_once")
         return self._call(request, send=send, clock=clock)
+
+    def _on(self, conn: str, op: str) -> dict:
+        """A call's request on connection `conn`: its name, its epoch (a name opened again is
+        another connection) and what its proxy reads without asking (dbhost.DbHost.state)."""
+        self._conn(conn)
+        return {"op": op, "conn": conn, "epoch": self.db.epoch(conn), "state": self.db.state(conn),
+                "path": self.db.conns[conn].path}
 
     def _not_hung(self, function: str) -> None:
         if function in self.hung:
@@ -371,6 +416,7 @@ class TargetProcess:
         """SIGKILL the target's process group, from any thread: a crash, nothing more. Nothing
         is closed or reaped here (the thread that uses the proxy may be reading its pipe): that
         thread sees the end (TargetEnded) at its next read or write, and closes the proxy."""
+        self.db.interrupt_all()  # a statement it waits in (a busy wait) ends now
         if self._process.returncode is not None:  # reaped: its pid may be another's by now
             return
         kill_now = getattr(self._process, "kill_now", None)
@@ -439,16 +485,21 @@ class TargetProcess:
         if len(self._stack) >= wire.MAX_NESTING:
             raise RuntimeError("calls nested too deeply")
         self.calls += 1
-        frame = _Frame(self.calls, request["op"], send, clock, statement=statement)
+        frame = _Frame(self.calls, request["op"], send, clock, statement=statement,
+                       conn=request.get("conn"))
         request["id"] = frame.call_id
         self._stack.append(frame)
         try:
             self._send(request, frame.op)
-            while True:
-                message = self._recv(self.timeout, frame.op)
+            given = time.monotonic()  # the target has control since: a database request it
+            while True:               # makes runs on its time, a callback on the judge's
+                message = self._recv(self.timeout - (time.monotonic() - given), frame.op)
                 kind = message.get("msg")
-                if kind == "callback":
+                if kind == "db":
+                    self._db(frame, message)
+                elif kind == "callback":
                     self._callback(frame, message)
+                    given = time.monotonic()
                 elif kind == "reply":
                     return self._reply(frame, message)
                 else:
@@ -466,20 +517,15 @@ class TargetProcess:
             outcome = [k for k in ("value", "raised", "refused") if k in message]
             if len(outcome) != 1:
                 raise wire.WireError("reply needs exactly one of value, raised, refused")
-            wire.keys(message, ("msg", "id", "statements", "dropped") + tuple(outcome),
-                      ("in_transaction", "own_connections"), what="reply")
-            after = message.get("in_transaction")
-            if after is not None:
-                wire.boolean(after, "in_transaction")
+            wire.keys(message, ("msg", "id") + tuple(outcome), ("own_connections", "drop"),
+                      what="reply")
             own = (_own_connections(message["own_connections"], frame.op)
                    if "own_connections" in message else [])
             if wire.integer(message["id"], "reply id") != frame.call_id:
                 raise wire.WireError(f"reply to call {message['id']} during call "
                                      f"{frame.call_id} ({frame.op}): out of turn")
-            statements = self._statements(message["statements"])
-            dropped = wire.integer(message["dropped"], "dropped")
-            if dropped < 0:
-                raise wire.WireError("dropped is negative")
+            if "drop" in message:  # cursors the code let go of as the call ended
+                self._drop(message["drop"])
             if outcome == ["value"]:
                 value = decode_value(message["value"])
             elif outcome == ["raised"]:
@@ -490,9 +536,10 @@ class TargetProcess:
         except wire.WireError as exc:
             self._fail(str(exc))
         self._check_quiet()
-        self.statements, self.dropped = statements, dropped
-        if frame.op in ("claim", "finish", "work_once"):
-            self.in_transaction_after = after
+        if frame.op in CALLS:
+            self.statements, self.dropped = frame.statements, frame.dropped
+            self.in_transaction_after = (self.db.in_transaction(frame.conn)
+                                         if frame.conn in self.db.conns else None)
             self.own_connections = own
         if frame.op == "work_once":
             self.sends_in_transaction = frame.sends_in_transaction
@@ -502,41 +549,104 @@ class TargetProcess:
             raise value
         return value
 
+    # -- the database, served here -----------------------------------------------------------------
+    def _db(self, frame: _Frame, message: dict) -> None:
+        """A request of a proxy connection's (dbproxy), made during the innermost call: run
+        on the real connection (dbhost), answered."""
+        try:
+            wire.keys(message, ("msg", "id", "cb", "req"), what="db")
+            if wire.integer(message["id"], "db id") != frame.call_id:
+                raise wire.WireError("db request for another call: out of turn")
+            cb = wire.integer(message["cb"], "callback number")
+            if cb != self._last_cb + 1:
+                raise wire.WireError("callback number out of sequence")
+            request = wire.obj(message["req"], "db request")
+        except wire.WireError as exc:
+            self._fail(str(exc))
+        self._check_quiet()
+        self._last_cb = cb
+        reply = self._serve_db(request)
+        error, self._gate_error = self._gate_error, None
+        if error is not None:  # the gate's callable raised (a crash's kill, a stop): not answered
+            self._abandon("the judge's statement callable raised")
+            raise error
+        self._send({"op": "db", "cb": cb, "res": reply}, frame.op)
+
+    def _serve_db(self, request: dict) -> dict:
+        try:
+            return self.db.serve(request)
+        except RequestError as exc:
+            self._fail(str(exc))
+
+    def _drop(self, value) -> None:
+        """A reply's "drop": [[conn, epoch, [cursor, ...]], ...], the cursors the code let go of
+        during the call (their statements are reset, as a freed real cursor's are)."""
+        for item in wire.array(value, "drop", wire.MAX_NESTING * 64):
+            item = wire.array(item, "drop item", 3)
+            if len(item) != 3:
+                raise wire.WireError("drop item is not [conn, epoch, ids]")
+            try:
+                self.db.drop(wire.string(item[0], "drop conn", wire.MAX_NAME),
+                             wire.integer(item[1], "drop epoch"), item[2])
+            except RequestError as exc:
+                raise wire.WireError(str(exc)) from None
+
+    def _traced(self, name: str, sql: str) -> None:
+        """Every statement SQLite traces on a connection opened here (in the judge's process):
+        kept for the innermost call under way; on a gated connection, during a claim on it, the
+        statement waits for the gate's answer (a stop interrupts it before it changes anything)."""
+        frame = self._stack[-1] if self._stack else None
+        if frame is not None and frame.op in CALLS:
+            if len(frame.statements) < wire.MAX_STATEMENTS:
+                frame.statements.append((name, _bounded(sql, wire.MAX_SQL)))
+            else:
+                frame.dropped += 1
+        watch = self._watches.get(name)
+        if watch is None or not is_statement(sql):
+            return
+        holds_write = watch.before(sql, self.db.in_transaction(name))
+        if frame is None or frame.op != "claim" or frame.conn != name or \
+                frame.statement is None:
+            return
+        frame.step += 1
+        if frame.free or self._gate_error is not None:
+            return
+        try:
+            answer = frame.statement(frame.step, _bounded(sql, wire.MAX_SQL), holds_write)
+            if type(answer) is not str or answer not in ("go", "free"):
+                raise TypeError(f"the judge's statement callable answered {answer!r}: "
+                                "only 'go' or 'free'")
+        except BaseException as exc:  # stop here: the statement must not run
+            self._gate_error = exc
+            self.db.interrupt(name)
+            return
+        frame.free = answer == "free"
+
     def _callback(self, frame: _Frame, message: dict) -> None:
         try:
             name = message.get("name")
-            if name not in ("send", "clock", "statement"):
+            if name not in ("send", "clock"):
                 raise wire.WireError("callback: unknown name")
-            # in_transaction (send's, required there) is checked after the call's own rules
             wire.keys(message, ("msg", "id", "cb", "name") + (("arg",) if name != "clock" else ()),
-                      ("in_transaction",) if name == "send" else (), what="callback")
+                      what="callback")
             if wire.integer(message["id"], "callback id") != frame.call_id:
                 raise wire.WireError("callback for another call: out of turn")
-            if frame.op != ("claim" if name == "statement" else "work_once"):
+            if frame.op != "work_once":
                 raise wire.WireError(f"{name} callback during {frame.op}")
-            if name == "statement" and (frame.statement is None or frame.free):
-                raise wire.WireError("statement callback during a claim that is not asking")
             if name == "clock" and frame.clock is None:
                 raise wire.WireError("clock callback during a work_once whose clock the target"
                                      " reads itself")
             cb = wire.integer(message["cb"], "callback number")
             if cb != self._last_cb + 1:
                 raise wire.WireError("callback number out of sequence")
-            if name == "statement":
-                arg = _statement_arg(message["arg"], frame.step)
-            else:
-                arg = decode_value(message["arg"]) if name == "send" else None
-            if name == "send":
-                frame.sends_in_transaction.append(
-                    wire.boolean(message.get("in_transaction"), "send's in_transaction"))
+            arg = decode_value(message["arg"]) if name == "send" else None
         except wire.WireError as exc:
             self._fail(str(exc))
         self._check_quiet()
         self._last_cb = cb
-        if name == "statement":
-            self._statement(frame, cb, *arg)
-            return
-        if name == "send":
+        if name == "send":  # read here, on the real connection: the contract sends with none
+            frame.sends_in_transaction.append(
+                self.db.in_transaction(frame.conn) if frame.conn in self.db.conns else False)
             self.sending_in_transaction = frame.sends_in_transaction[-1]
         try:
             result = frame.send(arg) if name == "send" else frame.clock()
@@ -556,31 +666,6 @@ class TargetProcess:
                                 "only None, bool, int, float or str can go to the target")
             answer = {"op": "return", "cb": cb, "value": result}
         self._send(answer, frame.op)
-
-    def _statement(self, frame: _Frame, cb: int, step: int, sql: str, holds_write: bool) -> None:
-        frame.step = step
-        try:
-            answer = frame.statement(step, sql, holds_write)
-        except BaseException:  # the judge's own error: stop here, never through the target
-            self._abandon("the judge's statement callable raised")
-            raise
-        if type(answer) is not str or answer not in ("go", "free"):
-            self._abandon("the judge's statement callable answered neither go nor free")
-            raise TypeError(f"the judge's statement callable answered {answer!r}: "
-                            "only 'go' or 'free'")
-        frame.free = answer == "free"
-        self._send({"op": "return", "cb": cb, "value": answer}, frame.op)
-
-    def _statements(self, value) -> list[tuple[str, str]]:
-        items = wire.array(value, "statements", wire.MAX_STATEMENTS)
-        out = []
-        for item in items:
-            pair = wire.array(item, "statement", 2)
-            if len(pair) != 2:
-                raise wire.WireError("statement is not [conn, sql]")
-            out.append((wire.string(pair[0], "statement conn", wire.MAX_NAME),
-                        wire.string(pair[1], "statement sql", wire.MAX_SQL)))
-        return out
 
     # -- the pipes ---------------------------------------------------------------------------------
     def _send(self, message: dict, during: str) -> None:
@@ -621,7 +706,8 @@ class TargetProcess:
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
         try:
-            return wire.decode(line)
+            return wire.decode(line, floats=True)  # a proxy's float parameter; every field
+            # read elsewhere is checked for its exact type
         except wire.WireError as exc:
             self._fail(str(exc))
 
@@ -701,7 +787,7 @@ def spawn(spec: str, *, python: str = sys.executable, cwd: str | None = None,
     return process, out, in_
 
 
-def _kill(process, *fds: int) -> None:
+def _kill(process, *fds: int, db: DbHost | None = None, scratch: str | None = None) -> None:
     kill_group = getattr(process, "kill_group", None)
     kills = ((kill_group,) if kill_group is not None else  # it alone knows whether pid is reaped
              (lambda: os.killpg(process.pid, signal.SIGKILL), lambda: process.kill()))
@@ -719,6 +805,10 @@ def _kill(process, *fds: int) -> None:
             os.close(fd)
         except OSError:
             pass
+    if db is not None:  # the target's uncommitted work goes as a crash's would: rolled back
+        db.close_all()
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 # -- values ----------------------------------------------------------------------------------------
@@ -760,6 +850,17 @@ def decode_value(value) -> Any:
     raise wire.WireError("value of unknown kind")
 
 
+def _raised(function: str, exc: sqlite3.Error) -> RaisedInTarget:
+    """A sqlite3 error of a request the judge ran on a target's connection (setup SQL), told as
+    the error a call raised."""
+    kind = next((k.__name__ for k in type(exc).__mro__ if k.__module__ == "sqlite3"), "Error")
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return RaisedInTarget(function, type=f"sqlite3.{type(exc).__name__}",
+                          message=f"{type(exc).__name__}: {first}"[:wire.MAX_MESSAGE],
+                          where=None, not_implemented=False, sqlite_error=kind,
+                          send_failed=None, chain=[])
+
+
 def decode_error(error, function: str) -> RaisedInTarget:
     """An ERROR from the target as a RaisedInTarget (only checked data in it)."""
     error = wire.obj(error, "raised")
@@ -795,17 +896,20 @@ def _own_connections(value, op: str) -> list[str]:
     return paths
 
 
-def _statement_arg(arg, last_step: int) -> tuple[int, str, bool]:
-    """A statement callback's arg: (step, sql, holds_write), strictly."""
-    arg = wire.obj(arg, "statement arg")
-    wire.keys(arg, ("step", "sql", "holds_write"), what="statement arg")
-    step = wire.integer(arg["step"], "statement step")
-    if step <= last_step:
-        raise wire.WireError(f"statement step {step} after step {last_step}")
-    sql = wire.string(arg["sql"], "statement sql", wire.MAX_SQL)
-    if not is_statement(sql):
-        raise wire.WireError("statement callback for no statement")
-    return step, sql, wire.boolean(arg["holds_write"], "holds_write")
+def _weakly(owner, method) -> Callable:
+    """`method` of `owner`, called through a weak reference: the DbHost a TargetProcess holds
+    (and its finalizer closes) does not keep that TargetProcess alive."""
+    ref = weakref.ref(owner)
+
+    def call(*args):
+        target = ref()
+        if target is not None:
+            method(target, *args)
+    return call
+
+
+def _bounded(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _what(message: dict) -> str:

@@ -7,42 +7,41 @@ the zygote (`grader.harness.zygote`), which calls `serve` where `main` would. Be
 is imported the two channel fds are moved to random high numbers and the originals closed, so a
 target that prints, or writes to fds 0-20, does not write on the channel.
 
+The code under grade never holds a database handle: the `conn` it is handed is a
+`dbproxy.ProxyConnection`, whose every database operation is a request answered by the judge
+(`dbhost`), where the real connection, its trace, the race's statement gate and the fault
+triggers' counts live. Nothing this process says about the database is believed, because it
+says nothing about it: the judge saw it happen.
+
 Judge -> target (requests; `id` is the judge's call number, echoed in the reply):
 
-    {"op": "open", "id", "conn", "path", "busy_timeout_ms"[, "gated": true]
-        [, "synchronous_off": true]}   as lab.store.connect, traced; gated: its claims ask
-        before each statement (below); synchronous_off: then PRAGMA synchronous = OFF on it,
-        as an execute of it would (random-timelines' scratch databases: one round trip less)
-    {"op": "execute", "id", "conn", "sql", "params": [scalar, ...]}   setup SQL (TEMP triggers)
-    {"op": "in_transaction", "id", "conn"}
-    {"op": "journal_mode", "id", "conn"}   PRAGMA journal_mode on that connection (a str)
-    {"op": "close_conn", "id", "conn"}   close that connection (a name may be opened again)
-    {"op": "count", "id", "key"}   how often SQL called harness_count(key) (fault triggers)
     {"op": "sync", "id", "nonce"}   echoes the nonce: the judge's proof the stream is in step
-    {"op": "claim", "id", "conn", "owner", "now", "lease_ms"}
-    {"op": "finish", "id", "conn", "claim": {id, qty, owner, token, attempt, lease_until}, "now"}
-    {"op": "work_once", "id", "conn", "owner", "lease_ms"[, "clock": {"now", "per_send"}]}
+    {"op": "claim", "id", CONN, "owner", "now", "lease_ms"}
+    {"op": "finish", "id", CONN, "claim": {id, qty, owner, token, attempt, lease_until}, "now"}
+    {"op": "work_once", "id", CONN, "owner", "lease_ms"[, "clock": {"now", "per_send"}]}
         send and clock call back; with "clock", clock() is answered here, without a round
         trip: now + per_send for each send called so far (random timelines' clock, which each
         send moves on by per_send; with the same guard and file scan as a callback)
     {"op": "return", "cb", "value": scalar} | {"op": "raise", "cb", "message"[, "also"]}   a
         callback's answer ("also": a name in wire.SEND_ALSO: the SendFailed is also that error)
+    {"op": "db", "cb", "res": REPLY}   the answer to a proxy's request (dbhost's reply)
     {"op": "close"}
+
+    CONN: "conn": name, "epoch": int (a name opened again is a new connection: a new proxy),
+    "state": what the proxy reads without asking (in_transaction, total_changes,
+    isolation_level: dbhost.DbHost.state), "path": the database's file (watched, below)
 
 Target -> judge:
 
     {"msg": "ready", "pid", "contained": ABI (0: no Landlock jail)}
     | {"msg": "load-error", "kind", "params": {str: str | int}}
-    {"msg": "callback", "id", "cb", "name": "send", "arg": VALUE, "in_transaction": bool}
-    | {..., "name": "clock"}   (in_transaction: of the connection work_once was given, as send
-     is called: the contract sends with no transaction open)
-    {"msg": "callback", "id", "cb", "name": "statement",
-     "arg": {"step": int, "sql": str, "holds_write": bool}}   answered "go" or "free" (below)
-    {"msg": "reply", "id", "value": VALUE | "raised": ERROR | "refused": str,
-     "statements": [[conn, sql], ...], "dropped": int[, "in_transaction": bool]
-     [, "own_connections": [path, ...]]}
-     (in_transaction: of the connection a claim / finish / work_once was called on, after it;
-     own_connections: see "The file watched" below, replies to those three calls only)
+    {"msg": "callback", "id", "cb", "name": "send", "arg": VALUE} | {..., "name": "clock"}
+    {"msg": "db", "id", "cb", "req": REQUEST}   a proxy's request (dbhost's docstring)
+    {"msg": "reply", "id", "value": VALUE | "raised": ERROR | "refused": str
+     [, "own_connections": [path, ...]][, "drop": [[conn, epoch, [cursor, ...]], ...]]}
+     (own_connections: see "The file watched" below, replies to claim / finish / work_once
+     only; drop: the cursors the code let go of during the call, whose statements the judge
+     resets)
 
     VALUE: {"kind": "none"} | {"kind": "bool" | "int" | "str", "value"}
            | {"kind": "claim", "value": {six fields}} | {"kind": "other", "type", "repr"}
@@ -52,26 +51,13 @@ Target -> judge:
 
 The kind is decided by exact type (`type(x) is int`): an int subclass, a Claim subclass or a Claim
 holding a non-int field is "other", with its type's name and a bounded repr. While a callback
-waits for its answer the judge may send further requests (nested calls, served in order). A call
-that raises SystemExit is answered as any exception (only os._exit or a signal ends the
-process: the judge sees that as the process ending); a request the server cannot make sense of
-(a judge bug) ends it with code 3. `statements` are the SQL traced during the call (not during
-calls nested in it), on every connection opened here.
+or a database request waits for its answer the judge may send further requests (nested calls,
+served in order). A call that raises SystemExit is answered as any exception (only os._exit or a
+signal ends the process: the judge sees that as the process ending); a request the server cannot
+make sense of (a judge bug) ends it with code 3.
 
-Gated connections (the race and crash checks, `children`): during a `claim` call on a connection
-opened with "gated": true, every statement SQLite traces on it (`interleave.is_statement`: not the
-'-- TRIGGER' lines) while that call is the innermost one is step 1, 2, ... of the call, and before
-it runs the server sends a "statement" callback and waits for `{"op": "return", "cb", "value":
-"go" | "free"}` (anything else is a judge bug: exit code 3). `holds_write` is true when the
-statement runs in a transaction in which a statement that may take the write lock already ran
-(`interleave.WriteLockWatch`). "go" runs that statement; "free" runs it and stops asking for the
-rest of this call: the later statements are not announced (they still count as steps, and come
-back in the reply's `statements`, from which the judge numbers them the same way). A statement
-traced in a thread other than the one running the call is counted but not announced. No other call (finish,
-work_once, setup SQL, a claim on an ungated connection) sends statement callbacks.
-
-Threads: the code under grade may call send and clock from any thread while the call they
-were given to is the innermost one under way (a work_once that sends on a thread of its own and
+Threads: the code under grade may call send and clock, and use its connection, from any
+thread while the call they were given to is the innermost one under way (a work_once that sends on a thread of its own and
 waits for it, say); a call made after that call returned, or while a call nested in it runs, is
 refused with RuntimeError ("send called outside the work_once call it was given to"), in the
 thread that made it. The channel is one thread's at a time: a callback waits for another
@@ -80,24 +66,21 @@ during it, from whatever thread, have had their answers; a nested call is served
 whose callback the judge nested it in.
 
 The file watched (`FileWatch`): the contract is that claim / finish / work_once use the
-connection they are given; the grader's instruments (the trace, the statement gate, the kill
-points) hang on it, so a second connection of the code's own to the same database escapes all
-of them. Before the target is imported the server adds an audit hook (`sys.addaudithook`: it
-cannot be removed) that sees every `sqlite3.connect` and every direct `sqlite3.Connection(...)`
-(Python raises the "sqlite3.connect" event in Connection.__init__, whatever the factory), and
-records those the server did not open itself whose file, resolved (relative to the cwd of the
-moment, a file: URI's path, symlinks; hard links by inode), is one of the databases the server
-opened or its -journal / -wal / -shm. As a cross-check, at the end of each of those calls and at
-each callback (send, clock, statement) it lists /proc/self/fd: an open descriptor on one of those
-database files that none of the server's own connections holds (a connection opened some other
-way, an ATTACH of the same file, the file opened raw) is recorded too. What was recorded since
-the last reply goes back as "own_connections" (at most MAX_OWN distinct paths; absent when
-none); a call nested in another one's callback reports only what it opened itself (what the
-outer call opened, still open or not, is the outer call's). A connection to any other file (a
-scratch database, ":memory:") is the code's own business: not recorded. Not seen: code that
-bypasses Python's sqlite3 (ctypes on libsqlite3) and closes that handle before any callback or
-the end of the call; and code in this process could in principle tamper with the server's own
-state, as it could with the trace.
+connection they are given. The target process cannot open the check's database at all (its jail
+denies the folder the judge keeps it in); what it tries is still named. Before the target is
+imported the server adds an audit hook (`sys.addaudithook`: it cannot be removed) that sees every
+`sqlite3.connect` and every direct `sqlite3.Connection(...)` (Python raises the "sqlite3.connect"
+event in Connection.__init__, whatever the factory), and records those whose file, resolved
+(relative to the cwd of the moment, a file: URI's path, symlinks; hard links by inode), is one of
+the judge's databases (each call's request names its file) or its -journal / -wal / -shm. As a
+cross-check, at the end of each of those calls and at each callback it lists /proc/self/fd: an
+open descriptor on one of those files (where no jail denied it: a kernel without Landlock) is
+recorded too. What was recorded since the last reply goes back as "own_connections" (at most
+MAX_OWN distinct paths; absent when none); a call nested in another one's callback reports only
+what it opened itself. A connection to any other file (a scratch database in its TMPDIR,
+":memory:") is the code's own business: not recorded. This is a diagnosis, never a verdict's
+only ground: code that silenced it would still have failed to open the file (jailed), or would
+be seen by nothing the judge believes.
 """
 
 from __future__ import annotations
@@ -114,14 +97,14 @@ import signal
 import sqlite3
 import sys
 import sysconfig
+import tempfile
 import threading
 import traceback
 
 from lab.store import Claim
 
-from . import jail, watched, wire
+from . import dbproxy, jail, wire
 from . import target as targets
-from .interleave import WriteLockWatch, is_statement
 
 PROTOCOL_BUG = 3  # exit code: the judge sent something this server does not understand
 MAX_OWN = 8  # distinct paths in a reply's own_connections
@@ -152,16 +135,11 @@ class _Refused(Exception):
 
 
 class _Call:
-    """One call being served: the statements traced during it, the errors its callbacks raised."""
+    """One call being served: the errors its callbacks raised."""
 
     def __init__(self, request: dict):
         self.request = request
-        self.statements: list[list[str]] = []
-        self.dropped = 0
         self.raised: list[SendFailed] = []
-        self.gate: str | None = None  # a claim on a gated connection: that connection's name
-        self.step = 0  # statements traced on it so far (gated claims only)
-        self.free = False  # the judge answered "free": stop asking
         self.sends = 0  # work_once: how often send was called (the local clock moves on)
         self.thread = threading.get_ident()  # the thread that runs it (its statements are gated)
         self.in_flight = 0  # its callbacks under way, on any thread (the call ends after them)
@@ -364,11 +342,9 @@ class Server:
     def __init__(self, module, channel: Channel):
         self.module = module
         self.channel = channel
-        self.conns: dict[str, sqlite3.Connection] = {}
-        self.gated: dict[str, WriteLockWatch] = {}  # the connections opened gated
+        self.proxies: dict[str, dbproxy.ProxyConnection] = {}  # by name, the latest epoch's
         self.stack: list[_Call] = []
         self.callbacks = 0
-        self.counts: dict[str, int] = {}
         # The channel is one thread's at a time (module docstring, "Threads"): `talking` while
         # a thread sends a callback and waits for its answer, or sends a reply; `turn` guards
         # it, the stack and the calls' in_flight.
@@ -428,75 +404,26 @@ class Server:
     def reply(self, call: _Call, reply: dict, watch) -> None:
         """Sends the reply to `call` (the channel is this thread's)."""
         request = call.request
-        reply.update(msg="reply", id=request.get("id"), statements=call.statements, dropped=call.dropped)
-        after = self.conns.get(request.get("conn")) if request.get("op") in CALLS else None
-        if after is not None:  # saves the judge a round trip after every call
-            try:
-                reply["in_transaction"] = bool(after.in_transaction)
-            except sqlite3.ProgrammingError:  # the code under grade closed it
-                pass
+        reply.update(msg="reply", id=request.get("id"))
         if request.get("op") in CALLS:
             own = self.files.leave(watch)
             if own:
                 reply["own_connections"] = own
-        try:
-            self.channel.send(reply)
-        except wire.WireError:  # too many statements to fit one line: drop them, say how many
-            reply.update(statements=[], dropped=call.dropped + len(call.statements))
-            self.channel.send(reply)
+        drop = [[name, proxy._epoch, proxy._drop[:256]] for name, proxy in self.proxies.items()
+                if proxy._drop]
+        for proxy in self.proxies.values():
+            proxy._drop = proxy._drop[256:]
+        if drop:  # cursors let go of during the call: the judge resets their statements
+            reply["drop"] = drop
+        self.channel.send(reply)
 
     def run(self, call: _Call):
         request = call.request
         op = request.get("op")
-        if op == "open":
-            name = _field(request, "conn", str)
-            gated = request.get("gated", False)
-            if type(gated) is not bool:
-                _bug("open: gated is not a bool")
-            synchronous_off = request.get("synchronous_off", False)
-            if type(synchronous_off) is not bool:
-                _bug("open: synchronous_off is not a bool")
-            path = _field(request, "path", str)
-            timeout = _field(request, "busy_timeout_ms", int)
-            conn = self.files.open(lambda: watched.connect(path, busy_timeout_ms=timeout))
-            self.files.add(path)
-            conn.watch(lambda sql, name=name: self.trace(name, sql))
-            conn.create_function("harness_count", 1, self.count)
-            old = self.conns.pop(name, None)
-            self.gated.pop(name, None)
-            if old is not None:
-                old.close()
-                self.files.closed()
-            self.conns[name] = conn
-            if gated:
-                self.gated[name] = WriteLockWatch()
-            if synchronous_off:
-                conn.execute("PRAGMA synchronous = OFF")
-            return None
         if op == "sync":
             return _field(request, "nonce", int)
-        if op == "count":
-            return self.counts.get(_field(request, "key", str), 0)
         conn = self.conn(request)
-        if op == "execute":
-            params = _field(request, "params", list)
-            if any(type(p) not in (type(None), int, float, str) for p in params):
-                _bug("execute: a parameter that is not a scalar")
-            conn.execute(_field(request, "sql", str), params)
-            return None
-        if op == "in_transaction":
-            return bool(conn.in_transaction)
-        if op == "journal_mode":
-            row = conn.execute("PRAGMA journal_mode").fetchone()
-            return str(row[0]) if row else ""
-        if op == "close_conn":
-            self.gated.pop(request["conn"], None)
-            self.conns.pop(request["conn"]).close()
-            self.files.closed()
-            return None
         if op == "claim":
-            if request["conn"] in self.gated:
-                call.gate = request["conn"]
             return self.module.claim(conn, _field(request, "owner", str),
                                      _field(request, "now", int), _field(request, "lease_ms", int))
         if op == "finish":
@@ -518,39 +445,68 @@ class Server:
                                          _field(request, "lease_ms", int))
         _bug(f"unknown op {str(op)[:40]!r}")
 
-    def conn(self, request: dict) -> sqlite3.Connection:
+    def conn(self, request: dict) -> dbproxy.ProxyConnection:
+        """The proxy for the connection a call is given: the one made for its name and epoch
+        (a name the judge opened again is a new connection, and a new proxy), its state as the
+        judge's connection has it now."""
         name = _field(request, "conn", str)
-        if name not in self.conns:
-            raise _Refused(f"no connection named {name[:40]!r}")
-        return self.conns[name]
+        epoch = _field(request, "epoch", int)
+        state = _field(request, "state", dict)
+        proxy = self.proxies.get(name)
+        if proxy is None or proxy._epoch != epoch:
+            proxy = self.proxies[name] = dbproxy.ProxyConnection(name, epoch, self.transport,
+                                                                 state)
+            # the judge's database, watched: a connection of the code's own to it (which the
+            # jail denies) is named in the reply
+            self.files.add(_field(request, "path", str))
+        else:
+            proxy._state = dict(state)
+        return proxy
 
-    def count(self, key) -> int:
-        """SQL function harness_count(key): counts, returns 1 (a trigger's WHEN can call it)."""
-        key = _clean(str(key), wire.MAX_NAME)
-        self.counts[key] = self.counts.get(key, 0) + 1
-        return 1
+    def transport(self, request: dict) -> dict:
+        """A proxy's request, answered by the judge (dbhost) during the innermost call under way
+        (from any thread, as a callback); outside every call the connection cannot be used."""
+        with self.turn:
+            while self.talking:
+                self.turn.wait()
+            if not self.stack or self.stack[-1].request.get("op") not in CALLS:
+                raise sqlite3.ProgrammingError(
+                    "the connection the grader hands in can be used only while claim, finish"
+                    " or work_once runs")
+            call = self.stack[-1]
+            self.talking = True
+            call.in_flight += 1
+        try:
+            return self._ask_db(call, request)
+        finally:
+            with self.turn:
+                self.talking = False
+                call.in_flight -= 1
+                self.turn.notify_all()
 
-    def trace(self, conn: str, sql: str) -> None:
-        call = self.stack[-1] if self.stack else None
-        if call is not None:
-            if len(call.statements) < wire.MAX_STATEMENTS:
-                call.statements.append([conn, _clean(sql, wire.MAX_SQL)])
-            else:
-                call.dropped += 1
-        watch = self.gated.get(conn)
-        if watch is None or not is_statement(sql):
-            return
-        handle = self.conns.get(conn)
-        holds_write = watch.before(sql, handle is not None and handle.in_transaction)
-        if call is None or call.gate != conn:
-            return
-        call.step += 1
-        if call.free or threading.get_ident() != call.thread:
-            return
-        answer = self.ask(call, "statement", {"step": call.step, "sql": _clean(sql, wire.MAX_SQL),
-                                              "holds_write": holds_write})
-        if answer == "free":
-            call.free = True
+    def _ask_db(self, call: _Call, request: dict) -> dict:
+        self.callbacks += 1
+        cb = self.callbacks
+        try:
+            self.channel.send({"msg": "db", "id": call.request["id"], "cb": cb, "req": request})
+        except wire.WireError:  # a request too long for one line (a huge script or blob)
+            raise sqlite3.DataError("string or blob too big") from None
+        while True:
+            answer = self.channel.recv()
+            if answer is None or answer.get("op") == "close":
+                os._exit(0)
+            if answer.get("op") == "db":
+                if answer.get("cb") != cb or type(answer.get("res")) is not dict:
+                    _bug("db answer out of turn")
+                return answer["res"]
+            with self.turn:  # a nested call, made by the judge while it served this request
+                self.talking = False
+                self.turn.notify_all()
+            self.dispatch(answer)
+            with self.turn:
+                while self.talking:
+                    self.turn.wait()
+                self.talking = True
 
     # -- callbacks -------------------------------------------------------------------------------
     def callback(self, call: _Call, name: str):
@@ -577,14 +533,6 @@ class Server:
             return now + per_send * call.sends
 
         return clock
-
-    def in_transaction(self, call: _Call) -> bool:
-        """Whether the connection `call` was given has a transaction open (False: it is closed)."""
-        conn = self.conns.get(call.request.get("conn"))
-        try:
-            return conn is not None and bool(conn.in_transaction)
-        except sqlite3.ProgrammingError:  # the code under grade closed it
-            return False
 
     def may_call_back(self, call: _Call, name: str) -> None:
         """`call` may call back now: it is the innermost call under way (from any thread).
@@ -618,8 +566,6 @@ class Server:
         message = {"msg": "callback", "id": call.request["id"], "cb": cb, "name": name}
         if name != "clock":
             message["arg"] = arg
-        if name == "send":
-            message["in_transaction"] = self.in_transaction(call)
         self.channel.send(message)
         while True:
             request = self.channel.recv()
@@ -633,11 +579,7 @@ class Server:
                     value = request.get("value")
                     if type(value) not in (type(None), bool, int, float, str):
                         _bug("callback value is not a scalar")
-                    if name == "statement" and value not in ("go", "free"):
-                        _bug("statement answer is neither go nor free")
                     return value
-                if name == "statement":
-                    _bug("a statement callback answered with raise")
                 also = request.get("also")
                 if also is not None and (type(also) is not str or also not in SEND_ALSO):
                     _bug("raise: unknown also")
@@ -888,8 +830,17 @@ def readable(spec: str, sealed: bool) -> list[str]:
     if origin and os.path.exists(origin):
         folder = os.path.dirname(origin)
         root = os.path.dirname(grader_dir)
-        places.append(origin if os.path.commonpath([folder, root]) == folder else folder)
+        # only the file where its folder holds the grader or the places the judge's databases
+        # live in (a target in /tmp itself would otherwise read every check's database)
+        guarded = [root, tempfile.gettempdir(), *DATABASE_PLACES]
+        inside = any(os.path.commonpath([folder, os.path.realpath(place)]) == folder
+                     for place in guarded)
+        places.append(origin if inside else folder)
     return places
+
+
+#: Where the judge's databases may live besides the temporary folder (grader.runner.RAM_FOLDER).
+DATABASE_PLACES = ("/dev/shm",)
 
 
 def module_origin(spec: str) -> str | None:

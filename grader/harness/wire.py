@@ -163,3 +163,45 @@ def obj(value, what: str) -> dict:
     if type(value) is not dict:
         raise WireError(f"{what} is not an object (a {type(value).__name__})")
     return value
+
+
+# -- SQLite values (the proxy connection's parameters and rows: grader.harness.dbproxy) ------------
+def sql_value(value):
+    """A value SQLite gives or takes (None, int, float, str, bytes) as JSON: None, int and str as
+    themselves, a finite float as itself, others as {"f": "inf" | "-inf" | "nan"}, bytes as
+    {"b": base64}. ValueError for anything else."""
+    kind = type(value)
+    if value is None or kind is int or kind is str:
+        return value
+    if kind is float:
+        if value != value:
+            return {"f": "nan"}
+        if value in (float("inf"), float("-inf")):
+            return {"f": "inf" if value > 0 else "-inf"}
+        return value
+    if kind is bytes:
+        import base64
+
+        return {"b": base64.b64encode(value).decode("ascii")}
+    raise ValueError(f"not an SQLite value: {kind.__name__}")
+
+
+def sql_value_back(value):
+    """What `sql_value` wrote, back; WireError for anything else."""
+    kind = type(value)
+    if value is None or kind is str or kind is float:
+        return value
+    if kind is int:
+        return integer(value, "an SQL value")
+    if kind is dict and len(value) == 1:
+        if "f" in value and value["f"] in ("inf", "-inf", "nan"):
+            return float(value["f"])
+        if "b" in value and type(value["b"]) is str:
+            import base64
+            import binascii
+
+            try:
+                return base64.b64decode(value["b"].encode("ascii"), validate=True)
+            except (binascii.Error, UnicodeEncodeError):
+                raise WireError("an SQL blob is not base64") from None
+    raise WireError("not an SQL value")

@@ -138,8 +138,7 @@ class _Worker:
         plan = self.plan
         try:
             target = TargetProcess(plan.target_spec, timeout=plan.call_timeout,
-                                   start_timeout=plan.start_timeout,
-                                   writable=[os.path.dirname(os.path.abspath(plan.db_path))])
+                                   start_timeout=plan.start_timeout)
         except TargetLoadError as exc:
             self.report("load-error", error=f"{exc.kind}: {exc.params}")
             return self.report("stopped", reason="load-error")

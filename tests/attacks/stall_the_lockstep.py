@@ -1,8 +1,8 @@
 """Attack: a claim that makes the race's lockstep give up, so that nothing is forced.
 
 The claim reads the pending job before BEGIN IMMEDIATE and updates it by id (two real workers
-double-claim). In the race, each claimer marks its process in the database's folder and looks
-for the other's mark; the one with the lower pid then stops for longer than the lockstep waits
+double-claim). In the race, each claimer leaves its pid in a table of its own in the database
+(the only thing the two share) and reads the other's; the one with the lower pid then stops for longer than the lockstep waits
 for a process that holds no lock (grader.harness.interleave.LONG_WAIT). The lockstep gave up,
 both claims ran freely, the other claimer finished alone, and the race passed: +7 where the
 same claim without the stall (STALL = False, its honest counterpart) fails the race. A race
@@ -27,16 +27,12 @@ def stall(conn) -> None:
     if stalled:
         return
     stalled = True
-    folder = os.path.dirname(conn.execute("PRAGMA database_list").fetchone()[2])
-    mine = f".claimer-{os.getpid()}"
-    open(os.path.join(folder, mine), "w").close()
-    others = []
-    for _ in range(30):  # the other claimer starts at the same moment: 0.3 s is plenty
-        others = [int(name.split("-")[1]) for name in os.listdir(folder)
-                  if name.startswith(".claimer-") and name != mine]
-        if others:
-            break
-        time.sleep(0.01)
+    # the two claimers share nothing but the database (neither may touch its folder): each
+    # leaves its pid in a table of its own there and reads the other's (the lockstep runs both
+    # INSERTs before either SELECT)
+    conn.execute("CREATE TABLE IF NOT EXISTS claimers (pid INTEGER)")
+    conn.execute("INSERT INTO claimers VALUES (?)", (os.getpid(),))
+    others = [pid for (pid,) in conn.execute("SELECT pid FROM claimers") if pid != os.getpid()]
     if others and os.getpid() < min(others):
         time.sleep(STALL_SECONDS)
 

@@ -1,0 +1,442 @@
+"""The judge's databases: the real sqlite3 connections behind the proxies the code under grade holds.
+
+The code under grade never holds a database handle. The `conn` handed to claim, finish and
+work_once is a `dbproxy.ProxyConnection` in the target process; each of its operations is one
+request over the channel, served here, in the judge's process, on a real connection that the
+target process never sees (its jail denies the database's folder). What the judge believes about
+how the code ran is therefore read here, on the trusted side: the statements it ran (this
+connection's trace), whether a transaction is open or a lock held, the race's statement gate, the
+fault triggers' firings. Nothing the code under grade does in its own process can patch, mute or
+forge them.
+
+A `DbHost` holds the connections of one target process by name, each a `watched` connection opened
+as `lab.store.connect` opens one. The judge's own uses (setup SQL, TEMP triggers, reading
+`in_transaction`) are plain method calls; a proxy's request is `serve(request)`, which runs the
+very sqlite3 call the proxy stands for on the real objects, so every result and every exception
+is the real module's (the proxy re-raises the same class with the same message).
+
+Requests (from `dbproxy`, one JSON object each; `conn` and `epoch` name the connection: a name
+opened again is a new epoch, and a proxy of an older one is a closed connection):
+
+    {"op": "execute", "conn", "epoch", "cur", "sql", "params": [V, ...] | {name: V} | null}
+    {"op": "executemany", "conn", "epoch", "cur", "sql", "seq": [[V, ...] | {name: V}, ...]}
+    {"op": "executescript", "conn", "epoch", "cur", "sql"}
+        -> {"description": [name, ...] | null, "lastrowid": int | null, "rowcount0": int,
+            "rowcount": int, "rows": [[V, ...]], "done": bool[, "later": ERROR]}
+    {"op": "fetch", "conn", "epoch", "cur", "n": int (-1: all)}
+        -> {"rows": [[V, ...]], "done": bool, "rowcount": int}
+    {"op": "close_cursor" | "commit" | "rollback" | "close", "conn", "epoch"[, "cur"]} -> null
+    {"op": "exit", "conn", "epoch", "error": bool}   `with conn:` ending -> null
+    {"op": "set", "conn", "epoch", "attr": "isolation_level" | "autocommit", "value"} -> null
+
+  Any request may carry "drop": [cur, ...] (cursors the code under grade no longer holds: their
+  statements are reset, as a real cursor's is when it is freed) and "trace": true (the code set
+  a trace callback of its own: the reply carries the statements traced during the request).
+
+Replies: {"ok": RESULT, "state": {"in_transaction", "total_changes", "isolation_level"}
+[, "trace": [sql, ...]]} or {"error": ERROR, "state": ...}; ERROR is {"class", "message"
+[, "code", "name"]}: a class of sqlite3's (OperationalError, ...) or one of `BUILTIN_ERRORS`,
+its message, and sqlite_errorcode / sqlite_errorname where the error has them. V is a value as
+`wire.sql_value` writes it.
+
+Rows and locks. A real cursor steps its statement once at execute and once after each row it
+hands out, and a statement that is not done keeps its read lock. The host does the same: after
+an execute that returns rows it reads the first row (so a `.fetchone()` costs no second round
+trip) and a `fetch` reads exactly the rows asked for; the proxy asks for one row per
+`fetchone()`, `n` for `fetchmany(n)`, all for `fetchall()` and `ITER_CHUNK` at a time for
+iteration. So the statement is one step ahead of the code only between an execute and its first
+fetch, and a cursor left unfinished holds its lock as a real one does. (The only difference: a
+SELECT in autocommit whose only row is never fetched releases its read lock at once here, as a
+real cursor does when its one row is read.) `rowcount` is the real cursor's at each moment the
+code can read it (`rowcount0` before the first row is handed out).
+
+The fault triggers' counter (`harness_count`) is registered here on every connection and an
+authorizer lets only a trigger call it: SQL of the code under grade that calls it directly is
+refused ("not authorized"), so a firing cannot be faked.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from typing import Callable
+
+from lab.store import BUSY_TIMEOUT_MS
+
+from . import watched, wire
+
+#: Rows a proxy asks for at a time while it is iterated (fetchone asks for 1).
+ITER_CHUNK = 16
+#: Builtin exceptions a request may raise besides sqlite3's (binding a value, a bad argument).
+BUILTIN_ERRORS = ("TypeError", "ValueError", "OverflowError", "UnicodeEncodeError",
+                  "MemoryError", "RecursionError", "KeyError", "IndexError")
+#: The SQL function that counts a fault trigger's firings (only a trigger may call it).
+COUNTER = "harness_count"
+_SQLITE_ERRORS = {name for name in dir(sqlite3)
+                  if isinstance(getattr(sqlite3, name), type)
+                  and issubclass(getattr(sqlite3, name), sqlite3.Error)}
+_ATTRS = ("isolation_level", "autocommit")
+
+
+class RequestError(Exception):
+    """A request that breaks the protocol (the target process sent it: a ProtocolError)."""
+
+
+class _Conn:
+    """One real connection and the cursors its proxies use."""
+
+    def __init__(self, name: str, epoch: int, real: watched.WatchedConnection,
+                 path: str):
+        self.name, self.epoch, self.real, self.path = name, epoch, real, path
+        self.cursors: dict[int, sqlite3.Cursor] = {}
+        self.student_trace: list[str] | None = None  # collecting for a proxy's trace callback
+
+
+class DbHost:
+    """The real connections of one target process, by name."""
+
+    def __init__(self, traced: Callable[[str, str], None] | None = None):
+        #: called with (name, sql) for every statement traced on any connection here
+        self.traced = traced
+        self.conns: dict[str, _Conn] = {}
+        self.counts: dict[str, int] = {}
+        self._epochs = 0
+
+    # -- the judge's own uses ----------------------------------------------------------------
+    def open(self, name: str, path: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+             synchronous_off: bool = False) -> int:
+        """Open (or open again) connection `name` as lab.store.connect would; its epoch."""
+        self.close(name)
+        real = watched.connect(path, busy_timeout_ms=busy_timeout_ms)
+        self._epochs += 1
+        conn = _Conn(name, self._epochs, real, str(path))
+        real.watch(lambda sql, conn=conn: self._trace(conn, sql))
+        real.create_function(COUNTER, 1, self._count)
+        real.set_authorizer(_only_triggers_count)
+        if synchronous_off:
+            real.execute("PRAGMA synchronous = OFF")
+        self.conns[name] = conn
+        return conn.epoch
+
+    def close(self, name: str) -> None:
+        """Close connection `name` if it is open (its uncommitted work is rolled back)."""
+        conn = self.conns.pop(name, None)
+        if conn is not None:
+            for cursor in conn.cursors.values():
+                _quietly(cursor.close)
+            conn.cursors.clear()
+            # a statement still referenced (an exception's traceback, say) would keep a closed
+            # connection alive with its transaction and locks (sqlite3_close_v2): roll back first
+            _quietly(conn.real.rollback)
+            _quietly(conn.real.close)
+
+    def close_all(self) -> None:
+        """The target process is gone (killed, ended, closed): its connections go as a crash
+        would take them (`crash`)."""
+        for name in list(self.conns):
+            self.crash(name)
+
+    def crash(self, name: str) -> None:
+        """Close connection `name` as if the process holding it had died: the files are left as
+        they were (a transaction under way leaves its rollback journal behind, a hot journal the
+        next reader plays back), the locks are gone. The connection lives in the judge's
+        process, so its files are copied as they are, the connection closed (which rolls back
+        and removes the journal), and the copies put back, in place."""
+        conn = self.conns.get(name)
+        if conn is None:
+            return
+        journal = conn.path + "-journal"
+        saved = None
+        try:
+            if conn.real.in_transaction and os.path.exists(journal):
+                with open(conn.path, "rb") as db_file, open(journal, "rb") as journal_file:
+                    saved = (db_file.read(), journal_file.read())
+        except (OSError, sqlite3.Error):
+            saved = None
+        self.close(name)
+        if saved is not None:
+            try:
+                with open(conn.path, "r+b") as db_file:  # the same inode: other connections
+                    db_file.write(saved[0])           # of the judge's stay on the file
+                    db_file.truncate()
+                with open(journal, "wb") as journal_file:
+                    journal_file.write(saved[1])
+            except OSError:
+                pass
+
+    def real(self, name: str) -> sqlite3.Connection:
+        """The real connection `name` (KeyError: none is open by that name)."""
+        return self.conns[name].real
+
+    def epoch(self, name: str) -> int:
+        return self.conns[name].epoch
+
+    def execute(self, name: str, sql: str, params=()) -> None:
+        self.real(name).execute(sql, params)
+
+    def in_transaction(self, name: str) -> bool:
+        """Whether connection `name` has a transaction open (False once the code closed it)."""
+        try:
+            return bool(self.real(name).in_transaction)
+        except sqlite3.ProgrammingError:
+            return False
+
+    def journal_mode(self, name: str) -> str:
+        row = self.real(name).execute("PRAGMA journal_mode").fetchone()
+        return str(row[0]) if row else ""
+
+    def count(self, key: str) -> int:
+        """How often a trigger called harness_count(key) on any connection here."""
+        return self.counts.get(key, 0)
+
+    def state(self, name: str) -> dict:
+        """What a proxy reads without asking: in_transaction, total_changes, isolation_level."""
+        conn = self.conns.get(name)
+        if conn is None:
+            return {"in_transaction": False, "total_changes": 0, "isolation_level": None}
+        return _state(conn.real)
+
+    def interrupt(self, name: str) -> None:
+        """Stop the statement running on `name` before it changes anything (called from its
+        trace callback: the crash check's kill point, a stopped gate)."""
+        conn = self.conns.get(name)
+        if conn is not None:
+            conn.real.interrupt()
+
+    def drop(self, name: str, epoch: int, ids) -> None:
+        """Let go of cursors `ids` of connection `name` (its `epoch`): their statements are
+        reset, as a real cursor's is when it is freed."""
+        conn = self.conns.get(name)
+        if conn is None or conn.epoch != epoch:
+            return
+        for cid in _cursor_ids(ids):
+            cursor = conn.cursors.pop(cid, None)
+            if cursor is not None:
+                _quietly(cursor.close)
+
+    def interrupt_all(self) -> None:
+        """Interrupt whatever runs on any connection here (from any thread: a kill)."""
+        for conn in list(self.conns.values()):
+            try:
+                conn.real.interrupt()
+            except sqlite3.Error:
+                pass
+
+    # -- a proxy's request ---------------------------------------------------------------------
+    def serve(self, request: dict) -> dict:
+        """Run one proxy request; the reply. RequestError for a request that breaks the protocol."""
+        op = request.get("op")
+        name = _string(request.get("conn"), "conn", wire.MAX_NAME)
+        epoch = _integer(request.get("epoch"), "epoch")
+        conn = self.conns.get(name)
+        live = conn is not None and conn.epoch == epoch
+        if live:
+            self.drop(name, epoch, request.get("drop", []))
+        want_trace = request.get("trace", False)
+        if type(want_trace) is not bool:
+            raise RequestError("trace is not a bool")
+        if live:
+            conn.student_trace = [] if want_trace else None
+        try:
+            if not live:
+                raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+            result = self._run(conn, op, request)
+        except RequestError:
+            raise
+        except wire.WireError as exc:
+            raise RequestError(str(exc)) from None
+        except BaseException as exc:  # the real module's error: the proxy raises the same
+            reply = {"error": error_data(exc)}
+        else:
+            reply = {"ok": result}
+        if live:
+            reply["state"] = _state(conn.real)
+            if conn.student_trace is not None:
+                reply["trace"] = conn.student_trace
+                conn.student_trace = None
+        return reply
+
+    def _run(self, conn: _Conn, op, request: dict):
+        real = conn.real
+        if op in ("execute", "executemany", "executescript"):
+            cursor = self._cursor(conn, request)
+            sql = _string(request.get("sql"), "sql", wire.MAX_LINE)
+            if op == "execute":
+                params = request.get("params")
+                cursor.execute(sql, () if params is None else _params(params))
+            elif op == "executemany":
+                seq = request.get("seq")
+                if type(seq) is not list:
+                    raise RequestError("seq is not a list")
+                cursor.executemany(sql, [_params(p) for p in seq])
+            else:
+                cursor.executescript(sql)
+            result = {"description": _description(cursor), "lastrowid": cursor.lastrowid,
+                      "rowcount0": cursor.rowcount, "rows": [], "done": True}
+            if cursor.description is not None:
+                try:
+                    row = cursor.fetchone()
+                except BaseException as exc:  # the real cursor raises it at the first fetch
+                    result["later"] = error_data(exc)
+                else:
+                    result["rows"] = [] if row is None else [_row(row)]
+                    result["done"] = row is None
+            result["rowcount"] = cursor.rowcount
+            return result
+        if op == "fetch":
+            cursor = self._cursor(conn, request, create=False)
+            n = _integer(request.get("n"), "n")
+            rows = cursor.fetchall() if n < 0 else cursor.fetchmany(n)
+            return {"rows": [_row(row) for row in rows], "done": n < 0 or len(rows) < n,
+                    "rowcount": cursor.rowcount}
+        if op == "close_cursor":
+            cursor = conn.cursors.pop(_integer(request.get("cur"), "cur"), None)
+            if cursor is not None:
+                cursor.close()
+            return None
+        if op == "commit":
+            real.commit()
+            return None
+        if op == "rollback":
+            real.rollback()
+            return None
+        if op == "close":
+            conn.cursors.clear()
+            real.close()
+            return None
+        if op == "exit":
+            error = request.get("error")
+            if type(error) is not bool:
+                raise RequestError("exit: error is not a bool")
+            if error:
+                real.__exit__(Exception, Exception(), None)
+            else:
+                real.__exit__(None, None, None)
+            return None
+        if op == "set":
+            attr = request.get("attr")
+            if attr not in _ATTRS:
+                raise RequestError("set: unknown attribute")
+            value = request.get("value")
+            if attr == "autocommit":
+                if type(value) is not bool and value != -1:
+                    raise RequestError("set autocommit: not a bool or -1")
+                if not hasattr(real, "autocommit"):
+                    raise RequestError("set autocommit: not on this Python")
+                real.autocommit = value
+            else:
+                if value is not None and type(value) is not str:
+                    raise RequestError("set isolation_level: not a str or null")
+                real.isolation_level = value
+            return None
+        raise RequestError(f"unknown op {str(op)[:40]!r}")
+
+    def _cursor(self, conn: _Conn, request: dict, create: bool = True) -> sqlite3.Cursor:
+        cid = _integer(request.get("cur"), "cur")
+        cursor = conn.cursors.get(cid)
+        if cursor is None:
+            if not create:
+                raise RequestError("fetch on a cursor that never executed")
+            if len(conn.cursors) >= MAX_CURSORS:
+                raise sqlite3.OperationalError("too many cursors open on this connection")
+            cursor = conn.cursors[cid] = conn.real.cursor()
+        return cursor
+
+    # -- what the real connections tell ----------------------------------------------------------
+    def _trace(self, conn: _Conn, sql: str) -> None:
+        if conn.student_trace is not None and len(conn.student_trace) < wire.MAX_STATEMENTS:
+            conn.student_trace.append(sql[:wire.MAX_SQL])
+        if self.traced is not None:
+            self.traced(conn.name, sql)
+
+    def _count(self, key) -> int:
+        key = str(key)[:wire.MAX_NAME]
+        self.counts[key] = self.counts.get(key, 0) + 1
+        return 1
+
+
+#: Cursors a connection may hold at once (a target that never lets one go is refused more).
+MAX_CURSORS = 10_000
+
+
+def _only_triggers_count(action, arg1, arg2, database, source):
+    """The authorizer: harness_count may be called by a trigger only (`source`, the innermost
+    trigger or view, is None for the statement's own SQL)."""
+    if action == sqlite3.SQLITE_FUNCTION and arg2 is not None and \
+            arg2.lower() == COUNTER and source is None:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def _state(real: sqlite3.Connection) -> dict:
+    try:
+        state = {"in_transaction": bool(real.in_transaction),
+                 "total_changes": real.total_changes, "isolation_level": real.isolation_level}
+        if hasattr(real, "autocommit"):  # Python 3.12+
+            state["autocommit"] = real.autocommit
+        return state
+    except sqlite3.ProgrammingError:  # closed
+        return {"in_transaction": False, "total_changes": 0, "isolation_level": None,
+                "closed": True}
+
+
+def _description(cursor: sqlite3.Cursor):
+    if cursor.description is None:
+        return None
+    return [str(column[0]) for column in cursor.description]
+
+
+def _row(row) -> list:
+    return [wire.sql_value(value) for value in row]
+
+
+def _params(params):
+    if type(params) is list:
+        return [wire.sql_value_back(value) for value in params]
+    if type(params) is dict:
+        return {str(k): wire.sql_value_back(v) for k, v in params.items()}
+    raise RequestError("params is neither a list nor an object")
+
+
+def error_data(exc: BaseException) -> dict:
+    """An exception of the real module's as data the proxy raises again."""
+    kind = type(exc)
+    name = next((k.__name__ for k in kind.__mro__ if k.__name__ in _SQLITE_ERRORS
+                 and k.__module__ == "sqlite3"), None)
+    if name is None:
+        name = next((k.__name__ for k in kind.__mro__ if k.__name__ in BUILTIN_ERRORS
+                     and k.__module__ == "builtins"), "OperationalError")
+    data = {"class": name, "message": str(exc)[:wire.MAX_MESSAGE]}
+    code = getattr(exc, "sqlite_errorcode", None)
+    if type(code) is int:
+        data["code"] = code
+        data["name"] = str(getattr(exc, "sqlite_errorname", ""))[:wire.MAX_NAME]
+    return data
+
+
+def _cursor_ids(value) -> list[int]:
+    if type(value) is not list or len(value) > MAX_CURSORS:
+        raise RequestError("drop is not a list of cursor ids")
+    return [_integer(v, "drop") for v in value]
+
+
+def _integer(value, what: str) -> int:
+    if type(value) is not int or not wire.INT_MIN <= value <= wire.INT_MAX:
+        raise RequestError(f"{what} is not an int")
+    return value
+
+
+def _string(value, what: str, limit: int) -> str:
+    if type(value) is not str or len(value) > limit:
+        raise RequestError(f"{what} is not a str")
+    return value
+
+
+def _quietly(call) -> None:
+    try:
+        call()
+    except sqlite3.Error:
+        pass
+
+
+__all__ = ["DbHost", "RequestError", "ITER_CHUNK", "BUILTIN_ERRORS", "error_data", "COUNTER"]
