@@ -3,10 +3,14 @@ or an instructor would grade it. Each attack is one small file; each test says w
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import html
 import json
+import os
 import re
+import signal
+import subprocess
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -16,6 +20,7 @@ import pytest
 from conftest import ROOT, by_check, grade, run_grader
 from learning import trick_off
 from grader.harness import jail, sandbox
+from grader.runner import RAM_FOLDER
 
 ATTACKS = ROOT / "tests" / "attacks"
 
@@ -334,3 +339,211 @@ def test_a_claim_that_stalls_the_race_scores_no_more_than_without_the_stall(tmp_
     assert attack_test["score"] <= honest_test["score"]
     assert "could not keep" in attack_test["output"], attack_test["output"]
     assert "never a pass" in attack_test["output"]
+
+
+# -- what the target reports of the code it runs (issue 27) -------------------------------------
+#: Attacks on the reports of the process that runs the code under grade: each patches that
+#: process's server at import (statements, in_transaction, own connections, the race's gate,
+#: fault counts) to hide a real bug of its queue. Attack -> the module constant that switches
+#: its trick off (its honest counterpart: the same queue without the patches), and the check
+#: that counterpart fails for the bug (so that each comparison has something to hide).
+REPORTED = {
+    "forge_trace_autocommit": ("FORGE", "claim-in-one-immediate-transaction"),
+    "mute_the_gate": ("MUTE", "race-one-winner"),
+    "drop_fault_triggers": ("DROP", "claim-rolls-back-on-error"),
+}
+_PR_SET_CHILD_SUBREAPER = 36
+#: What `left_behind` reads: Linux's /proc.
+NEEDS_PROC = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc")
+#: How long a work folder of the RAM folder that no process uses may take to go: another grade
+#: running beside this one (a developer's) makes and removes its own there.
+FOLDER_GRACE = 30.0
+
+
+def reported_submissions(folder: Path) -> Path:
+    """Each attack of REPORTED as `<attack>.py` in `folder`, its counterpart as
+    `<attack>_honest.py`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for attack, (flag, _) in REPORTED.items():
+        (folder / f"{attack}.py").write_text((ATTACKS / f"{attack}.py").read_text("utf-8"),
+                                             encoding="utf-8")
+        (folder / f"{attack}_honest.py").write_text(trick_off(attack, flag), encoding="utf-8")
+    return folder
+
+
+def my_children() -> set[int]:
+    """The processes whose parent is this one."""
+    found = set()
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            found |= {int(pid) for pid in (task / "children").read_text().split()}
+        except OSError:
+            pass
+    return found
+
+
+def in_use(folder: Path) -> bool:
+    """A live process has its working directory, or a file open, in `folder`."""
+    below = str(folder) + os.sep
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            places = [os.readlink(f"/proc/{entry}/cwd") + os.sep]
+            places += [os.readlink(f"/proc/{entry}/fd/{fd}")
+                       for fd in os.listdir(f"/proc/{entry}/fd")]
+        except OSError:
+            continue
+        if any(place.startswith(below) for place in places):
+            return True
+    return False
+
+
+def ram_work_folders() -> set[Path]:
+    """The grader's work folders in the RAM folder (grader.runner.ram_folder), anyone's."""
+    return set(Path(RAM_FOLDER).glob("leaselab-*"))
+
+
+def checkout_status() -> tuple[str, dict[str, bytes]]:
+    """`git status` of the checkout (ignored and untracked files too, bytecode caches aside)
+    and the bytes of the grader, lab/ and the reference."""
+    status = subprocess.run(["git", "status", "--porcelain", "--ignored",
+                             "--untracked-files=all"], cwd=ROOT, capture_output=True,
+                            text=True, check=True).stdout
+    kept = "\n".join(line for line in status.splitlines() if "__pycache__" not in line)
+    return kept, checkout_state()
+
+
+@contextlib.contextmanager
+def left_behind(folder: Path):
+    """While inside, the grades started get `folder`/tmp as their temporary folder (TMPDIR),
+    and this process is a subreaper: a process a grade leaves running becomes its child however
+    it detached. Yields a dict that, on leaving, holds what the grades left: "processes" (their
+    command lines; they are then killed), "files" (what is left in `folder`/tmp, and the work
+    folders made meanwhile in the RAM folder that no process uses and that are still there after
+    FOLDER_GRACE seconds) and "changed_checkout"."""
+    found: dict = {}
+    tmp = folder / "tmp"
+    tmp.mkdir(parents=True)
+    children, ram, checkout = my_children(), ram_work_folders(), checkout_status()
+    saved = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(tmp)
+    libc = jail.c_library()
+    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    try:
+        yield found
+    finally:
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+        if saved is None:
+            del os.environ["TMPDIR"]
+        else:
+            os.environ["TMPDIR"] = saved
+        found["processes"] = []
+        for pid in sorted(my_children() - children):
+            if alive(pid):
+                found["processes"].append(
+                    Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        new, deadline = ram_work_folders() - ram, time.monotonic() + FOLDER_GRACE
+        while True:
+            stale = sorted(str(p) for p in new if p.exists() and not in_use(p))
+            if not stale or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        found["files"] = stale + sorted(str(p) for p in tmp.rglob("*"))
+        found["changed_checkout"] = checkout_status() != checkout
+
+
+NOTHING_LEFT = {"processes": [], "files": [], "changed_checkout": False}
+
+
+def expect_no_gain(attack: str, got: dict[str, int], honest: dict[str, int]) -> None:
+    """Check by check `attack` scores no more than its honest counterpart, which fails the
+    check its bug fails."""
+    assert set(got) == set(honest) and len(got) >= 30, (sorted(got), sorted(honest))
+    assert honest[REPORTED[attack][1]] == 0, honest  # the bug shows where nothing hides it
+    gained = {cid: (got[cid], honest[cid]) for cid in got if got[cid] > honest[cid]}
+    assert gained == {}, f"{attack} gains on (attack, honest): {gained}"
+
+
+def scores_of(results: dict) -> dict[str, int]:
+    return {cid: t["score"] for cid, t in by_check(results).items()}
+
+
+@NEEDS_PROC
+@pytest.mark.parametrize("attack", REPORTED)
+def test_a_patched_target_server_gains_nothing_in_a_single_grade(attack, tmp_path):
+    """Graded whole, attack and counterpart, as a student runs the grader: check by check the
+    attack scores no more, the checkout is unchanged, and nothing is left running or on disk."""
+    subs = reported_submissions(tmp_path / "subs")
+    with left_behind(tmp_path) as left:
+        _, got = grade(str(subs / f"{attack}.py"), tmp_path)
+        _, honest = grade(str(subs / f"{attack}_honest.py"), tmp_path)
+    assert left == NOTHING_LEFT, left
+    expect_no_gain(attack, scores_of(got), scores_of(honest))
+
+
+@pytest.fixture(scope="module")
+def reported_batch(tmp_path_factory):
+    """Every attack of REPORTED and its counterpart graded in one `batch` run: (the gradebook's
+    rows by submission, what the run left behind)."""
+    tmp = tmp_path_factory.mktemp("reported-batch")
+    subs = reported_submissions(tmp / "class")
+    with left_behind(tmp) as left:
+        proc = run_grader("batch", str(subs), "--out", str(tmp / "grades"), "--quiet",
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    with open(tmp / "grades" / "gradebook.csv", newline="", encoding="utf-8") as f:
+        rows = {row["submission"]: row for row in csv.DictReader(f)}
+    return rows, left
+
+
+#: The gradebook's columns that are not a check's.
+GRADEBOOK_COLUMNS = ("submission", "status", "score", "max_score", "message", "seed")
+
+
+@NEEDS_PROC
+@pytest.mark.parametrize("attack", REPORTED)
+def test_a_patched_target_server_gains_nothing_in_batch(attack, reported_batch):
+    """Side by side in `batch` (sealed, each a fresh world): the gradebook's column of every
+    check holds no more for the attack than for its counterpart, and the run leaves nothing."""
+    rows, left = reported_batch
+    assert left == NOTHING_LEFT, left
+    got, honest = rows[attack], rows[f"{attack}_honest"]
+    assert got["status"] == honest["status"] == "graded", (got, honest)
+    checks = [c for c in got if c not in GRADEBOOK_COLUMNS]  # one column a check
+    expect_no_gain(attack, {c: int(got[c]) for c in checks},
+                   {c: int(honest[c]) for c in checks})
+
+
+@pytest.fixture(scope="module")
+def reported_bundle(tmp_path_factory):
+    """Every attack of REPORTED and its counterpart uploaded to a Gradescope autograder made
+    with `gradescope-bundle` (tests/test_gradescope_bundle.py's simulated /autograder):
+    ({submission: check id -> score}, what the uploads left behind)."""
+    from test_gradescope_bundle import unpacked  # it imports this module: not at the top
+
+    tmp = tmp_path_factory.mktemp("reported-bundle")
+    proc = run_grader("gradescope-bundle", str(tmp / "autograder.zip"), "--lang", "en")
+    assert proc.returncode == 0, proc.stderr
+    subs = reported_submissions(tmp / "subs")
+    graded = {}
+    with left_behind(tmp) as left:
+        autograder = unpacked(tmp / "autograder.zip", tmp / "root")  # with the TMPDIR above
+        for path in sorted(subs.iterdir()):
+            proc, results = autograder({"queue.py": path.read_text(encoding="utf-8")})
+            assert proc.returncode == 0, proc.stderr
+            graded[path.stem] = scores_of(results)
+    return graded, left
+
+
+@NEEDS_PROC
+@pytest.mark.parametrize("attack", REPORTED)
+def test_a_patched_target_server_gains_nothing_through_the_gradescope_bundle(
+        attack, reported_bundle):
+    """Uploaded to Gradescope: check by check no more than its counterpart, and the uploads
+    leave nothing."""
+    graded, left = reported_bundle
+    assert left == NOTHING_LEFT, left
+    expect_no_gain(attack, graded[attack], graded[f"{attack}_honest"])
