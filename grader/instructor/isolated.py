@@ -136,7 +136,7 @@ def _run_fresh(argv: list[str], workdir: Path, env: dict, log, limit: float) -> 
                                 start_new_session=True)
         _live.add(proc.pid)
     try:
-        code = proc.wait(timeout=limit)
+        proc.wait(timeout=limit)
     except subprocess.TimeoutExpired:
         code = None
     finally:
@@ -162,7 +162,7 @@ def _run_forked(argv: list[str], workdir: Path, env: dict, log, limit: float):
         return _NOT_FORKED
     timed_out = False
     try:
-        code = proc.wait(timeout=limit)
+        proc.wait(timeout=limit)
     except subprocess.TimeoutExpired:
         timed_out = True
     finally:

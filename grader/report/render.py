@@ -5,7 +5,6 @@ without NO_COLOR)."""
 from __future__ import annotations
 
 import os
-import re
 import sys
 from typing import Callable
 
