@@ -19,7 +19,7 @@ from grader.harness.target_client import TargetProcess
 pytestmark = pytest.mark.skipif(jail.abi() < 6, reason="needs Landlock ABI 6 (Linux 6.12+)")
 
 PROBE = textwrap.dedent('''
-    import json, os, socket, subprocess, sys
+    import json, os, socket, subprocess, sys, tempfile, threading
 
     def attempt(name, action, out):
         try:
@@ -39,11 +39,20 @@ PROBE = textwrap.dedent('''
         attempt("signal-judge", lambda: os.kill(os.getppid(), 0), out)
         attempt("connect", lambda: socket.create_connection(("127.0.0.1", places["port"]), 2), out)
         attempt("run-program", lambda: subprocess.run(["/bin/true"], check=True), out)
+        attempt("start-process", fork, out)
+        attempt("start-thread", lambda: threading.Thread(target=print).start(), out)
+        attempt("read-database", lambda: open(places["database"], "rb").read(), out)
+        attempt("write-database-folder",
+                lambda: open(os.path.join(places["db"], "x"), "w").close(), out)
         attempt("read-own-folder", lambda: open(__file__).read(), out)
-        attempt("write-own-db-folder",
-                lambda: open(os.path.join(places["own"], "x"), "w").close(), out)
+        attempt("write-own-scratch",
+                lambda: open(os.path.join(tempfile.gettempdir(), "x"), "w").close(), out)
         attempt("read-stdlib", lambda: __import__("decimal"), out)
         return json.dumps(out)
+
+    def fork():
+        if os.fork() == 0:
+            os._exit(0)
 
     def finish(conn, claim, now):
         return False
@@ -55,7 +64,7 @@ PROBE = textwrap.dedent('''
 
 def test_the_target_process_is_jailed(tmp_path):
     (tmp_path / "sub").mkdir()
-    (tmp_path / "own").mkdir()
+    (tmp_path / "db").mkdir()
     (tmp_path / "classmate").mkdir()
     probe = tmp_path / "sub" / "probe.py"
     probe.write_text(PROBE)
@@ -67,21 +76,28 @@ def test_the_target_process_is_jailed(tmp_path):
     listener.listen()
     places = {"reference": str(ROOT / "solutions" / "queue.py"), "classmate": str(classmate),
               "grader": str(ROOT / "grader" / "__init__.py"), "results": str(results),
-              "port": listener.getsockname()[1], "own": str(tmp_path / "own")}
+              "port": listener.getsockname()[1], "db": str(tmp_path / "db"),
+              "database": str(tmp_path / "db" / "queue.db")}
     before = (ROOT / "grader" / "__init__.py").read_bytes()
     try:
-        with TargetProcess(str(probe), writable=[tmp_path / "own"],
-                           env={**os.environ, "LEASELAB_SEALED": "1"}) as target:
+        with TargetProcess(str(probe), env={**os.environ, "LEASELAB_SEALED": "1"}) as target:
             assert target.contained >= 6
-            target.open("c", tmp_path / "own" / "queue.db")
+            target.open("c", tmp_path / "db" / "queue.db")
             got = json.loads(target.claim("c", json.dumps(places), 0, 1))
     finally:
         listener.close()
     assert got == {"read-reference": "PermissionError", "read-classmate": "PermissionError",
                    "write-grader": "PermissionError", "write-results": "PermissionError",
                    "judge-fds": "PermissionError", "signal-judge": "PermissionError",
-                   "connect": "PermissionError", "run-program": "PermissionError",
-                   "read-own-folder": "allowed", "write-own-db-folder": "allowed",
+                   "connect": "PermissionError",
+                   # no new process at all (the seccomp filter: EAGAIN, as a process limit
+                   # says), so no program either (Landlock would refuse running it); threads
+                   # are the code's own business
+                   "run-program": "BlockingIOError", "start-process": "BlockingIOError",
+                   "start-thread": "allowed",
+                   # the database is the judge's: its file and folder are out of reach
+                   "read-database": "PermissionError", "write-database-folder": "PermissionError",
+                   "read-own-folder": "allowed", "write-own-scratch": "allowed",
                    "read-stdlib": "allowed"}
     assert not results.exists() and (ROOT / "grader" / "__init__.py").read_bytes() == before
 

@@ -15,6 +15,9 @@ code under grade is imported. From then on that process, and every process it st
 - signal no process outside its own sandbox, nor reach an abstract Unix socket outside it
   (ABI >= 6): it cannot kill or stop the judge;
 - ptrace no process outside its sandbox (every ABI);
+- start no process: fork, vfork and a clone that is not a thread fail with EAGAIN, as a
+  process limit of zero would say (`deny_sysv_ipc`'s seccomp filter, the same one; threads are
+  allowed), so no fork bomb, and nothing of the code under grade can outlive it;
 - create, attach or use no System V IPC object (shared memory, semaphores, message queues:
   `deny_sysv_ipc`, a seccomp filter): they live in the kernel, outside every folder, and would
   outlive the target (2 GiB of shared memory left behind after a grade) and carry data from one
@@ -158,21 +161,70 @@ SYSV_IPC_CALLS = {
 }
 
 
-def sysv_ipc_filter(arch: int) -> list[tuple[int, int, int, int]]:
-    """The BPF program (code, jt, jf, k) that makes every System V IPC call of `arch` fail with
-    EPERM (and on x86_64 every x32 call), and lets everything else through; on another arch it
-    lets everything through (nothing is known to deny there)."""
-    calls = SYSV_IPC_CALLS.get(arch, ())
-    deny = _SECCOMP_RET_ERRNO | _EPERM
-    program = [(_BPF_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
-               (_BPF_JEQ_K, 1, 0, arch),
-               (_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW),
-               (_BPF_LD_W_ABS, 0, 0, 0)]  # seccomp_data.nr
+#: AUDIT_ARCH_* -> the calls that start a process: clone (a thread when its flags hold
+#: CLONE_THREAD), clone3 (its flags are in memory a filter cannot read) and fork / vfork.
+PROCESS_CALLS = {
+    0xC000003E: {"clone": 56, "clone3": 435, "fork": (57, 58)},  # x86_64
+    0xC00000B7: {"clone": 220, "clone3": 435, "fork": ()},       # aarch64
+}
+CLONE_THREAD = 0x00010000
+_EAGAIN, _ENOSYS = 11, 38
+_ARGS0 = 16  # offsetof(struct seccomp_data, args[0]): its low 32 bits on a little-endian arch
+
+
+def target_filter(arch: int) -> list[tuple[int, int, int, int]]:
+    """The BPF program (code, jt, jf, k) of the target process, on `arch`:
+    - every System V IPC call fails with EPERM (and on x86_64 every x32 call);
+    - no new process: fork and vfork fail with EAGAIN (what a process limit gives), clone
+      without CLONE_THREAD too, clone3 with ENOSYS (so the C library starts a thread with
+      clone instead, which is allowed: the code under grade may use threads);
+    - everything else goes through. On another arch everything goes through (nothing is known
+      to deny there)."""
+    sysv = SYSV_IPC_CALLS.get(arch, ())
+    processes = PROCESS_CALLS.get(arch)
+    code: list[tuple] = [("ld", 4), ("jeq", arch, None, "allow"), ("ld", 0)]
     if arch == 0xC000003E:
-        program.append((_BPF_JSET_K, len(calls) + 1, 0, _X32_BIT))
-    for i, number in enumerate(calls):  # a match jumps to the deny at the end
-        program.append((_BPF_JEQ_K, len(calls) - i, 0, number))
-    program += [(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW), (_BPF_RET_K, 0, 0, deny)]
+        code.append(("jset", _X32_BIT, "eperm", None))
+    code += [("jeq", number, "eperm", None) for number in sysv]
+    if processes is not None:
+        code.append(("jeq", processes["clone3"], "enosys", None))
+        code += [("jeq", number, "eagain", None) for number in processes["fork"]]
+        code += [("jeq", processes["clone"], None, "allow"), ("ld", _ARGS0),
+                 ("jset", CLONE_THREAD, "allow", "eagain")]
+    code += [("label", "allow"), ("ret", _SECCOMP_RET_ALLOW),
+             ("label", "eperm"), ("ret", _SECCOMP_RET_ERRNO | _EPERM),
+             ("label", "eagain"), ("ret", _SECCOMP_RET_ERRNO | _EAGAIN),
+             ("label", "enosys"), ("ret", _SECCOMP_RET_ERRNO | _ENOSYS)]
+    return _assemble(code)
+
+
+def sysv_ipc_filter(arch: int) -> list[tuple[int, int, int, int]]:
+    """The target's filter (`target_filter`; the name its first part had)."""
+    return target_filter(arch)
+
+
+def _assemble(code: list[tuple]) -> list[tuple[int, int, int, int]]:
+    """Symbolic BPF (ld OFFSET, jeq/jset K TRUE FALSE with labels or None: the next, ret K,
+    label NAME) to (code, jt, jf, k)."""
+    where, at = {}, 0
+    for item in code:
+        if item[0] == "label":
+            where[item[1]] = at
+        else:
+            at += 1
+    program, at = [], 0
+    for item in code:
+        if item[0] == "label":
+            continue
+        if item[0] == "ld":
+            program.append((_BPF_LD_W_ABS, 0, 0, item[1]))
+        elif item[0] == "ret":
+            program.append((_BPF_RET_K, 0, 0, item[1]))
+        else:
+            kind, k, true, false = item
+            jumps = [0 if label is None else where[label] - at - 1 for label in (true, false)]
+            program.append((_BPF_JEQ_K if kind == "jeq" else _BPF_JSET_K, *jumps, k))
+        at += 1
     return program
 
 
@@ -184,13 +236,14 @@ def native_arch() -> int | None:
 
 
 def deny_sysv_ipc() -> bool:
-    """Install the System V IPC filter on this process (and every process it starts); False
-    where it cannot be (not Linux, an unknown arch, no seccomp): the threat model says so."""
+    """Install the target's seccomp filter on this process (and every process it starts): no
+    System V IPC, no new process (`target_filter`); False where it cannot be (not Linux, an
+    unknown arch, no seccomp): the threat model says so."""
     arch = native_arch()
     if arch is None or not sys.platform.startswith("linux"):
         return False
     libc = c_library()
-    program = sysv_ipc_filter(arch)
+    program = target_filter(arch)
     filters = (ctypes.c_uint64 * len(program))(
         *[int.from_bytes(struct.pack("=HBBI", *f), "little") for f in program])
 
