@@ -18,8 +18,9 @@ is the real module's (the proxy re-raises the same class with the same message).
 Requests (from `dbproxy`, one JSON object each; `conn` and `epoch` name the connection: a name
 opened again is a new epoch, and a proxy of an older one is a closed connection):
 
-    {"op": "execute", "conn", "epoch", "cur", "sql", "params": [V, ...] | {name: V} | null}
-    {"op": "executemany", "conn", "epoch", "cur", "sql", "seq": [[V, ...] | {name: V}, ...]}
+    {"op": "execute", "conn", "epoch", "cur", "sql", "params": P | null}
+    {"op": "executemany", "conn", "epoch", "cur", "sql", "seq": [P, ...]}
+        P is [B, ...] | {name: B} | false (parameters of a type sqlite3 does not take)
     {"op": "executescript", "conn", "epoch", "cur", "sql"}
         -> {"description": [name, ...] | null, "lastrowid": int | null, "rowcount0": int,
             "rowcount": int, "rows": [[V, ...]], "done": bool[, "later": ERROR]}
@@ -36,8 +37,12 @@ opened again is a new epoch, and a proxy of an older one is a closed connection)
 Replies: {"ok": RESULT, "state": {"in_transaction", "total_changes", "isolation_level"}
 [, "trace": [sql, ...]]} or {"error": ERROR, "state": ...}; ERROR is {"class", "message"
 [, "code", "name"]}: a class of sqlite3's (OperationalError, ...) or one of `BUILTIN_ERRORS`,
-its message, and sqlite_errorcode / sqlite_errorname where the error has them. V is a value as
-`wire.sql_value` writes it.
+its message, and sqlite_errorcode / sqlite_errorname where the error has them (a
+UnicodeEncodeError also its "unicode": [encoding, start, end, reason, base64 of the characters,
+surrogates passed through]). V is a value as `wire.sql_value` writes it; a parameter B is a V
+or one the code's sqlite3 could not bind, as the value that makes the real module raise the same
+error when it binds it, at the same moment: {"i": "+" | "-"} an int out of range, {"u": base64}
+a str with lone surrogates, {"x": type name} a value of a type it does not take.
 
 Rows and locks. A real cursor steps its statement once at execute and once after each row it
 hands out, and a statement that is not done keeps its read lock. The host does the same: after
@@ -391,11 +396,51 @@ def _row(row) -> list:
 
 
 def _params(params):
+    if params is False:  # parameters of a type sqlite3 does not take: it raises its error
+        return 0
     if type(params) is list:
-        return [wire.sql_value_back(value) for value in params]
+        return [_param(value) for value in params]
     if type(params) is dict:
-        return {str(k): wire.sql_value_back(v) for k, v in params.items()}
+        return {str(k): _param(v) for k, v in params.items()}
     raise RequestError("params is neither a list nor an object")
+
+
+def _param(value):
+    """A parameter as the proxy sent it (`dbproxy._value`): an SQLite value, or what makes the
+    real module raise the error binding the code's value raises."""
+    if type(value) is dict and len(value) == 1:
+        if "i" in value and value["i"] in ("+", "-"):
+            return wire.INT_MAX + 1 if value["i"] == "+" else wire.INT_MIN - 1
+        if "u" in value and type(value["u"]) is str:
+            import base64
+            import binascii
+
+            try:
+                data = base64.b64decode(value["u"].encode("ascii"), validate=True)
+                return data.decode("utf-8", "surrogatepass")
+            except (binascii.Error, UnicodeError):
+                raise RequestError("a str parameter is not base64 of UTF-8") from None
+        if "x" in value:
+            name = _string(value["x"], "a parameter's type", wire.MAX_NAME)
+            return _unbindable(name)()
+    return wire.sql_value_back(value)
+
+
+_UNBINDABLE: dict[str, type] = {}
+
+
+def _unbindable(name: str) -> type:
+    """A class named `name` that sqlite3 cannot bind (its message names the type)."""
+    kind = _UNBINDABLE.get(name)
+    if kind is None:
+        if len(_UNBINDABLE) > 1000:
+            _UNBINDABLE.clear()
+        try:
+            kind = type(name, (), {"__slots__": ()})
+        except ValueError:  # a NUL in the name
+            kind = type(name.replace("\0", "?"), (), {"__slots__": ()})
+        _UNBINDABLE[name] = kind
+    return kind
 
 
 def error_data(exc: BaseException) -> dict:
@@ -407,6 +452,13 @@ def error_data(exc: BaseException) -> dict:
         name = next((k.__name__ for k in kind.__mro__ if k.__name__ in BUILTIN_ERRORS
                      and k.__module__ == "builtins"), "OperationalError")
     data = {"class": name, "message": str(exc)[:wire.MAX_MESSAGE]}
+    if isinstance(exc, UnicodeEncodeError) and isinstance(exc.object, str):
+        import base64
+
+        chunk = exc.object[exc.start:exc.end][:wire.MAX_NAME]
+        data["unicode"] = [str(exc.encoding)[:wire.MAX_NAME], exc.start, exc.end,
+                           str(exc.reason)[:wire.MAX_NAME], base64.b64encode(
+                               chunk.encode("utf-8", "surrogatepass")).decode("ascii")]
     code = getattr(exc, "sqlite_errorcode", None)
     if type(code) is int:
         data["code"] = code
