@@ -11,8 +11,22 @@ real connection keeps in Python: `row_factory`, `text_factory`, the trace callba
 own, a cursor's `arraysize` and the rows already read.
 
 Parameters are turned into SQLite values here as the sqlite3 module would (adapters registered
-with `sqlite3.register_adapter` and `__conform__` included); a value it cannot bind raises the
-module's own error before anything is sent.
+with `sqlite3.register_adapter` and `__conform__` included). A value it cannot bind (an int out
+of SQLite's range, a str with lone surrogates, a value of a type it does not take) and parameters
+that are not a sequence or a dict are sent as what makes the judge's real module raise the same
+error when it binds them (dbhost's protocol), so the error comes at the real moment: after the
+statement is compiled (a syntax error wins), the bindings counted and Python's implicit BEGIN
+run; executemany runs the items its iterator yielded before one that raised, then raises it.
+tests/test_proxy_conformance.py compares a corpus of sqlite3 usage step by step with a real
+connection.
+
+Known divergences, left as they are (docs/contract.md): TEXT that is not UTF-8 is read by the
+judge as str, so it raises sqlite3's "Could not decode to UTF-8" whatever `text_factory` the code
+set (a real connection with text_factory=bytes would hand back its bytes); an adapter or
+`__conform__` that raises is taken as no adapter (the value is bound as it is); CPython 3.11
+reports an int out of range bound right after a failed statement as that statement's error,
+where the judge's connection may report the OverflowError (its last error can differ); a dict
+subclass's `__missing__` is not consulted for named parameters.
 
 What is not available (no request for it exists, and the judge would run nothing on it): the
 methods that hand the code a second door into the database or run code of its own inside the
