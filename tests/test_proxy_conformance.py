@@ -367,6 +367,7 @@ def closed_connection_steps():
         ("execute", rows("SELECT 1")),
         ("execute bad params", rows("SELECT ?", (object(),))),
         ("executemany", lambda c, k: c.executemany(INSERT, [(1, 2)])),
+        ("executemany bad value", lambda c, k: c.executemany(INSERT, [(1, Adapted(KeyError))])),
         ("executescript", lambda c, k: c.executescript("SELECT 1;")),
         ("cursor()", lambda c, k: c.cursor()),
         ("commit", lambda c, k: c.commit()),
@@ -383,6 +384,57 @@ def closed_connection_steps():
         ("unused cursor execute", on("unused", lambda cur: cur.execute("SELECT 1"))),
         ("unused cursor fetch", on("unused", lambda cur: cur.fetchone())),
     ]
+
+
+class Adapted:
+    """A value with an adapter registered (`sqlite3.register_adapter`), that may fail."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Conforms:
+    """A value that adapts itself (`__conform__`), or fails to."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __conform__(self, protocol):
+        if isinstance(self.value, type) and issubclass(self.value, Exception):
+            raise self.value("conform")  # a new one each time: no cycle through this object
+        return self.value
+
+
+def _adapt(value: Adapted):
+    if isinstance(value.value, type) and issubclass(value.value, Exception):
+        raise value.value("adapter")
+    return value.value
+
+
+sqlite3.register_adapter(Adapted, _adapt)
+
+
+def after_an_error(conn, kept):
+    cur = conn.cursor()
+    cur.execute(INSERT, (1, 2))
+    out = [cur.rowcount, cur.lastrowid]
+    for sql, params in (("SELECT id FROM jobs", ()), ("SELEC 1", ()), (INSERT, (0, 2)),
+                        ("SELECT ?", (object(),)), (INSERT, (1, 2, 3))):
+        try:
+            cur.execute(sql, params)
+        except (sqlite3.Error, TypeError) as exc:
+            out.append(type(exc).__name__)
+        out += [cur.rowcount, cur.lastrowid, cur.description, outcome(cur.fetchall)]
+    return out
+
+
+def with_commit_fails(conn, kept):
+    conn.executescript("PRAGMA foreign_keys = ON; CREATE TABLE p(id INTEGER PRIMARY KEY);"
+                       "CREATE TABLE ch(pid REFERENCES p(id) DEFERRABLE INITIALLY DEFERRED);")
+    with conn:
+        conn.execute("BEGIN")
+        conn.execute("INSERT INTO ch VALUES (7)")
+    return "committed"
 
 
 CORPUS = {
@@ -406,8 +458,6 @@ CORPUS = {
         ("given, none wanted", rows("SELECT 1", (1,))),
         ("named missing", rows("SELECT :a, :b", {"a": 1})),
         ("positional with a dict", rows("SELECT ?", {"a": 1})),
-        # (before any statement fails: CPython 3.11 reports an int out of range bound after a
-        # failed statement as that statement's error; not reproduced, see dbproxy's docstring)
         ("huge int", rows("SELECT ?", (2**63,))),
         ("huge negative int", rows("SELECT ?", (-2**63 - 1,))),
         ("unsupported type", rows("SELECT ?", (object(),))),
@@ -417,6 +467,11 @@ CORPUS = {
         ("unsupported and syntax error", rows("SELEC ?", (object(),))),
         ("unsupported and no table", rows("SELECT x FROM nope WHERE x = ?", (object(),))),
         ("huge int, syntax error", rows("SELEC ?", (2**64,))),
+        # CPython 3.11 reports a value it fails to bind to a statement from its cache, right
+        # after a failed statement, as that statement's error: the judge's module does the same
+        # as long as its cursors are freed when the code's are (their statements are reused)
+        ("huge int after a failure", rows("SELECT ?", (2**63,))),
+        ("unsupported after a failure", rows("SELECT ?", (object(),))),
         ("values", values_roundtrip),
         ("values stored", values_stored),
         ("surrogate", rows("SELECT ?", ("a\ud800",))),
@@ -430,6 +485,14 @@ CORPUS = {
         ("int subclass", rows("SELECT ?, typeof(?)", (True, False))),
         ("float subclass", rows("SELECT ?", (type("F", (float,), {})(2.5),))),
         ("str subclass", rows("SELECT ?", (type("S", (str,), {"__str__": lambda s: "X"})("s"),))),
+        ("adapter", rows("SELECT ?, ?", (Adapted(5), Conforms("c")))),
+        ("adapter raises", rows("SELECT ?", (Adapted(KeyError),))),
+        ("adapter raises, syntax error", rows("SELEC ?", (Adapted(KeyError),))),
+        ("adapter raises, too many", rows("SELECT ?", (Adapted(KeyError), 1))),
+        ("conform raises", rows("SELECT ?", (Conforms(ValueError),))),
+        # (a TypeError from __conform__ means "cannot": the value is bound as it is)
+        ("conform raises TypeError", rows("SELECT ?", (Conforms(TypeError),))),
+        ("adapter returns unbindable", rows("SELECT ?", (Adapted(object()),))),
         ("insert bound", lambda c, k: c.execute(INSERT, {"a": 1}).rowcount),
         ("insert named", lambda c, k: c.execute(
             "INSERT INTO jobs(qty, deadline) VALUES (:q, :d)", {"q": 8, "d": 9}).lastrowid),
@@ -468,6 +531,7 @@ CORPUS = {
         ("dml", dml_rowcounts),
         ("returning", returning_rowcounts),
         ("total changes", lambda c, k: c.total_changes),
+        ("after an error", after_an_error),
     ],
     "executemany": [
         ("list", lambda c, k: c.executemany(INSERT, [(1, 2), (3, 4)]).rowcount),
@@ -541,6 +605,9 @@ CORPUS = {
         ("with, no transaction", with_block(["UPDATE jobs SET owner = 'f'"])),
         ("with, failure without transaction", with_block(["SELECT 1"], fail=True)),
         ("after", rows("SELECT owner FROM jobs")),
+        ("with, the commit fails", with_commit_fails),
+        ("after the failed commit", lambda c, k: (c.in_transaction, c.execute(
+            "SELECT count(*) FROM ch").fetchall())),
         ("with returns the connection", lambda c, k: c.__enter__() is c),
         ("exit", lambda c, k: c.__exit__(None, None, None)),
         ("savepoint", rows("SAVEPOINT s")),
@@ -734,4 +801,29 @@ def test_undecodable_text_is_read_by_the_judge_as_str(tmp_path):
             outcome(lambda: proxy.execute("SELECT CAST(X'ff41' AS TEXT)").fetchall())
     finally:
         real.close()
+        host.close_all()
+
+
+def test_a_cursor_that_raised_is_let_go_of_at_once(tmp_path):
+    """A cursor whose statement failed is freed when the code lets go of it (as a real one is),
+    not at the next garbage collection: the error the proxy raises holds no cycle through it, so
+    the judge's real cursors (and the statements they keep in use) do not pile up."""
+    import gc
+
+    proxy, host = proxy_side(tmp_path)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for sql, params in [("SELEC 1", ()), ("SELECT * FROM nope", ()), (INSERT, (0, 1)),
+                            ("SELECT ?", (object(),)), ("SELECT ?", (Adapted(KeyError),)),
+                            ("SELEC ?", (Adapted(KeyError),))] * 5:
+            with pytest.raises(Exception):
+                proxy.execute(sql, params)
+        with pytest.raises(KeyError):
+            proxy.executemany(INSERT, gen_params(3, 1))
+        proxy.execute("SELECT 1").fetchall()
+        assert len(host.conns["main"].cursors) <= 2
+    finally:
+        if enabled:
+            gc.enable()
         host.close_all()

@@ -42,7 +42,9 @@ UnicodeEncodeError also its "unicode": [encoding, start, end, reason, base64 of 
 surrogates passed through]). V is a value as `wire.sql_value` writes it; a parameter B is a V
 or one the code's sqlite3 could not bind, as the value that makes the real module raise the same
 error when it binds it, at the same moment: {"i": "+" | "-"} an int out of range, {"u": base64}
-a str with lone surrogates, {"x": type name} a value of a type it does not take.
+a str with lone surrogates, {"x": type name} a value of a type it does not take, {"e": n} a
+value whose adapter raised in the proxy (binding it raises ERROR {"class": "Deferred", "index":
+n}, and the proxy raises that exception of its own).
 
 Rows and locks. A real cursor steps its statement once at execute and once after each row it
 hands out, and a statement that is not done keeps its read lock. The host does the same: after
@@ -420,10 +422,32 @@ def _param(value):
                 return data.decode("utf-8", "surrogatepass")
             except (binascii.Error, UnicodeError):
                 raise RequestError("a str parameter is not base64 of UTF-8") from None
+        if "e" in value:
+            return _Raises(_integer(value["e"], "a parameter's error"))
         if "x" in value:
             name = _string(value["x"], "a parameter's type", wire.MAX_NAME)
             return _unbindable(name)()
     return wire.sql_value_back(value)
+
+
+class Deferred(Exception):
+    """What binding a `_Raises` raises: the proxy raises its own exception number `index`."""
+
+    def __init__(self, index: int):
+        super().__init__(index)
+        self.index = index
+
+
+class _Raises:
+    """A parameter whose adapting raised in the proxy: binding it raises Deferred."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def __conform__(self, protocol):
+        raise Deferred(self.index)
 
 
 _UNBINDABLE: dict[str, type] = {}
@@ -445,6 +469,8 @@ def _unbindable(name: str) -> type:
 
 def error_data(exc: BaseException) -> dict:
     """An exception of the real module's as data the proxy raises again."""
+    if isinstance(exc, Deferred):
+        return {"class": "Deferred", "message": "", "index": exc.index}
     kind = type(exc)
     name = next((k.__name__ for k in kind.__mro__ if k.__name__ in _SQLITE_ERRORS
                  and k.__module__ == "sqlite3"), None)
