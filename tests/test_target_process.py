@@ -1037,6 +1037,26 @@ def claim(conn, owner, now, lease_ms):
 """
 
 
+def test_rows_too_long_for_the_channel_are_an_error_in_the_target(tmp_path):
+    """A value too long for one message on the channel (the judge's reply would break the
+    wire's limit) is sqlite3.DataError in the target, as a request too long is: the judge never
+    tries to send a message it cannot, and the grade goes on."""
+    path, judge = fresh_db(tmp_path)
+    body = """
+    import sqlite3
+
+    def claim(conn, owner, now, lease_ms):
+        cur = conn.execute("SELECT zeroblob(5000000)")
+        try:
+            cur.fetchone()
+        except sqlite3.DataError as exc:
+            return f"{type(exc).__name__}: {exc}; " + str(conn.execute("SELECT 1").fetchall())
+    """
+    with start(write_target(tmp_path, body), path) as target:
+        assert target.claim("A", "A", 0, LEASE_MS) == "DataError: string or blob too big; [(1,)]"
+    judge.close()
+
+
 @pytest.mark.parametrize("way", list(OWN_WAYS))
 def test_a_connection_of_its_own_to_the_database_cannot_be_opened(tmp_path, way):
     """The code under grade holds no database handle and its jail denies it the database's

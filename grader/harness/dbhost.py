@@ -57,6 +57,10 @@ SELECT in autocommit whose only row is never fetched releases its read lock at o
 real cursor does when its one row is read.) `rowcount` is the real cursor's at each moment the
 code can read it (`rowcount0` before the first row is handed out).
 
+A reply whose rows would not fit in one message (wire.MAX_LINE, 4 MiB) is an error instead,
+sqlite3.DataError "string or blob too big", as a request too long is (target_server): the proxy
+cannot hand out a value of more than about 3 MiB, nor fetch more rows than fit at once.
+
 The fault triggers' counter (`harness_count`) is registered here on every connection and an
 authorizer lets only a trigger call it: SQL of the code under grade that calls it directly is
 refused ("not authorized"), so a firing cannot be faked.
@@ -256,6 +260,14 @@ class DbHost:
             reply = {"error": error_data(exc)}
         else:
             reply = {"ok": result}
+            if type(result) is dict and result.get("rows") and _too_long(reply):
+                # rows too long for one message on the channel: the fetch that would hand them
+                # out raises what a request too long raises (they are read on the judge's side)
+                too_big = {"class": "DataError", "message": TOO_BIG}
+                if op == "fetch":
+                    reply = {"error": too_big}
+                else:
+                    result.update(rows=[], done=True, later=too_big)
         if live:
             reply["state"] = _state(conn.real)
             if conn.student_trace is not None:
@@ -360,6 +372,19 @@ class DbHost:
         key = str(key)[:wire.MAX_NAME]
         self.counts[key] = self.counts.get(key, 0) + 1
         return 1
+
+
+#: The error of a request, or of rows, too long for one message on the channel.
+TOO_BIG = "string or blob too big"
+#: Room left in a message for what wraps a reply on the channel ({"op": "db", "cb": n, ...}).
+_WRAP = 1024
+
+
+def _too_long(reply: dict) -> bool:
+    try:
+        return len(wire.encode(reply)) > wire.MAX_LINE - _WRAP
+    except wire.WireError:
+        return True
 
 
 #: Cursors a connection may hold at once (a target that never lets one go is refused more).

@@ -28,7 +28,9 @@ Known divergences, left as they are (docs/contract.md): TEXT that is not UTF-8 i
 judge as str, so it raises sqlite3's "Could not decode to UTF-8" whatever `text_factory` the code
 set (a real connection with text_factory=bytes would hand back its bytes); a dict subclass's
 `__missing__` is not consulted for named parameters; a sequence whose `len()` or indexing
-raises raises here, before the statement is compiled.
+raises raises here, before the statement is compiled; a request, or the rows one reply carries,
+longer than one message on the channel (wire.MAX_LINE) raise sqlite3.DataError "string or blob
+too big" (a value of more than about 3 MiB cannot be handed out).
 
 What is not available (no request for it exists, and the judge would run nothing on it): the
 methods that hand the code a second door into the database or run code of its own inside the
