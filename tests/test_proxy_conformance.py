@@ -19,7 +19,11 @@ documented to differ or cannot be compared across two connections:
 - a `sqlite3.Row` is compared as ("Row", keys(), tuple(row)): the proxy's rows are real
   sqlite3.Row objects, but two Rows are equal only when made from the same description object;
   steps compare Rows of one side with each other with `==`, and check `type(row) is sqlite3.Row`;
-- a NaN is compared as the string "nan" (NaN != NaN).
+- a NaN is compared as the string "nan" (NaN != NaN);
+- a call the API does not take (a keyword argument where only positions are taken, too many or
+  too few arguments, writing a read-only attribute: the steps wrapped in `wrong_call`) is
+  compared by the exception's class only: the proxy raises the same class (TypeError,
+  AttributeError) in Python's own words, which name the proxy's classes.
 Nothing else is normalised: the proxy's documented divergences (the read-ahead, the unavailable
 methods, `harness_count`) do not show in this corpus, and the last two are tested on their own
 below.
@@ -144,6 +148,16 @@ def gen_params(n, fail_at=None):
         if i == fail_at:
             raise KeyError("the generator failed")
         yield (10 + i, DEADLINE)
+
+
+def wrong_call(step):
+    """A step that calls the API as it is not called: only the exception's class is compared."""
+    def run(conn, kept):
+        try:
+            return step(conn, kept)
+        except (TypeError, AttributeError) as exc:
+            return ("raised", type(exc).__name__)
+    return run
 
 
 def with_block(sql_list, fail=False):
@@ -708,6 +722,67 @@ CORPUS = {
         ("a failing trace is ignored", trace_fails),
         ("set not callable", lambda c, k: c.set_trace_callback(5)),
     ],
+    "signatures": [
+        ("execute sql=", wrong_call(lambda c, k: c.execute(sql="SELECT 1"))),
+        ("cursor execute parameters=", wrong_call(
+            lambda c, k: c.cursor().execute("SELECT ?", parameters=(1,)))),
+        ("executemany keyword", wrong_call(
+            lambda c, k: c.executemany(INSERT, seq_of_parameters=[]))),
+        ("executescript sql_script=", wrong_call(
+            lambda c, k: c.executescript(sql_script="SELECT 1;"))),
+        ("execute no args", wrong_call(lambda c, k: c.execute())),
+        ("execute three args", wrong_call(lambda c, k: c.execute("SELECT 1", (), 1))),
+        ("fetchmany size=", lambda c, k: c.execute("SELECT 1").fetchmany(size=1)),
+        ("fetchone arg", wrong_call(lambda c, k: c.execute("SELECT 1").fetchone(1))),
+        ("commit arg", wrong_call(lambda c, k: c.commit(1))),
+        ("cursor(None)", lambda c, k: c.cursor(None).execute("SELECT 1").fetchall()),
+        ("cursor(factory=None)", lambda c, k: c.cursor(factory=None)),
+        ("cursor(sqlite3.Cursor)", lambda c, k: c.cursor(sqlite3.Cursor).execute(
+            "SELECT 1").fetchall()),
+        ("setinputsizes", lambda c, k: c.cursor().setinputsizes([1])),
+        ("setoutputsize", lambda c, k: c.cursor().setoutputsize(1, 2)),
+        ("set_trace_callback keyword", lambda c, k: c.set_trace_callback(trace_callback=None)),
+        ("rowcount read-only", wrong_call(lambda c, k: setattr(c.cursor(), "rowcount", 3))),
+        ("lastrowid read-only", wrong_call(lambda c, k: setattr(c.cursor(), "lastrowid", 3))),
+        ("description read-only", wrong_call(
+            lambda c, k: setattr(c.cursor(), "description", 3))),
+        ("in_transaction read-only", wrong_call(
+            lambda c, k: setattr(c, "in_transaction", True))),
+        ("total_changes read-only", wrong_call(lambda c, k: setattr(c, "total_changes", 3))),
+        ("connection read-only", wrong_call(
+            lambda c, k: setattr(c.cursor(), "connection", None))),
+        ("unknown attribute", lambda c, k: c.no_such_thing),
+        ("interrupt arg", wrong_call(lambda c, k: c.interrupt(1))),
+        ("close arg", wrong_call(lambda c, k: c.close(1))),
+    ],
+    "cursors and transactions": [
+        ("open select", keep("cur", lambda c: c.execute("SELECT id FROM jobs ORDER BY id"))),
+        ("first", on("cur", lambda cur: cur.fetchone())),
+        ("begin", rows("BEGIN")),
+        ("update", lambda c, k: c.execute("UPDATE jobs SET qty = qty + 1").rowcount),
+        ("rollback with a select open", lambda c, k: c.rollback()),
+        ("the select after the rollback", on("cur", lambda cur: cur.fetchall())),
+        ("again", keep("cur", lambda c: c.execute("SELECT id FROM jobs ORDER BY id"))),
+        ("first again", on("cur", lambda cur: cur.fetchone())),
+        ("begin 2", rows("BEGIN")),
+        ("update 2", lambda c, k: c.execute("UPDATE jobs SET qty = qty + 1").rowcount),
+        ("commit with a select open", lambda c, k: c.commit()),
+        ("the select after the commit", on("cur", lambda cur: cur.fetchall())),
+        ("select open in autocommit", keep("s", lambda c: c.execute(
+            "SELECT id FROM jobs ORDER BY id"))),
+        ("read one", on("s", lambda cur: cur.fetchone())),
+        ("ROLLBACK statement with a select open", rows("ROLLBACK")),
+        ("open select, then DROP TABLE", lambda c, k: (
+            lambda cur: (cur.fetchone(), outcome(lambda: c.execute("DROP TABLE jobs")),
+                         cur.fetchall()))(c.execute("SELECT id FROM jobs ORDER BY id"))),
+        ("executescript with a select open", lambda c, k: (
+            lambda cur: (cur.fetchone(), c.executescript("UPDATE jobs SET qty = 9;"),
+                         outcome(cur.fetchall)))(c.execute("SELECT id FROM jobs ORDER BY id"))),
+        ("row subclass", lambda c, k: (
+            setattr(c, "row_factory", type("R", (sqlite3.Row,), {})),
+            (lambda r: (type(r).__name__, isinstance(r, sqlite3.Row), r["id"]))(
+                c.execute("SELECT id FROM jobs").fetchone()))),
+    ],
     "closed cursor": closed_cursor_steps(),
     "closed connection": closed_connection_steps(),
 }
@@ -747,7 +822,8 @@ UNAVAILABLE = [
     ("load_extension", lambda c: c.load_extension("x")),
     ("setlimit", lambda c: c.setlimit(0, 1)),
     ("setconfig", lambda c: c.setconfig(1, True)),
-    ("cursor(factory=...)", lambda c: c.cursor(factory=sqlite3.Cursor)),
+    ("cursor(factory=...)", lambda c: c.cursor(factory=type("C", (sqlite3.Cursor,), {}))),
+    ("cursor(a callable)", lambda c: c.cursor(lambda conn: None)),
 ]
 
 

@@ -30,7 +30,10 @@ set (a real connection with text_factory=bytes would hand back its bytes); a dic
 `__missing__` is not consulted for named parameters; a sequence whose `len()` or indexing
 raises raises here, before the statement is compiled; a request, or the rows one reply carries,
 longer than one message on the channel (wire.MAX_LINE) raise sqlite3.DataError "string or blob
-too big" (a value of more than about 3 MiB cannot be handed out).
+too big" (a value of more than about 3 MiB cannot be handed out); a call the API does not take
+(an argument too many, a keyword where sqlite3 takes positions only, writing a read-only
+attribute) raises the same class (TypeError, AttributeError), in Python's words, not the
+module's.
 
 What is not available (no request for it exists, and the judge would run nothing on it): the
 methods that hand the code a second door into the database or run code of its own inside the
@@ -185,21 +188,22 @@ class ProxyConnection:
             raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
 
     # -- the sqlite3.Connection API -------------------------------------------------------------
-    def cursor(self, factory=None):
+    def cursor(self, factory=sqlite3.Cursor):
         self._check_open()
-        cursor = ProxyCursor(self)
-        if factory is not None and factory is not ProxyCursor:
+        if factory is not sqlite3.Cursor and factory is not ProxyCursor and not callable(factory):
+            raise TypeError(f"'{type(factory).__name__}' object is not callable")
+        if factory is not sqlite3.Cursor and factory is not ProxyCursor:
             raise sqlite3.NotSupportedError("cursor(factory=...) is not available on the "
                                             "connection the grader hands in")
-        return cursor
+        return ProxyCursor(self)
 
-    def execute(self, sql, parameters=()):
+    def execute(self, sql, parameters=(), /):
         return self.cursor().execute(sql, parameters)
 
-    def executemany(self, sql, seq_of_parameters):
+    def executemany(self, sql, seq_of_parameters, /):
         return self.cursor().executemany(sql, seq_of_parameters)
 
-    def executescript(self, sql_script):
+    def executescript(self, sql_script, /):
         return self.cursor().executescript(sql_script)
 
     def commit(self) -> None:
@@ -310,7 +314,7 @@ class ProxyCursor:
     """A sqlite3.Cursor's API over a real cursor in the judge's process."""
 
     def __init__(self, connection: ProxyConnection):
-        self.connection = connection
+        self._connection = connection
         self._id = connection._new_cursor_id()
         self._rows: list[list] = []  # read from the real cursor, not handed out yet
         self._done = True
@@ -362,13 +366,13 @@ class ProxyCursor:
         self._carrier_cursor = None
         return self
 
-    def execute(self, sql, parameters=()):
+    def execute(self, sql, parameters=(), /):
         _sql(sql, "execute() argument 1")
         pending: list = []
         params = _parameters(parameters, pending)
         return self._run({"op": "execute", "sql": sql, "params": params}, pending)
 
-    def executemany(self, sql, seq_of_parameters):
+    def executemany(self, sql, seq_of_parameters, /):
         _sql(sql, "executemany() argument 1")
         if self._closed:
             raise sqlite3.ProgrammingError("Cannot operate on a closed cursor.")
@@ -388,7 +392,7 @@ class ProxyCursor:
                 del failed  # no cycle through this frame: the cursor is freed as a real one is
         return result
 
-    def executescript(self, sql_script):
+    def executescript(self, sql_script, /):
         _sql(sql_script, "executescript() argument")
         return self._run({"op": "executescript", "sql": sql_script})
 
@@ -501,6 +505,10 @@ class ProxyCursor:
 
     def setoutputsize(self, size, column=None) -> None:
         pass
+
+    @property
+    def connection(self) -> ProxyConnection:
+        return self._connection
 
     @property
     def rowcount(self) -> int:
