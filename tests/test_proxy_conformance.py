@@ -19,7 +19,7 @@ documented to differ or cannot be compared across two connections:
 - a `sqlite3.Row` is compared as ("Row", keys(), tuple(row)): the proxy's rows are real
   sqlite3.Row objects, but two Rows are equal only when made from the same description object;
   steps compare Rows of one side with each other with `==`, and check `type(row) is sqlite3.Row`;
-- a NaN is compared as the string "nan" (NaN != NaN);
+- a float is compared by its repr (NaN != NaN, and -0.0 == 0.0);
 - a call the API does not take (a keyword argument where only positions are taken, too many or
   too few arguments, writing a read-only attribute: the steps wrapped in `wrong_call`) is
   compared by the exception's class only: the proxy raises the same class (TypeError,
@@ -31,7 +31,6 @@ below.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from pathlib import Path
 
@@ -83,8 +82,8 @@ def normal(value):
         return "<Cursor>"
     if isinstance(value, sqlite3.Connection) or type(value).__name__ == "ProxyConnection":
         return "<Connection>"
-    if isinstance(value, float) and math.isnan(value):
-        return "nan"
+    if type(value) is float:  # by repr: -0.0 is not 0.0, NaN is NaN
+        return ("float", repr(value))
     if isinstance(value, (list, tuple)):
         return type(value)(normal(v) for v in value)
     if isinstance(value, dict):
@@ -180,6 +179,29 @@ def traced(conn, kept):
     conn.executescript("SELECT 2; UPDATE jobs SET qty = qty WHERE id = 1;")
     conn.set_trace_callback(None)
     conn.execute("SELECT 3").fetchall()
+    return seen
+
+
+def traced_transactions(conn, kept):
+    seen = []
+    conn.set_trace_callback(seen.append)
+    conn.execute("BEGIN")
+    conn.execute("UPDATE jobs SET owner = ? WHERE id = ?", ("o'k", 1))
+    conn.commit()
+    conn.rollback()  # nothing to roll back: no statement
+    conn.execute("BEGIN")
+    conn.rollback()
+    with conn:
+        conn.execute("BEGIN")
+        conn.execute("SELECT ?, ?, ?, ?", (None, 1.5, b"\x01", "x")).fetchall()
+    try:
+        conn.executescript("SELECT 1; SELEC 2; SELECT 3;")
+    except sqlite3.Error:
+        pass
+    conn.isolation_level = "IMMEDIATE"
+    conn.execute(INSERT, (1, 2))
+    conn.isolation_level = None
+    conn.executemany(INSERT, [(3, 4), (5, 6)])
     return seen
 
 
@@ -720,6 +742,11 @@ CORPUS = {
     "trace": [
         ("statements seen", traced),
         ("a failing trace is ignored", trace_fails),
+        ("transactions traced", traced_transactions),
+        ("the callback replaced", lambda c, k: (
+            lambda a, b: (c.set_trace_callback(a.append), c.execute("SELECT 1"),
+                          c.set_trace_callback(b.append), c.execute("SELECT 2"),
+                          c.set_trace_callback(None), c.execute("SELECT 3"), a, b)[-2:])([], [])),
         ("set not callable", lambda c, k: c.set_trace_callback(5)),
     ],
     "signatures": [
@@ -925,5 +952,35 @@ def test_rows_too_long_for_the_channel_raise_data_error(tmp_path):
             cur.fetchall()
         assert proxy.execute("SELECT length(zeroblob(?))", (size,)).fetchall() == [(size,)]
         assert proxy.execute("SELECT count(*) FROM jobs").fetchall() == [(3,)]
+    finally:
+        host.close_all()
+
+
+def test_no_file_is_opened_from_the_judges_process(tmp_path):
+    """The code's SQL runs in the judge's process, outside the target's jail: ATTACH of a file,
+    VACUUM INTO and the PRAGMAs that move the process's temporary files are refused ("not
+    authorized", SQLite's "authorization denied" for ATTACH) and no file appears; what opens no file (a plain VACUUM, an in-memory or
+    temporary database attached, reading a PRAGMA) works as on a real connection."""
+    proxy, host = proxy_side(tmp_path)
+    try:
+        for sql in (f"ATTACH '{tmp_path}/evil.db' AS e", f"ATTACH 'file:{tmp_path}/u.db' AS e",
+                    f"VACUUM INTO '{tmp_path}/copy.db'", f"VACUUM main INTO '{tmp_path}/c2.db'",
+                    f"PRAGMA temp_store_directory = '{tmp_path}'",
+                    f"PRAGMA data_store_directory = '{tmp_path}'"):
+            with pytest.raises(sqlite3.DatabaseError,
+                               match="not authorized|authorization denied"):
+                proxy.execute(sql)
+        with pytest.raises(sqlite3.DatabaseError, match="not authorized|authorization denied"):
+            proxy.executescript(f"ATTACH '{tmp_path}/evil.db' AS e;")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["proxy.db"]
+        proxy.execute("VACUUM")
+        proxy.execute("ATTACH ':memory:' AS m")
+        proxy.execute("CREATE TABLE m.t(x)")
+        proxy.execute("DETACH m")
+        proxy.execute("ATTACH '' AS tmp")
+        proxy.execute("DETACH tmp")
+        proxy.execute("PRAGMA temp_store_directory").fetchall()
+        assert proxy.execute("SELECT count(*) FROM jobs").fetchall() == [(3,)]
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["proxy.db"]
     finally:
         host.close_all()

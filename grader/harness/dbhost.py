@@ -63,7 +63,10 @@ cannot hand out a value of more than about 3 MiB, nor fetch more rows than fit a
 
 The fault triggers' counter (`harness_count`) is registered here on every connection and an
 authorizer lets only a trigger call it: SQL of the code under grade that calls it directly is
-refused ("not authorized"), so a firing cannot be faked.
+refused ("not authorized"), so a firing cannot be faked. The same authorizer refuses what would
+open a file from the judge's process, outside the target's jail: ATTACH of a file (an in-memory
+or temporary database may be attached), VACUUM INTO, and PRAGMA temp_store_directory /
+data_store_directory set to a value.
 """
 
 from __future__ import annotations
@@ -391,11 +394,24 @@ def _too_long(reply: dict) -> bool:
 MAX_CURSORS = 10_000
 
 
+#: PRAGMAs that set something for the whole judge's process (where SQLite puts its temporary
+#: files): refused when they set a value.
+_PROCESS_PRAGMAS = ("temp_store_directory", "data_store_directory")
+
+
 def _only_triggers_count(action, arg1, arg2, database, source):
     """The authorizer: harness_count may be called by a trigger only (`source`, the innermost
-    trigger or view, is None for the statement's own SQL)."""
+    trigger or view, is None for the statement's own SQL); and no statement opens a file: the
+    code's SQL runs here, in the judge's process, outside the target's jail, so ATTACH of a
+    file and VACUUM INTO (both SQLITE_ATTACH with the file's name; a plain VACUUM's is '') and
+    the PRAGMAs that move the process's temporary files are refused ("not authorized")."""
     if action == sqlite3.SQLITE_FUNCTION and arg2 is not None and \
             arg2.lower() == COUNTER and source is None:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_ATTACH and arg1 not in (None, "", ":memory:"):
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_PRAGMA and arg2 is not None and arg1 is not None and \
+            arg1.lower() in _PROCESS_PRAGMAS:
         return sqlite3.SQLITE_DENY
     return sqlite3.SQLITE_OK
 
