@@ -884,6 +884,29 @@ def test_harness_count_refused_to_the_code_but_counted_from_a_trigger(tmp_path):
         proxy.execute("UPDATE jobs SET qty = qty + 1")  # not the trigger's column
         assert host.count("fault") == 2
         assert host.count("x") == 0
+        # a trigger or view of the code's own cannot call it (a firing cannot be faked) ...
+        proxy.execute("CREATE TEMP TRIGGER mine AFTER UPDATE OF qty ON jobs "
+                      "WHEN harness_count('fault') BEGIN SELECT 1; END")
+        with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
+            proxy.execute("UPDATE jobs SET qty = qty + 1")
+        proxy.execute("DROP TRIGGER mine")
+        proxy.execute("CREATE TEMP VIEW v AS SELECT harness_count('fault') AS n")
+        with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
+            proxy.execute("SELECT n FROM v")
+        # ... nor drop the judge's trigger (a fault cannot be switched off)
+        for sql in ("DROP TRIGGER fault", "DROP TRIGGER temp.fault",
+                    "DROP TRIGGER IF EXISTS FAULT"):
+            with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
+                proxy.execute(sql)
+        proxy.execute("UPDATE jobs SET owner = 'v' WHERE id = 3")
+        assert host.count("fault") == 3
+        # the judge drops its own; a trigger of the code's by that name then counts nothing
+        host.execute("main", "DROP TRIGGER temp.fault")
+        proxy.execute("CREATE TEMP TRIGGER fault AFTER UPDATE OF owner ON jobs "
+                      "WHEN harness_count('fault') BEGIN SELECT 1; END")
+        with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
+            proxy.execute("UPDATE jobs SET owner = 'u'")
+        assert host.count("fault") == 3
     finally:
         host.close_all()
 
@@ -959,8 +982,9 @@ def test_rows_too_long_for_the_channel_raise_data_error(tmp_path):
 def test_no_file_is_opened_from_the_judges_process(tmp_path):
     """The code's SQL runs in the judge's process, outside the target's jail: ATTACH of a file,
     VACUUM INTO and the PRAGMAs that move the process's temporary files are refused ("not
-    authorized", SQLite's "authorization denied" for ATTACH) and no file appears; what opens no file (a plain VACUUM, an in-memory or
-    temporary database attached, reading a PRAGMA) works as on a real connection."""
+    authorized", or SQLite's "authorization denied") and no file appears; what opens no file
+    (a plain VACUUM, an in-memory or temporary database attached, reading a PRAGMA) works as on
+    a real connection."""
     proxy, host = proxy_side(tmp_path)
     try:
         for sql in (f"ATTACH '{tmp_path}/evil.db' AS e", f"ATTACH 'file:{tmp_path}/u.db' AS e",

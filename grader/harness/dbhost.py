@@ -62,8 +62,10 @@ sqlite3.DataError "string or blob too big", as a request too long is (target_ser
 cannot hand out a value of more than about 3 MiB, nor fetch more rows than fit at once.
 
 The fault triggers' counter (`harness_count`) is registered here on every connection and an
-authorizer lets only a trigger call it: SQL of the code under grade that calls it directly is
-refused ("not authorized"), so a firing cannot be faked. The same authorizer refuses what would
+authorizer lets only a trigger the judge created (a plain call, not a proxy's request) call it:
+SQL of the code under grade that calls it, directly or from a trigger or view of its own, is
+refused ("not authorized"), so a firing cannot be faked; nor can the code drop the judge's
+triggers (or create one by the same name). The same authorizer refuses what would
 open a file from the judge's process, outside the target's jail: ATTACH of a file (an in-memory
 or temporary database may be attached), VACUUM INTO, and PRAGMA temp_store_directory /
 data_store_directory set to a value.
@@ -104,6 +106,8 @@ class _Conn:
         self.name, self.epoch, self.real, self.path = name, epoch, real, path
         self.cursors: dict[int, sqlite3.Cursor] = {}
         self.student_trace: list[str] | None = None  # collecting for a proxy's trace callback
+        self.serving = False  # a proxy's request runs: the statements are the code's
+        self.judge_triggers: set[str] = set()  # the triggers the judge created (lower case)
 
 
 class DbHost:
@@ -126,7 +130,7 @@ class DbHost:
         conn = _Conn(name, self._epochs, real, str(path))
         real.watch(lambda sql, conn=conn: self._trace(conn, sql))
         real.create_function(COUNTER, 1, self._count)
-        real.set_authorizer(_only_triggers_count)
+        real.set_authorizer(lambda *args, conn=conn: _authorize(conn, *args))
         if synchronous_off:
             real.execute("PRAGMA synchronous = OFF")
         self.conns[name] = conn
@@ -254,7 +258,11 @@ class DbHost:
         try:
             if not live:
                 raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
-            result = self._run(conn, op, request)
+            conn.serving = True
+            try:
+                result = self._run(conn, op, request)
+            finally:
+                conn.serving = False
         except RequestError:
             raise
         except wire.WireError as exc:
@@ -399,15 +407,35 @@ MAX_CURSORS = 10_000
 _PROCESS_PRAGMAS = ("temp_store_directory", "data_store_directory")
 
 
-def _only_triggers_count(action, arg1, arg2, database, source):
-    """The authorizer: harness_count may be called by a trigger only (`source`, the innermost
-    trigger or view, is None for the statement's own SQL); and no statement opens a file: the
-    code's SQL runs here, in the judge's process, outside the target's jail, so ATTACH of a
-    file and VACUUM INTO (both SQLITE_ATTACH with the file's name; a plain VACUUM's is '') and
-    the PRAGMAs that move the process's temporary files are refused ("not authorized")."""
-    if action == sqlite3.SQLITE_FUNCTION and arg2 is not None and \
-            arg2.lower() == COUNTER and source is None:
-        return sqlite3.SQLITE_DENY
+_CREATE_TRIGGER = (sqlite3.SQLITE_CREATE_TRIGGER, sqlite3.SQLITE_CREATE_TEMP_TRIGGER)
+_DROP_TRIGGER = (sqlite3.SQLITE_DROP_TRIGGER, sqlite3.SQLITE_DROP_TEMP_TRIGGER)
+
+
+def _authorize(conn: _Conn, action, arg1, arg2, database, source):
+    """The authorizer of connection `conn`.
+
+    harness_count may be called only by a trigger the judge created (`source`, the innermost
+    trigger or view, is the trigger's name): not by the code's SQL, nor by a trigger or view
+    of the code's, so a firing cannot be faked; and the code cannot drop the judge's triggers
+    (nor create one of the same name), so a fault cannot be switched off. No statement opens a
+    file: the code's SQL runs here, in the judge's process, outside the target's jail, so ATTACH
+    of a file and VACUUM INTO (both SQLITE_ATTACH with the file's name; a plain VACUUM's is '')
+    and the PRAGMAs that move the process's temporary files are refused ("not authorized")."""
+    if action == sqlite3.SQLITE_FUNCTION:
+        if arg2 is not None and arg2.lower() == COUNTER and (
+                source is None or source.lower() not in conn.judge_triggers):
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+    if action in _CREATE_TRIGGER or action in _DROP_TRIGGER:
+        name = str(arg1).lower()
+        if conn.serving:
+            if name in conn.judge_triggers:
+                return sqlite3.SQLITE_DENY
+        elif action in _CREATE_TRIGGER:
+            conn.judge_triggers.add(name)
+        else:
+            conn.judge_triggers.discard(name)
+        return sqlite3.SQLITE_OK
     if action == sqlite3.SQLITE_ATTACH and arg1 not in (None, "", ":memory:"):
         return sqlite3.SQLITE_DENY
     if action == sqlite3.SQLITE_PRAGMA and arg2 is not None and arg1 is not None and \
