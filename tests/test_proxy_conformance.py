@@ -16,9 +16,10 @@ the scenario and the step. Values are compared after `normal()`, which changes o
 documented to differ or cannot be compared across two connections:
 - a cursor or a connection object is compared as the word "<Cursor>" / "<Connection>" (its repr
   names its address; the proxy's repr imitates the real one's shape, not its address);
-- a `sqlite3.Row` is compared as ("Row", keys(), tuple(row)): the proxy's rows are real
-  sqlite3.Row objects, but two Rows are equal only when made from the same description object;
-  steps compare Rows of one side with each other with `==`, and check `type(row) is sqlite3.Row`;
+- nothing for a `sqlite3.Row`: the proxy's rows are real sqlite3.Row objects (made from a
+  description equal to the real cursor's), so a Row of each side compare equal with `==` when
+  their column names and values are; `normal` adds ("Row", keys(), tuple(row)) beside it so a
+  difference is shown plainly, and steps also check `type(row) is sqlite3.Row`;
 - a float is compared by its repr (NaN != NaN, and -0.0 == 0.0);
 - a call the API does not take (a keyword argument where only positions are taken, too many or
   too few arguments, writing a read-only attribute: the steps wrapped in `wrong_call`) is
@@ -77,7 +78,7 @@ def proxy_side(tmp_path: Path) -> tuple[ProxyConnection, DbHost]:
 # -- comparing -------------------------------------------------------------------------------------
 def normal(value):
     if isinstance(value, sqlite3.Row):
-        return ("Row", tuple(value.keys()), normal(tuple(value)))
+        return (value, "Row", tuple(value.keys()), normal(tuple(value)))
     if isinstance(value, (sqlite3.Cursor,)) or type(value).__name__ == "ProxyCursor":
         return "<Cursor>"
     if isinstance(value, sqlite3.Connection) or type(value).__name__ == "ProxyConnection":
@@ -473,6 +474,32 @@ def with_commit_fails(conn, kept):
     return "committed"
 
 
+def implicit_begin_steps():
+    """Python's implicit BEGIN (or none) before each kind of statement, under each level."""
+    statements = [("INSERT", INSERT.replace("?, ?", "2, 3")),
+                  ("UPDATE", "UPDATE jobs SET qty = qty + 1 WHERE id = 1"),
+                  ("DELETE", "DELETE FROM jobs WHERE id = 2"),
+                  ("REPLACE", "REPLACE INTO jobs(id, qty, deadline) VALUES (3, 4, 5)"),
+                  ("UPSERT", "INSERT INTO jobs(id, qty, deadline) VALUES (1, 1, 1) "
+                             "ON CONFLICT(id) DO UPDATE SET qty = 2"),
+                  ("WITH ... UPDATE", "WITH x AS (SELECT 1) UPDATE jobs SET qty = 3"),
+                  ("SELECT", "SELECT count(*) FROM jobs"),
+                  ("CREATE", "CREATE TABLE IF NOT EXISTS t(x)"),
+                  ("PRAGMA", "PRAGMA user_version = 1")]
+    steps = []
+    for level in (None, "", "DEFERRED", "IMMEDIATE", "EXCLUSIVE", "immediate"):
+        steps.append((f"set {level!r}", lambda c, k, level=level: (
+            setattr(c, "isolation_level", level), c.isolation_level)))
+        for what, sql in statements:
+            steps.append((f"{level!r}: {what}", lambda c, k, sql=sql: (
+                lambda cur: (cur.fetchall(), cur.rowcount, c.in_transaction))(c.execute(sql))))
+            steps.append((f"{level!r}: {what}, rollback", lambda c, k: c.rollback()))
+        steps.append((f"{level!r}: executemany", lambda c, k: (
+            c.executemany(INSERT, [(1, 2)]).rowcount, c.in_transaction)))
+        steps.append((f"{level!r}: commit", lambda c, k: c.commit()))
+    return steps
+
+
 CORPUS = {
     "params": [
         ("positional tuple", rows("SELECT ?, ?", (1, "a"))),
@@ -810,6 +837,7 @@ CORPUS = {
             (lambda r: (type(r).__name__, isinstance(r, sqlite3.Row), r["id"]))(
                 c.execute("SELECT id FROM jobs").fetchone()))),
     ],
+    "implicit BEGIN": implicit_begin_steps(),
     "closed cursor": closed_cursor_steps(),
     "closed connection": closed_connection_steps(),
 }
