@@ -31,8 +31,11 @@ opened again is a new epoch, and a proxy of an older one is a closed connection)
     {"op": "set", "conn", "epoch", "attr": "isolation_level" | "autocommit", "value"} -> null
 
   Any request may carry "drop": [cur, ...] (cursors the code under grade no longer holds: their
-  statements are reset, as a real cursor's is when it is freed) and "trace": true (the code set
-  a trace callback of its own: the reply carries the statements traced during the request).
+  statements are reset, as a real cursor's is when it is freed), "trace": true (the code set
+  a trace callback of its own: the reply carries the statements traced during the request) and
+  "raw_text": true (the code's text_factory is not str: a TEXT value that is not UTF-8 comes
+  back as {"t": base64 of its bytes} for the proxy's text_factory, where with str the real
+  module raises its "Could not decode to UTF-8" error here).
 
 Replies: {"ok": RESULT, "state": {"in_transaction", "total_changes", "isolation_level"}
 [, "trace": [sql, ...]]} or {"error": ERROR, "state": ...}; ERROR is {"class", "message"
@@ -253,16 +256,23 @@ class DbHost:
         want_trace = request.get("trace", False)
         if type(want_trace) is not bool:
             raise RequestError("trace is not a bool")
+        raw_text = request.get("raw_text", False)
+        if type(raw_text) is not bool:
+            raise RequestError("raw_text is not a bool")
         if live:
             conn.student_trace = [] if want_trace else None
         try:
             if not live:
                 raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
             conn.serving = True
+            if raw_text:  # the code's text_factory is not str: TEXT that is not UTF-8 is sent
+                conn.real.text_factory = _text_or_raw
             try:
                 result = self._run(conn, op, request)
             finally:
                 conn.serving = False
+                if raw_text:
+                    _quietly(lambda: setattr(conn.real, "text_factory", str))
         except RequestError:
             raise
         except wire.WireError as exc:
@@ -462,8 +472,22 @@ def _description(cursor: sqlite3.Cursor):
     return [str(column[0]) for column in cursor.description]
 
 
+class _RawText(bytes):
+    """A TEXT value that is not UTF-8, read for a proxy whose text_factory is not str."""
+
+
+def _text_or_raw(data: bytes):
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return _RawText(data)
+
+
 def _row(row) -> list:
-    return [wire.sql_value(value) for value in row]
+    import base64
+
+    return [{"t": base64.b64encode(value).decode("ascii")} if type(value) is _RawText
+            else wire.sql_value(value) for value in row]
 
 
 def _params(params):

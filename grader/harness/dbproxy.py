@@ -24,16 +24,13 @@ the judge's real cursor with it, as the real module reuses a cached statement on
 tests/test_proxy_conformance.py compares a corpus of sqlite3 usage step by step with a real
 connection.
 
-Known divergences, left as they are (docs/contract.md): TEXT that is not UTF-8 is read by the
-judge as str, so it raises sqlite3's "Could not decode to UTF-8" whatever `text_factory` the code
-set (a real connection with text_factory=bytes would hand back its bytes); a dict subclass's
-`__missing__` is not consulted for named parameters; a sequence whose `len()` or indexing
-raises raises here, before the statement is compiled; a request, or the rows one reply carries,
-longer than one message on the channel (wire.MAX_LINE) raise sqlite3.DataError "string or blob
-too big" (a value of more than about 3 MiB cannot be handed out); a call the API does not take
-(an argument too many, a keyword where sqlite3 takes positions only, writing a read-only
-attribute) raises the same class (TypeError, AttributeError), in Python's words, not the
-module's.
+Known divergences, left as they are (docs/contract.md): a dict subclass's `__missing__` is not
+consulted for named parameters; a sequence whose `len()` or indexing raises raises here, before the
+statement is compiled; a request, or the rows one reply carries, longer than one message on the
+channel (wire.MAX_LINE) raise sqlite3.DataError "string or blob too big" (a value of more than
+about 3 MiB cannot be handed out); a call the API does not take (an argument too many, a keyword
+where sqlite3 takes positions only, writing a read-only attribute) raises the same class
+(TypeError, AttributeError), in Python's words, not the module's.
 
 What is not available (no request for it exists, and the judge would run nothing on it): the
 methods that hand the code a second door into the database or run code of its own inside the
@@ -147,6 +144,8 @@ class ProxyConnection:
             request["drop"], self._drop = self._drop, []
         if self._trace is not None:
             request["trace"] = True
+        if self._text_factory is not str:
+            request["raw_text"] = True
         reply = self._transport(request)
         state = reply.get("state")
         if type(state) is dict:
@@ -309,6 +308,16 @@ class ProxyConnection:
         data = value.encode("utf-8")
         return data if factory is bytes else factory(data)
 
+    def _raw_text(self, data) -> object:
+        """A TEXT value that is not UTF-8 (sent as base64 because text_factory is not str)."""
+        if type(data) is not str:
+            raise wire.WireError("raw text is not base64")
+        raw = base64.b64decode(data.encode("ascii"))
+        factory = self._text_factory
+        if factory is str:  # changed since the request: what str would have raised
+            raw.decode("utf-8")
+        return raw if factory is bytes else factory(raw)
+
 
 class ProxyCursor:
     """A sqlite3.Cursor's API over a real cursor in the judge's process."""
@@ -429,7 +438,8 @@ class ProxyCursor:
 
     def _make(self, values: list):
         connection = self.connection
-        row = tuple(wire.sql_value_back(v) if type(v) is dict else connection._text(v)
+        row = tuple(connection._text(v) if type(v) is not dict else
+                    connection._raw_text(v["t"]) if "t" in v else wire.sql_value_back(v)
                     for v in values)
         factory = self.row_factory
         if factory is None:
