@@ -978,6 +978,8 @@ def test_a_cursor_that_raised_is_let_go_of_at_once(tmp_path):
                 proxy.execute(sql, params)
         with pytest.raises(KeyError):
             proxy.executemany(INSERT, gen_params(3, 1))
+        with pytest.raises(sqlite3.OperationalError):
+            proxy.executemany("INSER INTO jobs VALUES (?, ?)", gen_params(3, 1))
         proxy.execute("SELECT 1").fetchall()
         assert len(host.conns["main"].cursors) <= 2
     finally:

@@ -98,8 +98,6 @@ def _unicode_error(parts, message: str) -> UnicodeEncodeError:
     end, reason and the characters it could not encode), with the real one's message."""
     try:
         encoding, start, end, reason, chunk = parts
-        import base64
-
         text = base64.b64decode(chunk.encode("ascii")).decode("utf-8", "surrogatepass")
         if not (type(start) is type(end) is int and 0 <= start < end <= start + len(text) + 1
                 and start < 1 << 20):
@@ -310,9 +308,10 @@ class ProxyConnection:
 
     def _raw_text(self, data) -> object:
         """A TEXT value that is not UTF-8 (sent as base64 because text_factory is not str)."""
-        if type(data) is not str:
-            raise wire.WireError("raw text is not base64")
-        raw = base64.b64decode(data.encode("ascii"))
+        try:
+            raw = base64.b64decode(data.encode("ascii"), validate=True)
+        except (AttributeError, ValueError):  # not a str, not ASCII, not base64
+            raise wire.WireError("raw text is not base64") from None
         factory = self._text_factory
         if factory is str:  # changed since the request: what str would have raised
             raw.decode("utf-8")
@@ -393,13 +392,13 @@ class ProxyCursor:
                 seq.append(_parameters(p, pending))
         except Exception as exc:  # noqa: BLE001 - the items before it run, then it is raised
             failed = exc
-        result = self._run({"op": "executemany", "sql": sql, "seq": seq}, pending)
-        if failed is not None:
-            try:
+        try:
+            result = self._run({"op": "executemany", "sql": sql, "seq": seq}, pending)
+            if failed is not None:
                 raise failed
-            finally:
-                del failed  # no cycle through this frame: the cursor is freed as a real one is
-        return result
+            return result
+        finally:
+            failed = None  # no cycle through this frame: the cursor is freed as a real one is
 
     def executescript(self, sql_script, /):
         _sql(sql_script, "executescript() argument")
