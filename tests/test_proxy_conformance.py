@@ -968,20 +968,21 @@ def test_a_cursor_that_raised_is_let_go_of_at_once(tmp_path):
     import gc
 
     proxy, host = proxy_side(tmp_path)
+    calls = [lambda: proxy.execute(sql, params) for sql, params in [
+        ("SELEC 1", ()), ("SELECT * FROM nope", ()), (INSERT, (0, 1)), ("SELECT ?", (object(),)),
+        ("SELECT ?", (Adapted(KeyError),)), ("SELEC ?", (Adapted(KeyError),))]]
+    calls += [lambda: proxy.executemany(INSERT, gen_params(3, 1)),
+              lambda: proxy.executemany("INSER INTO jobs VALUES (?, ?)", gen_params(3, 1)),
+              lambda: proxy.executescript("SELECT 1; SELEC 2;")]
     enabled = gc.isenabled()
     gc.disable()
     try:
-        for sql, params in [("SELEC 1", ()), ("SELECT * FROM nope", ()), (INSERT, (0, 1)),
-                            ("SELECT ?", (object(),)), ("SELECT ?", (Adapted(KeyError),)),
-                            ("SELEC ?", (Adapted(KeyError),))] * 5:
+        for n, call in enumerate(calls):
             with pytest.raises(Exception):
-                proxy.execute(sql, params)
-        with pytest.raises(KeyError):
-            proxy.executemany(INSERT, gen_params(3, 1))
-        with pytest.raises(sqlite3.OperationalError):
-            proxy.executemany("INSER INTO jobs VALUES (?, ?)", gen_params(3, 1))
-        proxy.execute("SELECT 1").fetchall()
-        assert len(host.conns["main"].cursors) <= 2
+                call()
+            assert len(proxy._drop) == 1, f"call {n}: the cursor that raised is still held"
+            proxy.execute("SELECT 1").fetchall()  # the judge lets go of it with this request
+        assert len(host.conns["main"].cursors) <= 1
     finally:
         if enabled:
             gc.enable()
