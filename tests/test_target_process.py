@@ -1046,14 +1046,22 @@ def test_rows_too_long_for_the_channel_are_an_error_in_the_target(tmp_path):
     import sqlite3
 
     def claim(conn, owner, now, lease_ms):
-        cur = conn.execute("SELECT zeroblob(5000000)")
+        out = []
+        try:  # over SQLite's length limit on the judge's connections: refused as it is made
+            conn.execute("SELECT zeroblob(5000000)")
+        except sqlite3.DataError as exc:
+            out.append(f"execute {type(exc).__name__}: {exc}")
+        cur = conn.execute("SELECT zeroblob(3500000)")  # made, but too long for one message
         try:
             cur.fetchone()
         except sqlite3.DataError as exc:
-            return f"{type(exc).__name__}: {exc}; " + str(conn.execute("SELECT 1").fetchall())
+            out.append(f"fetch {type(exc).__name__}: {exc}")
+        return "; ".join(out) + "; " + str(conn.execute("SELECT 1").fetchall())
     """
     with start(write_target(tmp_path, body), path) as target:
-        assert target.claim("A", "A", 0, LEASE_MS) == "DataError: string or blob too big; [(1,)]"
+        assert target.claim("A", "A", 0, LEASE_MS) == (
+            "execute DataError: string or blob too big; fetch DataError: string or blob too big;"
+            " [(1,)]")
     judge.close()
 
 
@@ -1259,4 +1267,51 @@ def test_what_the_judge_reads_itself_cannot_come_from_the_target(tmp_path, extra
     target = start(spec, path)
     with pytest.raises(ProtocolError, match="unknown"):
         target.work_once("A", "A", lambda claim: None, Clock(0), LEASE_MS)  # call 1
+    judge.close()
+
+
+def test_the_code_s_sql_is_bounded_in_the_judge_s_process(tmp_path):
+    """The code's SQL runs on the judge's connections, so the judge bounds it as the target
+    process was bounded: a statement still running at the call's timeout is interrupted and the
+    call is timed out (the target killed, the judge free); the database cannot grow past
+    MAX_PAGES; the bounds cannot be lifted from the code (max_page_count, page_size, a busy
+    timeout over MAX_BUSY_TIMEOUT_MS: not authorized)."""
+    from grader.harness import dbhost
+
+    path, judge = fresh_db(tmp_path)
+    body = """
+    import sqlite3
+
+    def claim(conn, owner, now, lease_ms):
+        if owner == "spin":
+            conn.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)"
+                         " SELECT count(*) FROM c").fetchone()
+        out = []
+        for sql in ("PRAGMA max_page_count = 1000000000", "PRAGMA temp.max_page_count = 10",
+                    "PRAGMA page_size = 65536", "PRAGMA busy_timeout = 3600000",
+                    "PRAGMA busy_timeout = 2000"):
+            try:
+                conn.execute(sql).fetchall()
+                out.append("ok")
+            except sqlite3.DatabaseError as exc:
+                out.append(str(exc))
+        conn.execute("CREATE TABLE big (b BLOB)")
+        try:
+            for _ in range(100):
+                conn.execute("INSERT INTO big VALUES (zeroblob(2000000))")
+        except sqlite3.DatabaseError as exc:
+            out.append(str(exc))
+        return "|".join(out)
+    """
+    spec = write_target(tmp_path, body)
+    with start(spec, path) as target:
+        assert target.claim("A", "A", 0, LEASE_MS).split("|") == (
+            ["not authorized"] * 4 + ["ok", "database or disk is full"])
+    started = time.monotonic()
+    with start(spec, path, timeout=2) as target:
+        with pytest.raises(TargetTimeout):
+            target.claim("A", "spin", 0, LEASE_MS)
+        assert gone(target.pid)
+    assert time.monotonic() - started < 15  # a safety net: it would spin for ever
+    assert os.path.getsize(path) <= dbhost.MAX_PAGES * 4096 + 8192
     judge.close()

@@ -72,12 +72,20 @@ triggers (or create one by the same name). The same authorizer refuses what woul
 open a file from the judge's process, outside the target's jail: ATTACH of a file (an in-memory
 or temporary database may be attached), VACUUM INTO, and PRAGMA temp_store_directory /
 data_store_directory set to a value.
+
+The code's SQL runs in the judge's process, so it is bounded here as the target process is:
+SQLite's progress handler interrupts a statement still running at the request's `deadline` (the
+call's timeout: `overran` tells the TargetProcess, which times the call out), a string or blob
+may not exceed MAX_VALUE_BYTES (SQLITE_LIMIT_LENGTH), a database MAX_PAGES pages
+(max_page_count, main and temp); the code may not set max_page_count or page_size, nor a busy
+timeout over MAX_BUSY_TIMEOUT_MS (a wait on a lock happens here, where no signal ends it).
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from typing import Callable
 
 from lab.store import BUSY_TIMEOUT_MS
@@ -122,6 +130,11 @@ class DbHost:
         self.conns: dict[str, _Conn] = {}
         self.counts: dict[str, int] = {}
         self._epochs = 0
+        #: time.monotonic() by which a proxy's request must be done (the call's timeout, set by
+        #: the TargetProcess while it serves one); a statement still running then is interrupted
+        #: and `overran` set: the call timed out
+        self.deadline: float | None = None
+        self.overran = False
 
     # -- the judge's own uses ----------------------------------------------------------------
     def open(self, name: str, path: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
@@ -134,6 +147,11 @@ class DbHost:
         real.watch(lambda sql, conn=conn: self._trace(conn, sql))
         real.create_function(COUNTER, 1, self._count)
         real.set_authorizer(lambda *args, conn=conn: _authorize(conn, *args))
+        # the code's SQL runs in the judge's process: bounded here as the target process was
+        real.set_progress_handler(self._progress, PROGRESS_STEPS)
+        real.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        for schema in ("main", "temp"):
+            real.execute(f"PRAGMA {schema}.max_page_count = {MAX_PAGES}")
         if synchronous_off:
             real.execute("PRAGMA synchronous = OFF")
         self.conns[name] = conn
@@ -389,6 +407,14 @@ class DbHost:
         if self.traced is not None:
             self.traced(conn.name, sql)
 
+    def _progress(self) -> int:
+        """SQLite's progress handler: every PROGRESS_STEPS steps of a statement, 1 (interrupt)
+        once the request's deadline has passed."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            self.overran = True
+            return 1
+        return 0
+
     def _count(self, key) -> int:
         key = str(key)[:wire.MAX_NAME]
         self.counts[key] = self.counts.get(key, 0) + 1
@@ -415,6 +441,18 @@ MAX_CURSORS = 10_000
 #: PRAGMAs that set something for the whole judge's process (where SQLite puts its temporary
 #: files): refused when they set a value.
 _PROCESS_PRAGMAS = ("temp_store_directory", "data_store_directory")
+#: PRAGMAs the code may read but not set: the bounds the judge puts on its connections.
+_BOUND_PRAGMAS = ("max_page_count", "page_size")
+#: The longest busy timeout the code may set (PRAGMA busy_timeout): a statement waiting on a
+#: lock waits in the judge's process, where no signal ends it.
+MAX_BUSY_TIMEOUT_MS = 60_000
+#: How often (in SQLite's virtual machine steps) a statement looks at the request's deadline.
+PROGRESS_STEPS = 20_000
+#: The largest string or blob a statement may make (SQLITE_LIMIT_LENGTH): what fits one message.
+MAX_VALUE_BYTES = wire.MAX_LINE
+#: The largest database (and temporary database) a connection may grow, in pages (64 MiB at
+#: SQLite's default 4 KiB page; its page_size cannot be set from the code).
+MAX_PAGES = 16_384
 
 
 _CREATE_TRIGGER = (sqlite3.SQLITE_CREATE_TRIGGER, sqlite3.SQLITE_CREATE_TEMP_TRIGGER)
@@ -448,10 +486,24 @@ def _authorize(conn: _Conn, action, arg1, arg2, database, source):
         return sqlite3.SQLITE_OK
     if action == sqlite3.SQLITE_ATTACH and arg1 not in (None, "", ":memory:"):
         return sqlite3.SQLITE_DENY
-    if action == sqlite3.SQLITE_PRAGMA and arg2 is not None and arg1 is not None and \
-            arg1.lower() in _PROCESS_PRAGMAS:
-        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_PRAGMA and arg2 is not None and arg1 is not None:
+        pragma = arg1.lower()
+        if pragma in _PROCESS_PRAGMAS:
+            return sqlite3.SQLITE_DENY
+        if conn.serving and pragma in _BOUND_PRAGMAS:
+            return sqlite3.SQLITE_DENY
+        if conn.serving and pragma == "busy_timeout" and _over(arg2, MAX_BUSY_TIMEOUT_MS):
+            return sqlite3.SQLITE_DENY
     return sqlite3.SQLITE_OK
+
+
+def _over(value: str, limit: int) -> bool:
+    """Whether a PRAGMA's value (as SQLite hands it to the authorizer) is above `limit` (a value
+    that is no integer is not: SQLite reads it as 0)."""
+    try:
+        return int(str(value).strip().strip("'\"")) > limit
+    except ValueError:
+        return False
 
 
 def _state(real: sqlite3.Connection) -> dict:

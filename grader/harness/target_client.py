@@ -496,7 +496,7 @@ class TargetProcess:
                 message = self._recv(self.timeout - (time.monotonic() - given), frame.op)
                 kind = message.get("msg")
                 if kind == "db":
-                    self._db(frame, message)
+                    self._db(frame, message, given + self.timeout)
                 elif kind == "callback":
                     self._callback(frame, message)
                     given = time.monotonic()
@@ -550,7 +550,7 @@ class TargetProcess:
         return value
 
     # -- the database, served here -----------------------------------------------------------------
-    def _db(self, frame: _Frame, message: dict) -> None:
+    def _db(self, frame: _Frame, message: dict, deadline: float) -> None:
         """A request of a proxy connection's (dbproxy), made during the innermost call: run
         on the real connection (dbhost), answered."""
         try:
@@ -565,11 +565,19 @@ class TargetProcess:
             self._fail(str(exc))
         self._check_quiet()
         self._last_cb = cb
-        reply = self._serve_db(request)
+        # the request runs on the target's time: a statement still running at the call's
+        # deadline is interrupted (SQLite's progress handler), and the call has timed out
+        self.db.deadline, self.db.overran = deadline, False
+        try:
+            reply = self._serve_db(request)
+        finally:
+            self.db.deadline = None
         error, self._gate_error = self._gate_error, None
         if error is not None:  # the gate's callable raised (a crash's kill, a stop): not answered
             self._abandon("the judge's statement callable raised")
             raise error
+        if self.db.overran:
+            self._timeout(frame.op)
         self._send({"op": "db", "cb": cb, "res": reply}, frame.op)
 
     def _serve_db(self, request: dict) -> dict:
@@ -611,6 +619,7 @@ class TargetProcess:
         frame.step += 1
         if frame.free or self._gate_error is not None:
             return
+        asked = time.monotonic()
         try:
             answer = frame.statement(frame.step, _bounded(sql, wire.MAX_SQL), holds_write)
             if type(answer) is not str or answer not in ("go", "free"):
@@ -620,6 +629,9 @@ class TargetProcess:
             self._gate_error = exc
             self.db.interrupt(name)
             return
+        finally:  # the wait at the gate is the judge's time, not the target's
+            if self.db.deadline is not None:
+                self.db.deadline += time.monotonic() - asked
         frame.free = answer == "free"
 
     def _callback(self, frame: _Frame, message: dict) -> None:
