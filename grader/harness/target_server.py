@@ -499,14 +499,7 @@ class Server:
                 if answer.get("cb") != cb or type(answer.get("res")) is not dict:
                     _bug("db answer out of turn")
                 return answer["res"]
-            with self.turn:  # a nested call, made by the judge while it served this request
-                self.talking = False
-                self.turn.notify_all()
-            self.dispatch(answer)
-            with self.turn:
-                while self.talking:
-                    self.turn.wait()
-                self.talking = True
+            self.nested(answer)  # made by the judge while it served this request
 
     # -- callbacks -------------------------------------------------------------------------------
     def callback(self, call: _Call, name: str):
@@ -586,14 +579,19 @@ class Server:
                 error = SEND_ALSO.get(also, SendFailed)(_field(request, "message", str))
                 call.raised.append(error)
                 raise error
-            with self.turn:  # a nested call, made by the judge from inside its callback:
-                self.talking = False  # its own callbacks and reply take the channel
-                self.turn.notify_all()
-            self.dispatch(request)
-            with self.turn:
-                while self.talking:
-                    self.turn.wait()
-                self.talking = True
+            self.nested(request)  # made by the judge from inside its callback
+
+    def nested(self, request: dict) -> None:
+        """Serve a call the judge made while this thread waits for an answer on the channel:
+        meanwhile the nested call's own callbacks and reply take the channel."""
+        with self.turn:
+            self.talking = False
+            self.turn.notify_all()
+        self.dispatch(request)
+        with self.turn:
+            while self.talking:
+                self.turn.wait()
+            self.talking = True
 
 
 # -- values and errors as plain data ---------------------------------------------------------------
