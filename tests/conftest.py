@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import subprocess
@@ -31,6 +33,43 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 IN_CI = {name: os.environ.pop(name) for name in ("CI", "GITHUB_ACTIONS") if name in os.environ}
 
 
+#: The files whose module fixtures grade the most, longest first (measured: docs/DEVELOPING.md,
+#: "The project's own tests"). The suite's command (-n auto --dist loadfile) gives each xdist
+#: worker whole files, the next one in the order below to whichever worker is free: the longest
+#: start at once on different workers and the short files fill in the end, so no long file
+#: starts last beside an idle worker. test_mutants comes after test_pytest_plugin: its grades
+#: are then the parity's, shared (`grade`'s shared=True).
+LONGEST_FILES = ("test_seed_sweep.py", "test_pytest_plugin.py", "test_stability.py",
+                 "test_mutant_worlds.py", "test_mutants.py")
+
+
+def pytest_configure(config):
+    # pytest-xdist hands out the files in collection order, which pytest_collection_modifyitems
+    # sets, unless --loadscope-reorder (its default) sorts them by their number of tests
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config, items):
+    """LONGEST_FILES first, in their order; then the other files, those with the most tests
+    first (as pytest-xdist orders them by itself); a file's tests stay together, in order."""
+    first: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    for index, item in enumerate(items):
+        file = item.nodeid.split("::", 1)[0]
+        first.setdefault(file, index)
+        counts[file] = counts.get(file, 0) + 1
+
+    def rank(item):
+        file = item.nodeid.split("::", 1)[0]
+        name = file.rsplit("/", 1)[-1]
+        if name in LONGEST_FILES:
+            return (0, LONGEST_FILES.index(name), first[file])
+        return (1, -counts[file], first[file])
+
+    items.sort(key=rank)
+
+
 @pytest.fixture
 def lenient_messages(monkeypatch):
     """Strict messages off, as for a student: for tests that feed malformed results on purpose
@@ -38,22 +77,132 @@ def lenient_messages(monkeypatch):
     monkeypatch.delenv("LEASELAB_STRICT_MESSAGES", raising=False)
 
 
-def run_grader(*args: str, cwd: Path = ROOT, env: dict | None = None,
-               timeout: float = 300) -> subprocess.CompletedProcess:
-    """`python -m grader ARGS` in a child process, as a student or CI would run it."""
+def grader_env(env: dict | None = None) -> dict[str, str]:
+    """The environment `run_grader` gives the grader."""
     # A wide terminal, whatever the one running the tests: a sentence is then one line, and
     # the report's wrapping is tested at given widths (tests/test_report_length.py).
     full_env = {**os.environ, "NO_COLOR": "1", "LANG": "C.UTF-8", "COLUMNS": "200",
                 **(env or {})}
     full_env.pop("LC_ALL", None)
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, env=full_env,
+    return full_env
+
+
+def run_grader(*args: str, cwd: Path = ROOT, env: dict | None = None,
+               timeout: float = 300) -> subprocess.CompletedProcess:
+    """`python -m grader ARGS` in a child process, as a student or CI would run it."""
+    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, env=grader_env(env),
                           capture_output=True, text=True, timeout=timeout)
 
 
-def grade(impl: str, tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
-    """Grade `impl`; return the process and its results.json."""
+def grade(impl: str, tmp_path: Path, *extra: str,
+          shared: bool = False) -> tuple[subprocess.CompletedProcess, dict]:
+    """Grade `impl`; return the process and its results.json.
+
+    shared=True: the grade may be one another test of this pytest session already ran, or is
+    running, with the same arguments on the same bytes (see `shared_grade`): for the fixtures
+    that grade every mutant and alternative. Never for a test that grades the same code twice
+    and expects a difference (history, --repeat, a fresh world)."""
     out = tmp_path / f"results-{abs(hash(impl))}.json"
+    if shared and _CACHE["dir"] is not None:
+        return shared_grade(impl, out, *extra)
     proc = run_grader("--impl", impl, "--json", str(out), *extra)
+    assert out.exists(), f"no results.json (exit {proc.returncode}):\n{proc.stderr}"
+    return proc, json.loads(out.read_text(encoding="utf-8"))
+
+
+# -- grades shared within one pytest session ---------------------------------------------------------
+# The mutants, the alternatives, the reference and the stubs are graded with the same arguments
+# by several test files (test_mutants and test_pytest_plugin's parity, test_alternatives,
+# test_reference...), each on whichever xdist worker runs it. A grade asked for with
+# shared=True is computed once per session: its results.json, exit status and output are kept
+# in a folder of this session alone (under the session's base temporary folder, which all
+# workers share and which a later run never reuses), under a key of everything the grade
+# depends on; a lock per key makes a second worker asking for the same grade wait for the first
+# instead of computing it again.
+
+_CACHE: dict = {"dir": None, "grader": None}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_grades(tmp_path_factory):
+    """The session's folder of shared grades: under the base temporary folder of this run (the
+    xdist controller's, common to its workers: a worker's own is popen-gwN inside it), in a
+    subfolder named by the run's id when xdist gives one."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # pytest-xdist: basetemp / the worker's name
+        base = base.parent
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "single")
+    folder = base / f"shared-grades-{run}"
+    folder.mkdir(parents=True, exist_ok=True)
+    _CACHE["dir"] = folder
+    yield
+    _CACHE["dir"] = None
+
+
+def _target_files(impl: str) -> list[Path] | None:
+    """The files a grade of `impl` reads besides the grader: the target and the Python files
+    beside it (a mutant imports its helpers from there); None when it is no file of ROOT."""
+    path = ROOT / impl if impl.endswith(".py") else ROOT / (impl.replace(".", "/") + ".py")
+    if not path.is_file():
+        return None
+    return sorted(path.parent.glob("*.py"))
+
+
+def _tree_digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()
+                       and "__pycache__" not in p.parts):
+        h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _grade_key(impl: str, extra: tuple[str, ...]) -> str | None:
+    files = _target_files(impl)
+    if files is None:
+        return None
+    if _CACHE["grader"] is None:
+        _CACHE["grader"] = _tree_digest(ROOT / "grader")
+    env = {k: v for k, v in grader_env().items() if not k.startswith("PYTEST_")}
+    h = hashlib.sha256()
+    for part in (sys.executable, str(ROOT), impl, json.dumps(extra), _CACHE["grader"],
+                 json.dumps(sorted(env.items()))):
+        h.update(part.encode() + b"\0")
+    for path in files:
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def shared_grade(impl: str, out: Path, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """`python -m grader --impl IMPL --json OUT EXTRA...`, or the same grade another test of
+    this session ran: keyed by the target's bytes (and its folder's), the arguments, the
+    grader's source, the environment (pytest's own variables aside) and the interpreter."""
+    key = _grade_key(impl, extra)
+    folder = _CACHE["dir"]
+    command = [sys.executable, "-m", "grader", "--impl", impl, "--json", str(out), *extra]
+    if key is None or folder is None:
+        proc = run_grader(*command[3:])
+    else:
+        kept = folder / f"{key}.json"
+        with open(folder / f"{key}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one worker computes, the others wait for it
+            if not kept.exists():
+                proc = run_grader(*command[3:])
+                if out.exists():
+                    record = {"returncode": proc.returncode, "stdout": proc.stdout,
+                              "stderr": proc.stderr,
+                              "results": out.read_text(encoding="utf-8")}
+                    partial = kept.with_suffix(".part")
+                    partial.write_text(json.dumps(record), encoding="utf-8")
+                    partial.replace(kept)
+                return _checked(proc, out)
+        record = json.loads(kept.read_text(encoding="utf-8"))
+        out.write_text(record["results"], encoding="utf-8")
+        proc = subprocess.CompletedProcess(command, record["returncode"], record["stdout"],
+                                           record["stderr"])
+    return _checked(proc, out)
+
+
+def _checked(proc: subprocess.CompletedProcess, out: Path):
     assert out.exists(), f"no results.json (exit {proc.returncode}):\n{proc.stderr}"
     return proc, json.loads(out.read_text(encoding="utf-8"))
 
@@ -64,12 +213,12 @@ def by_check(results: dict) -> dict[str, dict]:
 
 @pytest.fixture(scope="session")
 def solution_results(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict]:
-    return grade("solutions.queue", tmp_path_factory.mktemp("solution"))
+    return grade("solutions.queue", tmp_path_factory.mktemp("solution"), shared=True)
 
 
 @pytest.fixture(scope="session")
 def stub_results(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict]:
-    return grade("lab.queue", tmp_path_factory.mktemp("stubs"))
+    return grade("lab.queue", tmp_path_factory.mktemp("stubs"), shared=True)
 
 
 #: Source for a hostile target: `channel_fds()` lists the write ends of pipes it holds (the

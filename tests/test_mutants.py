@@ -101,8 +101,10 @@ def graded_mutants(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("mutants")
     with ThreadPoolExecutor(max_workers=2) as pool:
         # --hints: the whole diagnosis a student can ask for, so EXPECT_TEXT can hold the
-        # hint that fits the bug (and EXPECT_NO_TEXT one that would not fit it)
-        done = pool.map(lambda p: (p.stem, grade(str(p), tmp, "--hints")), MUTANT_FILES)
+        # hint that fits the bug (and EXPECT_NO_TEXT one that would not fit it); shared: the
+        # parity of tests/test_pytest_plugin.py compares the same grade with pytest's
+        done = pool.map(lambda p: (p.stem, grade(str(p), tmp, "--hints", shared=True)),
+                        MUTANT_FILES)
         return dict(done)
 
 

@@ -31,32 +31,41 @@ def run_pytest(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess
                           timeout=timeout)
 
 
-def both_ways(impl: str, tmp: Path, *select: str) -> tuple[dict, dict, str]:
+def both_ways(impl: str, tmp: Path, *select: str, hints: bool = False) -> tuple[dict, dict, str]:
     """results.json of `python -m grader`, and results.json written by `python -m grader report`
-    from pytest-json-report's file of the same checks run by pytest; pytest's output."""
+    from pytest-json-report's file of the same checks run by pytest; pytest's output. With
+    `hints`, both results.json show the hint under every failed check (`--hints` to the grade
+    and to the report), as test_mutants grades a mutant: the grade is then that one, shared
+    (conftest.grade's shared=True), not made twice in a session."""
     name = Path(impl).stem
-    _, direct = grade(impl, tmp, *select)
+    asked = ("--hints",) if hints else ()
+    _, direct = grade(impl, tmp, *asked, *select, shared=True)
     report = tmp / f"{name}.pytest.json"
     proc = run_pytest("--pyargs", "grader.checks", "--impl", impl, "-q", "--json-report",
                       f"--json-report-file={report}", *select)
     assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr
     written = tmp / f"{name}.via-pytest.json"
-    again = run_grader("report", str(report), "--json", str(written))
+    again = run_grader("report", str(report), "--json", str(written), *asked)
     assert again.returncode == proc.returncode, again.stderr
     return direct, json.loads(written.read_text(encoding="utf-8")), proc.stdout
 
 
-def targets() -> list[tuple[str, tuple[str, ...]]]:
-    """Every mutant and alternative, the reference and the stubs; a mutant that hangs is
-    compared on the checks that must catch it (each of its hangs waits out a timeout, and
-    pytest runs the checks one after another)."""
-    found = [("solutions.queue", ()), ("lab.queue", ())]
-    found += [(str(p.relative_to(ROOT)), ()) for p in ALTERNATIVES]
+def targets() -> list[tuple[str, str, tuple[str, ...], bool]]:
+    """Every mutant and alternative, the reference and the stubs: a name (the path from the
+    project's root), what --impl is given, the checks selected and whether hints are shown. A
+    file is given by the path test_mutants and test_alternatives give it (absolute), and a
+    mutant with its hints, as test_mutants grades it (the reference, the stubs and the
+    alternatives as conftest's solution_results and stub_results and test_alternatives do):
+    the grade is then theirs, shared in the session. A mutant that hangs is compared on the
+    checks that must catch it (each of its hangs waits out a timeout, and pytest runs the
+    checks one after another)."""
+    found = [(module, module, (), False) for module in ("solutions.queue", "lab.queue")]
+    found += [(str(p.relative_to(ROOT)), str(p), (), False) for p in ALTERNATIVES]
     for path in MUTANT_FILES:
         spec = declared(path)
         hangs = "timed_out" in [spec.get("OUTCOME"), *spec.get("EXPECT_OUTCOME", {}).values()]
         select = ("-k", " or ".join(sorted(spec["EXPECT_FAIL"]))) if hangs else ()
-        found.append((str(path.relative_to(ROOT)), select))
+        found.append((str(path.relative_to(ROOT)), str(path), select, True))
     return found
 
 
@@ -64,7 +73,8 @@ def targets() -> list[tuple[str, tuple[str, ...]]]:
 def graded_both_ways(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("both-ways")
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(lambda t: (t[0], both_ways(t[0], tmp, *t[1])), targets()))
+        return dict(pool.map(lambda t: (t[0], both_ways(t[1], tmp, *t[2], hints=t[3])),
+                             targets()))
 
 
 #: What differs between two grades of the same code by nature, not by the way they ran: a wait
@@ -94,7 +104,7 @@ def same_words(check_id: str, a: str, b: str) -> bool:
     return a in (b, swapped)
 
 
-@pytest.mark.parametrize("impl", [t for t, _ in targets()])
+@pytest.mark.parametrize("impl", [name for name, *_ in targets()])
 def test_pytest_grades_as_the_grader_does(impl, graded_both_ways):
     """Same checks, same outcomes, same scores, the same words under every check."""
     direct, via_pytest, _ = graded_both_ways[impl]
@@ -109,9 +119,11 @@ def test_pytest_grades_as_the_grader_does(impl, graded_both_ways):
     assert direct["score"] == via_pytest["score"]
 
 
-def test_a_failed_item_shows_the_graders_failure_text(graded_both_ways):
-    impl = "tests/mutants/boundary_finish_at_expiry_accepted.py"
-    direct, _, stdout = graded_both_ways[impl]
+def test_a_failed_item_shows_the_graders_failure_text(graded_both_ways, tmp_path):
+    name = "tests/mutants/boundary_finish_at_expiry_accepted.py"
+    impl = str(ROOT / name)  # as the parity gave it
+    _, _, stdout = graded_both_ways[name]
+    _, direct = grade(impl, tmp_path)  # as a first local run shows it: hints kept back
     output = by_check(direct)["finish-at-expiry"]["output"]
     assert output and output in stdout
     assert "FAILED grader/checks/test_boundaries.py::finish-at-expiry" in stdout

@@ -1,0 +1,101 @@
+"""conftest.grade(..., shared=True): a grade the session already made with the same arguments on
+the same bytes is not made again (by another test, file or xdist worker), and any difference in
+what the grade depends on makes a grade of its own."""
+
+from __future__ import annotations
+
+import threading
+
+import conftest
+from conftest import ROOT, grade
+
+ONE_CHECK = ("-k", "finish-at-expiry")
+
+
+def counting(monkeypatch) -> list[tuple[str, ...]]:
+    """The grader starts from now on: their arguments."""
+    started: list[tuple[str, ...]] = []
+    run = conftest.run_grader
+
+    def counted(*args, **kwargs):
+        started.append(args)
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(conftest, "run_grader", counted)
+    return started
+
+
+def target(tmp_path, name: str = "queue.py", tail: str = "") -> str:
+    path = tmp_path / "sub" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text((ROOT / "solutions" / "queue.py").read_text(encoding="utf-8") + tail,
+                    encoding="utf-8")
+    return str(path)
+
+
+def test_the_same_grade_is_made_once_and_given_to_each_asker(tmp_path, monkeypatch):
+    started = counting(monkeypatch)
+    impl = target(tmp_path)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    proc_a, results_a = grade(impl, tmp_path / "a", *ONE_CHECK, shared=True)
+    proc_b, results_b = grade(impl, tmp_path / "b", *ONE_CHECK, shared=True)
+    assert len(started) == 1
+    assert results_a == results_b and results_a["score"] == results_a["max_score"] > 0
+    assert proc_a.returncode == proc_b.returncode == 0
+    assert proc_a.stdout == proc_b.stdout and "finish-at-expiry" in proc_a.stdout
+    assert list((tmp_path / "b").glob("results-*.json"))  # the asker's own results.json
+
+
+def test_two_askers_at_once_wait_for_one_grade(tmp_path, monkeypatch):
+    started = counting(monkeypatch)
+    impl = target(tmp_path)
+    got = {}
+
+    def ask(name):
+        (tmp_path / name).mkdir()
+        got[name] = grade(impl, tmp_path / name, *ONE_CHECK, shared=True)[1]
+
+    threads = [threading.Thread(target=ask, args=(name,)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(started) == 1 and got["a"] == got["b"]
+
+
+def test_other_bytes_arguments_or_environment_make_their_own_grade(tmp_path, monkeypatch):
+    started = counting(monkeypatch)
+    impl = target(tmp_path)
+    grade(impl, tmp_path, *ONE_CHECK, shared=True)
+    grade(impl, tmp_path, "-k", "finish-before-expiry", shared=True)  # other arguments
+    target(tmp_path, tail="\n# another byte\n")
+    grade(impl, tmp_path, *ONE_CHECK, shared=True)  # the target's bytes changed
+    target(tmp_path, "helper.py")
+    grade(impl, tmp_path, *ONE_CHECK, shared=True)  # a file beside it changed (a helper)
+    monkeypatch.setenv("LEASELAB_NO_HISTORY", "")
+    grade(impl, tmp_path, *ONE_CHECK, shared=True)  # the environment changed
+    assert len(started) == 5
+
+
+def test_a_grade_not_asked_to_share_is_made_every_time(tmp_path, monkeypatch):
+    started = counting(monkeypatch)
+    impl = target(tmp_path)
+    grade(impl, tmp_path, *ONE_CHECK, shared=True)
+    grade(impl, tmp_path, *ONE_CHECK)
+    grade(impl, tmp_path, *ONE_CHECK)
+    assert len(started) == 3
+
+
+def test_the_longest_files_run_first_in_their_order(request):
+    """conftest.LONGEST_FILES names test files, and the session runs them before the others,
+    in that order, each file's tests together (what pytest-xdist hands out in turn)."""
+    assert all((ROOT / "tests" / name).is_file() for name in conftest.LONGEST_FILES)
+    files = []
+    for item in request.session.items:
+        file = item.nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+        if not files or files[-1] != file:
+            files.append(file)
+    assert len(files) == len(set(files)), "a file's tests together"
+    longest = [name for name in conftest.LONGEST_FILES if name in files]
+    assert files[:len(longest)] == longest
