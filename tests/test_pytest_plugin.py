@@ -80,6 +80,7 @@ def graded_both_ways(tmp_path_factory):
 #: What differs between two grades of the same code by nature, not by the way they ran: a wait
 #: the lock probe measured, the port the integration run's receiver was given.
 MEASURED = [(re.compile(r"after waiting \d+ ms"), "after waiting N ms"),
+            (re.compile(r"done in \d+ ms"), "done in N ms"),  # the lock probe's enqueue
             (re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:PORT")]
 
 

@@ -136,7 +136,7 @@ def _run_fresh(argv: list[str], workdir: Path, env: dict, log, limit: float) -> 
                                 start_new_session=True)
         _live.add(proc.pid)
     try:
-        proc.wait(timeout=limit)
+        code = proc.wait(timeout=limit)
     except subprocess.TimeoutExpired:
         code = None
     finally:
