@@ -93,10 +93,9 @@ from lab.store import BUSY_TIMEOUT_MS
 from . import watched, wire
 
 #: Rows a proxy asks for at a time while it is iterated (fetchone asks for 1).
-ITER_CHUNK = 16
+ITER_CHUNK = wire.DB_ITER_CHUNK
 #: Builtin exceptions a request may raise besides sqlite3's (binding a value, a bad argument).
-BUILTIN_ERRORS = ("TypeError", "ValueError", "OverflowError", "UnicodeEncodeError",
-                  "MemoryError", "RecursionError", "KeyError", "IndexError")
+BUILTIN_ERRORS = wire.DB_BUILTIN_ERRORS
 #: The SQL function that counts a fault trigger's firings (only a trigger may call it).
 COUNTER = "harness_count"
 _SQLITE_ERRORS = {name for name in dir(sqlite3)
@@ -428,10 +427,30 @@ _WRAP = 1024
 
 
 def _too_long(reply: dict) -> bool:
+    """Whether `reply` would not fit one message. Rows far below the limit are not encoded to
+    be measured (the reply is encoded once more to be sent): only those that may not fit."""
+    if _at_most(reply["ok"]["rows"]) <= wire.MAX_LINE // 2:
+        return False
     try:
         return len(wire.encode(reply)) > wire.MAX_LINE - _WRAP
     except wire.WireError:
         return True
+
+
+def _at_most(rows: list) -> int:
+    """An upper bound of the bytes `rows` (as `_row` writes them) take in a message: a str at
+    most 6 bytes a character (a JSON escape), anything else a fixed width, and separators."""
+    size = 0
+    for row in rows:
+        for value in row:
+            if type(value) is str:
+                size += 6 * len(value) + 4
+            elif type(value) is dict:  # {"b" | "f" | "t": str}
+                size += sum(6 * len(text) for text in value.values()) + 12
+            else:
+                size += 32
+        size += 4
+    return size
 
 
 #: Cursors a connection may hold at once (a target that never lets one go is refused more).

@@ -51,7 +51,7 @@ from typing import Callable
 
 from . import wire
 
-ITER_CHUNK = 16  # dbhost.ITER_CHUNK: rows asked for at a time while iterating
+ITER_CHUNK = wire.DB_ITER_CHUNK  # rows asked for at a time while iterating
 _BASIC = (type(None), int, float, str, bytes)
 _UNAVAILABLE = ("backup", "iterdump", "blobopen", "serialize", "deserialize", "create_function",
                 "create_aggregate", "create_collation", "create_window_function",
@@ -107,8 +107,7 @@ def _unicode_error(parts, message: str) -> UnicodeEncodeError:
         return UnicodeEncodeError("utf-8", "\0", 0, 1, message)
 
 
-_BUILTIN_ERRORS = ("TypeError", "ValueError", "OverflowError", "UnicodeEncodeError",
-                   "MemoryError", "RecursionError", "KeyError", "IndexError")
+_BUILTIN_ERRORS = wire.DB_BUILTIN_ERRORS  # the classes a reply may name besides sqlite3's
 
 
 class ProxyConnection:

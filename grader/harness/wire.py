@@ -31,6 +31,13 @@ JAIL_ENV = "LEASELAB_JAIL_WRITE"
 #: Builtin errors a callback's SendFailed may also be ({"op": "raise", ..., "also": name}).
 SEND_ALSO = ("ConnectionError", "TimeoutError")
 
+#: The proxy connection's protocol (grader.harness.dbproxy <-> dbhost): the rows a proxy asks for
+#: at a time while it is iterated, and the builtin errors a request may raise besides sqlite3's
+#: (binding a value, a bad argument), which the proxy raises again as that class.
+DB_ITER_CHUNK = 16
+DB_BUILTIN_ERRORS = ("TypeError", "ValueError", "OverflowError", "UnicodeEncodeError",
+                     "MemoryError", "RecursionError", "KeyError", "IndexError")
+
 #: A Claim on the wire: these six keys, these exact types.
 CLAIM_FIELDS = (("id", int), ("qty", int), ("owner", str), ("token", int), ("attempt", int),
                 ("lease_until", int))
