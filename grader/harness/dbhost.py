@@ -17,7 +17,6 @@ is the real module's (the proxy re-raises the same class with the same message).
 
 Requests (from `dbproxy`, one JSON object each; `conn` and `epoch` name the connection: a name
 opened again is a new epoch, and a proxy of an older one is a closed connection):
-
     {"op": "execute", "conn", "epoch", "cur", "sql", "params": P | null}
     {"op": "executemany", "conn", "epoch", "cur", "sql", "seq": [P, ...]}
         P is [B, ...] | {name: B} | false (parameters of a type sqlite3 does not take)
@@ -83,6 +82,8 @@ timeout over MAX_BUSY_TIMEOUT_MS (a wait on a lock happens here, where no signal
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import sqlite3
 import time
@@ -555,8 +556,6 @@ def _text_or_raw(data: bytes):
 
 
 def _row(row) -> list:
-    import base64
-
     return [{"t": base64.b64encode(value).decode("ascii")} if type(value) is _RawText
             else wire.sql_value(value) for value in row]
 
@@ -578,9 +577,6 @@ def _param(value):
         if "i" in value and value["i"] in ("+", "-"):
             return wire.INT_MAX + 1 if value["i"] == "+" else wire.INT_MIN - 1
         if "u" in value and type(value["u"]) is str:
-            import base64
-            import binascii
-
             try:
                 data = base64.b64decode(value["u"].encode("ascii"), validate=True)
                 return data.decode("utf-8", "surrogatepass")
@@ -643,8 +639,6 @@ def error_data(exc: BaseException) -> dict:
                      and k.__module__ == "builtins"), "OperationalError")
     data = {"class": name, "message": str(exc)[:wire.MAX_MESSAGE]}
     if isinstance(exc, UnicodeEncodeError) and isinstance(exc.object, str):
-        import base64
-
         chunk = exc.object[exc.start:exc.end][:wire.MAX_NAME]
         data["unicode"] = [str(exc.encoding)[:wire.MAX_NAME], exc.start, exc.end,
                            str(exc.reason)[:wire.MAX_NAME], base64.b64encode(

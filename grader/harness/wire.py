@@ -10,6 +10,8 @@ and `target_client` (what the judge asks).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 
 MAX_LINE = 4 << 20  # bytes in one message, newline included
@@ -187,8 +189,6 @@ def sql_value(value):
             return {"f": "inf" if value > 0 else "-inf"}
         return value
     if kind is bytes:
-        import base64
-
         return {"b": base64.b64encode(value).decode("ascii")}
     raise ValueError(f"not an SQLite value: {kind.__name__}")
 
@@ -204,9 +204,6 @@ def sql_value_back(value):
         if "f" in value and value["f"] in ("inf", "-inf", "nan"):
             return float(value["f"])
         if "b" in value and type(value["b"]) is str:
-            import base64
-            import binascii
-
             try:
                 return base64.b64decode(value["b"].encode("ascii"), validate=True)
             except (binascii.Error, UnicodeEncodeError):
