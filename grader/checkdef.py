@@ -39,6 +39,11 @@ class CheckInfo:
     parts: int = 1
 
     @property
+    def family(self) -> "Family":
+        """The declared rule family of the check's module (checkdef.FAMILIES)."""
+        return family_of(self.module)
+
+    @property
     def name(self) -> str:
         """The function's name (`-k` matches it too)."""
         return getattr(self.body, "__name__", "")
@@ -59,16 +64,49 @@ class Part:
 #: Every declared check, in declaration order (module import order, then source order).
 REGISTRY: dict[str, CheckInfo] = {}
 
-#: The order the check modules are run and reported in: the order the lesson tells its rules.
-MODULE_ORDER = (
-    "boundaries", "tokens", "stamps", "selection", "deadlines", "quarantine",
-    "transactions", "work_once", "lock_probe", "race", "crash", "integration", "differential",
-)
+@dataclass(frozen=True)
+class Family:
+    """A rule family of the lesson (its checks live in `grader/checks/test_<name>.py`) and how
+    its checks are run: declared once, in FAMILIES, and read by the runner, watch and the pytest
+    plugin."""
+    name: str
+    #: Its checks start processes of their own besides the one target process every check has
+    #: (race and crash claimers, integration workers: grader.harness.children, .workers). Their
+    #: judge runs in a forked child of the lane, swept after (grader.runner); pytest marks them
+    #: `processes`.
+    starts_processes: bool = False
+    #: 0: short. Else long: its checks are handed to the lanes before the short ones, the larger
+    #: `long` first (grader.runner.schedule; a check in parts is long whatever its family).
+    long: int = 0
+    #: The pass of `python -m grader watch` its checks run in: 1 is the first screen, 2 after it.
+    watch_pass: int = 1
 
-#: The families whose checks start processes of their own besides the one target process every
-#: check has (race and crash claimers, integration workers: grader.harness.children, .workers).
-#: `python -m grader watch` shows the other checks' verdict first and runs these after.
-PROCESS_FAMILIES = ("race", "crash", "integration")
+
+#: Every rule family, in the order its checks are run and reported in: the order the lesson tells
+#: its rules. A check module outside it is an error (`module_rank`).
+FAMILIES = (
+    Family("boundaries"),
+    Family("tokens"),
+    Family("stamps"),
+    Family("selection"),
+    Family("deadlines"),
+    Family("quarantine"),
+    Family("transactions"),
+    Family("work_once"),
+    Family("lock_probe"),
+    # long: the reference on 2 cores, integration about 120 ms, crash and race about 40 ms each
+    Family("race", starts_processes=True, long=1, watch_pass=2),
+    Family("crash", starts_processes=True, long=2, watch_pass=2),
+    Family("integration", starts_processes=True, long=3, watch_pass=2),
+    # the random timelines: about 2 s of a first pass of 5.7 s when they were in it
+    Family("differential", watch_pass=2),
+)
+BY_NAME = {f.name: f for f in FAMILIES}
+
+#: The families' names in lesson order (derived from FAMILIES).
+MODULE_ORDER = tuple(f.name for f in FAMILIES)
+#: The families whose checks start processes of their own (derived from FAMILIES).
+PROCESS_FAMILIES = tuple(f.name for f in FAMILIES if f.starts_processes)
 
 
 def family(module_name: str) -> str:
@@ -76,15 +114,20 @@ def family(module_name: str) -> str:
     return module_name.rsplit(".", 1)[-1].removeprefix("test_")
 
 
+def family_of(module_name: str) -> Family:
+    """The declared Family of a check module (see `module_rank` for one that is not declared)."""
+    return FAMILIES[module_rank(module_name)]
+
+
 def module_rank(module_name: str) -> int:
-    """Position of a check module (`grader.checks.test_tokens` or `test_tokens`) in MODULE_ORDER.
+    """Position of a check module (`grader.checks.test_tokens` or `test_tokens`) in FAMILIES.
 
     A module that is not there is an error, not a silent last place: where a rule family is
     told (and graded) is decided by whoever adds it."""
     topic = family(module_name)
     if topic not in MODULE_ORDER:
-        raise ValueError(f"check module {module_name!r} is not in grader.checkdef.MODULE_ORDER "
-                         f"{MODULE_ORDER}: add {topic!r} where the lesson tells its rule")
+        raise ValueError(f"check module {module_name!r} is not in grader.checkdef.FAMILIES "
+                         f"{MODULE_ORDER}: add Family({topic!r}) where the lesson tells its rule")
     return MODULE_ORDER.index(topic)
 
 
@@ -97,7 +140,7 @@ def check(check_id: str, points: int, timeout: float = DEFAULT_TIMEOUT,
         raise ValueError(f"parts must be a positive int: {parts!r}")
 
     def decorate(body: Callable) -> Callable:
-        module_rank(body.__module__)  # a check module must be in MODULE_ORDER
+        module_rank(body.__module__)  # a check module's family must be in FAMILIES
         if check_id in REGISTRY and REGISTRY[check_id].module != body.__module__:
             raise ValueError(f"duplicate check id {check_id!r}")
         REGISTRY[check_id] = CheckInfo(check_id, points, body.__module__, timeout, oracle,

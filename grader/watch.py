@@ -19,9 +19,8 @@ Grading. A grade runs in a child forked from this process (which imports the gra
 starts the zygote once, so a grade costs a fork, not an interpreter's start, and its target
 processes are forked too), in a session of its own, in two passes: first
 every check but SECOND_PASS, redrawn as soon as they are done; then SECOND_PASS: the families
-whose checks start processes of their own (`checkdef.PROCESS_FAMILIES`) and the random
-timelines (the longest check of a grade: about 2 s of the first pass's 5.7 s when it was in it);
-one pass when -k selects none of SECOND_PASS (the partial screen lists only those it selects).
+that declare `watch_pass=2` (`checkdef.FAMILIES`: those whose checks start processes of their
+own, and the random timelines, the longest check of a grade); one pass when -k selects none of SECOND_PASS (the partial screen lists only those it selects).
 Both passes are one run of the grader (one preflight, one set of lanes, no lane idle between
 them): every lane takes the first pass's checks before the second's (`iter_checks`'
 short_first), and the first screen is drawn once they are all in.
@@ -53,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import cli, config as configs
-from .checkdef import PROCESS_FAMILIES, all_checks, family
+from .checkdef import FAMILIES, all_checks
 from .harness import sandbox, zygote
 from .harness.target import display_name, is_path
 from .report import files, outputs, summary
@@ -67,7 +66,7 @@ SETTLE = 0.05  # seconds the files must stay as they are before a verdict about 
 #                (an editor's steps of one save come within milliseconds; a later change
 #                restarts the grade anyway)
 #: The families whose checks run in the second pass, after the first redraw.
-SECOND_PASS = PROCESS_FAMILIES + ("differential",)
+SECOND_PASS = tuple(f.name for f in FAMILIES if f.watch_pass == 2)
 SEPARATOR = "-" * 40
 CLEAR = "\033[H\033[2J"
 
@@ -136,7 +135,7 @@ def second_pass(select: str | None) -> list[str]:
     partial screen lists them as still running); none: one pass (a -k that selects nothing, or
     cannot be read, is the grade's to say)."""
     try:
-        return [c.id for c in selected(select) if family(c.module) in SECOND_PASS]
+        return [c.id for c in selected(select) if c.family.watch_pass == 2]
     except GraderError:
         return []
 

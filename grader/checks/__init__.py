@@ -1,5 +1,5 @@
 """The graded checks: one `test_<family>.py` module per rule family of the lesson, in
-`checkdef.MODULE_ORDER`, each check a small function declared with `@check(id, points)`.
+`checkdef.FAMILIES`, each check a small function declared with `@check(id, points)`.
 
 Beside them, the steps the checks share: `situations` (the lesson's starting situations),
 `steps` (claim / finish steps that check the call's result and the rows it may touch), `faults`

@@ -47,12 +47,13 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    from grader.checkdef import MODULE_ORDER
+    from grader.checkdef import FAMILIES
 
-    for name in MODULE_ORDER:
-        config.addinivalue_line("markers", f"{name}: lease lab checks of the {name} family")
+    for f in FAMILIES:
+        config.addinivalue_line("markers", f"{f.name}: lease lab checks of the {f.name} family")
+    starting = ", ".join(f.name for f in FAMILIES if f.starts_processes)
     config.addinivalue_line("markers", f"{PROCESS_MARKER}: lease lab checks that start "
-                                       "processes of their own (race, crash, integration)")
+                                       f"processes of their own ({starting})")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -87,12 +88,10 @@ class CheckNotPassed(Exception):
 class CheckItem(pytest.Item):
     def __init__(self, *, info, **kwargs):
         super().__init__(**kwargs)
-        from grader.checkdef import PROCESS_FAMILIES, family
-
         self.info = info
         self.result = None
-        self.add_marker(family(info.module))
-        if family(info.module) in PROCESS_FAMILIES:
+        self.add_marker(info.family.name)
+        if info.family.starts_processes:
             self.add_marker(PROCESS_MARKER)
         self.extra_keyword_matches.add(info.name)
 

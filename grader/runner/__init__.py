@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from grader.checkdef import DEFAULT_TIMEOUT, PROCESS_FAMILIES, CheckInfo, Part, all_checks, family
+from grader.checkdef import DEFAULT_TIMEOUT, FAMILIES, CheckInfo, Part, all_checks, family
 from grader.harness import sandbox, scenario, zygote
 from grader.harness.world import LESSON_SEED
 from grader.results import CheckResult, Failure, outcome_of
@@ -167,26 +167,24 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-#: The checks that start processes of their own, longest first (the reference, on 2 cores: the
-#: integration run about 120 ms, the crash and the race about 40 ms each).
-LONGEST_FIRST = ("integration", "crash", "race")
+#: The long families, longest first (each declares it: `checkdef.Family.long`).
+LONGEST_FIRST = tuple(f.name for f in sorted((f for f in FAMILIES if f.long),
+                                             key=lambda f: -f.long))
 
 
 def schedule(units: list[Unit]) -> tuple[list[int], list[int]]:
     """The units lanes take, as two queues: the long ones (a check in parts, then the checks
-    that start processes of their own, longest first: `LONGEST_FIRST`), and the rest in lesson
+    of the long families, longest first: `LONGEST_FIRST`), and the rest in lesson
     order. Every lane but the last takes long units first, the last short ones first (each
     lane the other queue once its own is empty): the long units overlap with the many short
     ones, the longest of them start first (what is left for the end is as short as can be),
     and the first checks of the lesson are done early, for a report that shows them as they
     come."""
     def long(i: int) -> bool:
-        return units[i].check.parts > 1 or family(units[i].check.module) in PROCESS_FAMILIES
+        return units[i].check.parts > 1 or units[i].check.family.long > 0
 
     def rank(i: int) -> tuple:
-        kind = family(units[i].check.module)
-        return (units[i].check.parts == 1,
-                LONGEST_FIRST.index(kind) if kind in LONGEST_FIRST else len(LONGEST_FIRST), i)
+        return units[i].check.parts == 1, -units[i].check.family.long, i
 
     order = range(len(units))
     return sorted((i for i in order if long(i)), key=rank), [i for i in order if not long(i)]
@@ -230,7 +228,7 @@ def run_unit(unit: Unit, settings: Settings, in_lane: bool = False
     body: Callable = unit.check.body
     if unit.part is not None:
         body = functools.partial(body, part=unit.part)
-    inline = in_lane and family(unit.check.module) not in PROCESS_FAMILIES
+    inline = in_lane and not unit.check.family.starts_processes
     runs = [_run_once(unit.check, body, settings, seed, inline) for seed in settings.seeds]
     return runs, time.monotonic() - start
 
