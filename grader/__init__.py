@@ -14,6 +14,7 @@
     grader/checkdef.py           `@check(id, points)` and the registry of checks
     grader/config.py             the instructor's config file
     grader/arguments.py          checks of command-line arguments the commands share
+    grader/commands.py           the commands of `python -m grader NAME`, each declared once
 
 `harness` and `report` never import each other: what runs the code under grade does not word
 verdicts, and what words verdicts never touches the code under grade. tests/test_layers.py holds

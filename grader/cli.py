@@ -15,10 +15,11 @@ from pathlib import Path
 
 from . import arguments, config as configs
 from .checkdef import all_checks
+from .commands import SUBCOMMANDS
 from .harness.target import DEFAULT_TARGET, display_name, is_path
 from .harness.world import LESSON_SEED, fresh_seed
 from .report import files, outputs, pipeline, terminal
-from .report.messages import CLI_COMMAND, LANGS, OUTPUT_OPTION, default_lang, text
+from .report.messages import CLI_COMMAND, LANGS, default_lang, text
 from .report.render import Style
 from .report.view import ReportView
 from .report.live import LiveLine
@@ -35,8 +36,7 @@ def parser(lang: str = "en") -> argparse.ArgumentParser:
     g.add_argument("--impl", default=DEFAULT_TARGET, metavar="MODULE_OR_FILE",
                    help=text("cli.option.impl", lang))
     for output in outputs.FORMATS:
-        g.add_argument(output.flag, dest=output.dest, metavar="PATH",
-                       help=text(OUTPUT_OPTION(output.flag[2:]), lang))
+        output.add_to(g, help=output.help(lang))
     g.add_argument("--lang", choices=LANGS, help=text("cli.option.lang", lang))
     g.add_argument("-k", dest="select", metavar="EXPR", help=text("cli.option.select", lang))
     g.add_argument("--timeout-scale", type=arguments.positive_number, default=1.0, metavar="X",
@@ -56,21 +56,6 @@ def parser(lang: str = "en") -> argparse.ArgumentParser:
     g.add_argument("--hints", action="store_true", help=text("cli.option.hints", lang))
     g.add_argument("--no-history", action="store_true", help=text("cli.option.no-history", lang))
     return p
-
-
-#: `python -m grader NAME ...` runs <module>.main(argv) for these subcommands. Named by path, not
-#: imported: the student copy has no grader/instructor/, and its commands say so.
-SUBCOMMANDS = {
-    "checks": "grader.report.check_list",
-    "hint": "grader.report.hint_command",
-    "quiz": "grader.quiz.cli",
-    "batch": "grader.instructor.batch",
-    "gradescope-bundle": "grader.instructor.gradescope_bundle",
-    "classroom50": "grader.instructor.classroom50",
-    "export-student": "grader.instructor.export_student",
-    "watch": "grader.watch",
-    "report": "grader.plugin.report_file",
-}
 
 
 def description(lang: str) -> str:

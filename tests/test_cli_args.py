@@ -134,8 +134,28 @@ def test_help_lists_every_command_with_one_line_and_the_grading_options():
         assert any(line.lstrip().startswith(option + " ") for line in lines), option
 
 
-def test_every_command_has_its_line_declared():
-    assert set(messages.CLI_COMMAND.members()) == set(cli.SUBCOMMANDS)
+def test_a_command_and_an_output_format_are_each_declared_once(monkeypatch, tmp_path):
+    """A command is one entry of grader.commands.SUBCOMMANDS: its help line's key follows. An
+    output format is one outputs.Format: its flag (of any number of words), its argparse
+    attribute and its help line's key follow."""
+    from grader import commands
+
+    assert cli.SUBCOMMANDS is commands.SUBCOMMANDS
+    monkeypatch.setitem(commands.SUBCOMMANDS, "two-words", "grader.report.check_list")
+    monkeypatch.setitem(messages.catalogue(), "cli.command.two-words",
+                        {"en": "a command of two words", "ja": "二語のコマンド"})
+    assert "cli.command.two-words" in messages.CLI_COMMAND.keys()
+    extra = outputs.Format("two-words", "a report of two words", lambda report, config: "x\n",
+                           lambda head: True)
+    monkeypatch.setattr(outputs, "FORMATS", outputs.FORMATS + (extra,))
+    monkeypatch.setitem(messages.catalogue(), "cli.option.two-words",
+                        {"en": "write two words here", "ja": "二語をここに書き出す"})
+    assert "cli.option.two-words" in messages.OUTPUT_OPTION.keys()
+    path = str(tmp_path / "r.txt")
+    assert outputs.asked(cli.parser("en").parse_args(["--two-words", path])) == {
+        "--two-words": path}
+    shown = cli.parser("ja").format_help()
+    assert "--two-words PATH" in shown and "二語をここに書き出す" in shown and "二語のコマンド" in shown
 
 
 def test_help_in_japanese_commands_and_options():

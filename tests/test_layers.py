@@ -18,6 +18,7 @@ GRADER = ROOT / "grader"
 #: lower layer or from its own package.
 LAYERS = {
     "grader.results": 0, "grader.config": 0, "grader.checkdef": 0, "grader.arguments": 0,
+    "grader.commands": 0,
     "grader.harness": 1, "grader.report": 1,
     "grader.checks": 2,
     "grader.runner": 3,

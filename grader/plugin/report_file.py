@@ -42,7 +42,7 @@ def parser() -> arguments.Parser:
     p.add_argument("--all", action="store_true", dest="tell_all",
                    help="every failure's story in full on the terminal")
     for output in outputs.FORMATS:
-        p.add_argument(output.flag, dest=output.dest, metavar="PATH", help=f"write {output.noun}")
+        output.add_to(p, help=f"write {output.noun}")
     return p
 
 

@@ -136,8 +136,14 @@ DETAIL_HINT = Family("hint.detail.{}", (
     "tokens.not-quarantined-for-requeue", "selection.only-spent-job-changes",
     "grader-write-locked", "grader-read-locked",
 ))
-#: The --help line of a report file's flag (grader.report.outputs.FORMATS).
-OUTPUT_OPTION = Family("cli.option.{}", ("json", "html", "junit", "prairielearn", "markdown"))
+def _declared_output_names() -> tuple[str, ...]:
+    from grader.report.outputs import FORMATS
+
+    return tuple(f.name for f in FORMATS)
+
+
+#: The --help line of a report file's flag (each format declared in grader.report.outputs).
+OUTPUT_OPTION = Family("cli.option.{}", _declared_output_names)
 #: A check's outcome (grader.results.CheckResult.outcome).
 OUTCOME = Family("outcome.{}", ("passed", "failed", "errored", "timed_out", "not_implemented",
                                  "resource_limit"))
@@ -186,9 +192,14 @@ ROSTER_PROBLEM = Family("instructor.roster.{}", ("unreadable", "no-header", "unk
 #: grader.quiz.answers: a problem of an answers file (Problem.key).
 QUIZ_ERROR = Family("quiz.error.{}", ("duplicate", "malformed", "unknown-choice",
                                       "unknown-question", "unreadable"))
-#: grader.cli: the one line `python -m grader --help` gives each command (cli.SUBCOMMANDS).
-CLI_COMMAND = Family("cli.command.{}", ("checks", "hint", "quiz", "batch", "gradescope-bundle",
-                                        "classroom50", "export-student", "watch", "report"))
+def _declared_commands() -> tuple[str, ...]:
+    from grader.commands import SUBCOMMANDS
+
+    return tuple(SUBCOMMANDS)
+
+
+#: grader.cli: the one line `python -m grader --help` gives each command (grader.commands).
+CLI_COMMAND = Family("cli.command.{}", _declared_commands)
 
 FAMILIES = (CHECK_TITLE, CHECK_WHY, CHECK_HINT, WRONG_TYPE_HINT, WRONG_VALUE_HINT, DETAIL_HINT,
             OUTCOME, LIMIT, KIND, CAUSE, TIMELINE, DETAIL, RACE_CHILD, LOCK_BLOCKED, STAMP_FORGED, CRASH_STATE,

@@ -20,7 +20,7 @@ from typing import Callable
 from .. import arguments
 from ..config import Config
 from . import files
-from .messages import LANGS, text
+from .messages import LANGS, OUTPUT_OPTION, text
 from .view import ReportView
 
 #: A Python file's suffixes: never a report's.
@@ -33,16 +33,30 @@ HTML_GENERATOR = '<meta name="generator" content="lease-lab">'
 
 @dataclass(frozen=True)
 class Format:
-    """One output format: `--flag PATH` writes `write(report, config)` to PATH."""
-    flag: str
+    """One output format, declared once: `--<name> PATH` writes `write(report, config)` to PATH;
+    its help is `cli.option.<name>` in the catalogue (`messages.OUTPUT_OPTION`)."""
+    name: str  # the flag without its dashes: a word, or words joined by "-"
     noun: str  # what its file is, in a refusal ("an HTML report")
     write: Callable[[ReportView, Config], str]
     recognises: Callable[[str], bool]  # the head of an existing file: one of this kind's?
 
     @property
+    def flag(self) -> str:
+        return "--" + self.name
+
+    @property
     def dest(self) -> str:
-        """The argparse attribute of the flag (`--json` -> `json`)."""
-        return self.flag[2:].replace("-", "_")
+        """The argparse attribute of the flag (`--json` -> `json`, `--a-b` -> `a_b`)."""
+        return self.name.replace("-", "_")
+
+    def help(self, lang: str) -> str:
+        """The flag's line in `--help`, in `lang`."""
+        return text(OUTPUT_OPTION(self.name), lang)
+
+    def add_to(self, parser, help: str) -> None:
+        """Add the flag to an argparse parser (or group), with `help` (e.g. `self.help(lang)`)."""
+        parser.add_argument(self.flag, dest=self.dest, metavar="PATH", help=help)
+
 
 # Each writer imports its module when a grade writes that file: a terminal grade imports none
 # (xml, html entities, jinja2... are not on the way to the first verdict).
@@ -144,11 +158,11 @@ def _is_markdown_summary(head: str) -> bool:
 
 
 FORMATS = (
-    Format("--json", "a results.json", _results_json, _json_with("tests", without="gradable")),
-    Format("--html", "an HTML report", _html, _is_html_report),
-    Format("--junit", "a JUnit XML report", _junit, _is_junit),
-    Format("--prairielearn", "a PrairieLearn results.json", _prairielearn, _json_with("gradable")),
-    Format("--markdown", "a Markdown summary", _markdown, _is_markdown_summary),
+    Format("json", "a results.json", _results_json, _json_with("tests", without="gradable")),
+    Format("html", "an HTML report", _html, _is_html_report),
+    Format("junit", "a JUnit XML report", _junit, _is_junit),
+    Format("prairielearn", "a PrairieLearn results.json", _prairielearn, _json_with("gradable")),
+    Format("markdown", "a Markdown summary", _markdown, _is_markdown_summary),
 )
 BY_FLAG = {f.flag: f for f in FORMATS}
 
