@@ -1,12 +1,17 @@
 """The folders are the architecture (grader/__init__.py): an import only goes down the layers,
 `harness` and `report` never import each other, and nothing outside grader/instructor/ imports
-from it, so the student copy (which leaves that folder out) works without it.
+from it, so the student copy (which leaves that folder out) works without it. Each package
+imports only what its docstring's "May import" says (PACKAGE_IMPORTS, which the docstrings are
+checked against), and inside packages: the target process's modules import no module of the
+judge's, and only the pytest plugin imports pytest. No module uses another module's underscore
+names: what is shared has a public name.
 
 Every import statement is read from the source, those inside functions included."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -53,10 +58,17 @@ def imports(path: Path) -> list[tuple[int, str]]:
             else:
                 source = node.module or ""
             found.append((node.lineno, source))
-            # `from grader import report` names a unit through its parent package
+            # `from grader import report`, `from . import wire` name modules through their
+            # package
             found += [(node.lineno, f"{source}.{alias.name}") for alias in node.names
-                      if source == "grader"]
+                      if source == "grader" or is_module(f"{source}.{alias.name}")]
     return found
+
+
+def is_module(name: str) -> bool:
+    """Whether `name` is a module or package of this repository (grader.harness.wire)."""
+    base = ROOT.joinpath(*name.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
 GRADER_FILES = sorted(GRADER.rglob("*.py"))
@@ -100,3 +112,139 @@ def test_the_rule_catches_a_lower_layer_importing_a_higher_one(tmp_path, monkeyp
         if self == fake else Path.read_bytes(self).decode(encoding or "utf-8")))
     with pytest.raises(AssertionError, match="imports grader.harness.*\n.*imports grader.checks"):
         test_imports_only_go_down(fake)
+
+
+# -- what each package may import, as its docstring says -------------------------------------------
+#: The top-level basics every package may import (layer 0).
+BASICS = frozenset(unit for unit, layer in LAYERS.items() if layer == 0)
+#: The grader units each package may import besides its own modules and BASICS, as its
+#: `__init__` docstring's "May import" says (the layers allow more: a lower layer is not always a
+#: dependency); `lab` and the standard library are not the grader's. grader.instructor may import
+#: anything in the grader.
+PACKAGE_IMPORTS = {
+    "grader.harness": set(),
+    "grader.report": set(),
+    "grader.checks": {"grader.harness"},
+    "grader.runner": {"grader.checks", "grader.harness"},
+    "grader.quiz": {"grader.harness", "grader.report"},
+    "grader.plugin": {"grader.runner", "grader.report", "grader.harness"},
+}
+
+
+def package_docstring(unit_name: str) -> str:
+    path = ROOT.joinpath(*unit_name.split(".")) / "__init__.py"
+    return ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGE_IMPORTS))
+def test_a_package_imports_only_what_its_docstring_says(package):
+    allowed = PACKAGE_IMPORTS[package] | BASICS | {package}
+    wrong = [f"{p.relative_to(ROOT)}:{line} imports {target}"
+             for p in GRADER_FILES if unit(module_name(p)) == package
+             for line, target in imports(p)
+             if unit(target) in LAYERS and unit(target) not in allowed]
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGE_IMPORTS))
+def test_the_docstring_says_what_the_package_may_import(package):
+    """Its "May import:" names every grader package it may import; what follows "Never" names
+    none of them."""
+    doc = " ".join(package_docstring(package).split())
+    assert "May import:" in doc, f"{package}: no 'May import:' in its docstring"
+    may = doc.split("May import:", 1)[1]
+    may, never = may.split("Never", 1) if "Never" in may else (may, "")
+    for other in PACKAGE_IMPORTS[package]:
+        assert other in may or f"`{other}`" in may, f"{package}'s docstring: may import {other}?"
+    named = {u for u in LAYERS if re.search(rf"\b{re.escape(u)}\b", never)}
+    assert not named & PACKAGE_IMPORTS[package], f"{package}: never and may {named}"
+
+
+# -- inside packages ----------------------------------------------------------------------------------
+#: The harness modules the target process runs (grader.harness.target_server and what it
+#: imports): they never import a module of the judge's side (target_client, dbhost, scenario,
+#: sandbox...), which hold the real database and what is believed about the code under grade.
+TARGET_PROCESS = {"grader.harness." + m for m in ("target_server", "target", "jail", "dbproxy",
+                                                  "wire")}
+
+
+def test_the_target_process_imports_nothing_of_the_judge():
+    wrong = [f"{module_name(p)}:{line} imports {target}"
+             for p in GRADER_FILES if module_name(p) in TARGET_PROCESS
+             for line, target in imports(p)
+             if target.startswith("grader.") and target not in TARGET_PROCESS
+             and unit(target) not in BASICS and target != "grader.harness"]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_only_the_pytest_plugin_imports_pytest_and_only_pytest_imports_it():
+    """A grade, and `python -m grader report`, never import pytest (grader/plugin/__init__.py)."""
+    plugin = "grader.plugin.pytest_plugin"
+    wrong = [f"{p.relative_to(ROOT)}:{line} imports {target}"
+             for p in GRADER_FILES if module_name(p) != plugin
+             for line, target in imports(p)
+             if target.split(".")[0] in ("pytest", "_pytest") or target == plugin]
+    assert not wrong, "\n".join(wrong)
+
+
+# -- no module uses another module's underscore names --------------------------------------------------
+def private_uses(path: Path) -> list[str]:
+    """Where `path` takes an underscore name (not a dunder) from another grader module:
+    `from grader.x import _y`, or `x._y` on a name an import bound to a grader module."""
+    module = module_name(path)
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bound: dict[str, str] = {}  # a local name -> the grader module it is
+    found = []
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.startswith("__")
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("grader"):
+                    bound[alias.asname or alias.name.split(".")[0]] = (
+                        alias.name if alias.asname else alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            source = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            if not source.startswith("grader"):
+                continue
+            for alias in node.names:
+                if is_module(f"{source}.{alias.name}"):
+                    bound[alias.asname or alias.name] = f"{source}.{alias.name}"
+                elif private(alias.name) and source != module:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} imports "
+                                 f"{alias.name} from {source}")
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and private(node.attr)
+                and isinstance(node.value, ast.Name) and node.value.id in bound
+                and bound[node.value.id] != module):
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno} uses "
+                         f"{bound[node.value.id]}.{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("path", GRADER_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_module_uses_another_modules_underscore_names(path):
+    found = private_uses(path)
+    assert not found, "\n".join(found) + "\n(give it a public name, or move it where it belongs)"
+
+
+def test_the_rules_catch_an_underscore_name_and_the_judge_in_the_target_process(monkeypatch):
+    # The tests above must be able to fail.
+    fake = GRADER / "harness" / "wire.py"
+    source = ("from grader.harness.zygote import _answer\nfrom . import sandbox\n"
+              "sandbox._forked = True\nimport pytest\n")
+    monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: (
+        source if self == fake else Path.read_bytes(self).decode(encoding or "utf-8")))
+    assert private_uses(fake) == ["grader/harness/wire.py:1 imports _answer from "
+                                  "grader.harness.zygote",
+                                  "grader/harness/wire.py:3 uses grader.harness.sandbox._forked"]
+    with pytest.raises(AssertionError, match="imports grader.harness.sandbox"):
+        test_the_target_process_imports_nothing_of_the_judge()
+    with pytest.raises(AssertionError, match="wire.py:4 imports pytest"):
+        test_only_the_pytest_plugin_imports_pytest_and_only_pytest_imports_it()

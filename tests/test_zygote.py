@@ -746,7 +746,7 @@ door, _ = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 loop = zygote.Zygote(door)
 sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
 ours, theirs = socket.socketpair()
-child = zygote._Child(sleeper.pid, ours)
+child = zygote.Child(sleeper.pid, ours)
 loop.children[sleeper.pid] = child
 loop.leases[ours.fileno()] = child
 theirs.sendall(b"k")

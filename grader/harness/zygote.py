@@ -135,7 +135,7 @@ class _Handle:
         self.door = ours
         self.owner = os.getpid()
         self.python = python
-        self.startup_env = _startup_env(os.environ)
+        self.startup_env = startup_env(os.environ)
         self.ids = (os.geteuid(), os.getegid())
         self.broken: str | None = None
 
@@ -175,7 +175,7 @@ class _Handle:
             try:
                 lease = self.request({"op": "exit"}, [])
                 try:
-                    _read_line(lease, REAP_TIMEOUT + 1 if self.broken is None else 1.0)
+                    read_line(lease, REAP_TIMEOUT + 1 if self.broken is None else 1.0)
                 finally:
                     lease.close()
             except OSError:
@@ -203,6 +203,14 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def as_fresh_interpreter() -> None:
+    """This process starts a zygote of its own on its first launch, as a fresh interpreter
+    would, though it is a fork of one that had this module (a grade forked by the batch's fork
+    server, grader.instructor.fork_server)."""
+    global _forked
+    _forked = False
 
 
 def start(python: str = sys.executable) -> bool:
@@ -272,7 +280,7 @@ def settle(timeout: float = REAP_TIMEOUT + 1) -> None:
     except OSError:
         return
     try:
-        _read_line(lease, timeout)
+        read_line(lease, timeout)
     except OSError as exc:
         handle.broken = f"no answer to settle: {exc}"
     finally:
@@ -325,7 +333,7 @@ def _launch(spec: str, python: str, cwd, env: dict | None, log: str | None, may_
     try:
         lease = handle.request(message, [to_target, from_target]
                                + ([log_fd] if log_fd is not None else []))
-        answer, rest, pidfds = _read_line(lease, ANSWER_TIMEOUT, with_fds=True)
+        answer, rest, pidfds = read_line(lease, ANSWER_TIMEOUT, with_fds=True)
         if answer.startswith("error "):  # this start failed (fork: EAGAIN, ENOMEM), not the zygote
             raise ZygoteUnavailable(f"the zygote could not fork: {answer[6:60]}")
         if not answer.startswith("pid ") or not answer[4:].isdigit():
@@ -333,7 +341,7 @@ def _launch(spec: str, python: str, cwd, env: dict | None, log: str | None, may_
             raise ZygoteUnavailable(handle.broken)
         child = ForkedTarget(int(answer[4:]), lease, rest, pidfds[0] if pidfds else None)
     except BaseException as exc:
-        _close([in_, out] + pidfds)
+        close_fds([in_, out] + pidfds)
         if lease is not None:
             lease.close()  # if the zygote forks late, the closed lease gets the child killed
         if isinstance(exc, OSError) and not isinstance(exc, ZygoteUnavailable):
@@ -453,7 +461,7 @@ class ForkedTarget:
                 pass
 
 
-def _read_line(sock: socket.socket, timeout: float, with_fds: bool = False):
+def read_line(sock: socket.socket, timeout: float, with_fds: bool = False):
     """One answer line from the zygote, and what came after it (and, `with_fds`, the fds that
     came with it); OSError on its end or on the timeout."""
     deadline = time.monotonic() + timeout
@@ -471,12 +479,12 @@ def _read_line(sock: socket.socket, timeout: float, with_fds: bool = False):
             if len(data) > 4096:
                 raise ConnectionResetError("an answer without an end")
     except BaseException:
-        _close(fds)
+        close_fds(fds)
         raise
     line, rest = data.split(b"\n", 1)
     if with_fds:
         return line.decode("ascii", "replace"), rest, fds
-    _close(fds)
+    close_fds(fds)
     return line.decode("ascii", "replace"), rest
 
 
@@ -488,7 +496,7 @@ def _readable(fd, timeout: float | None) -> bool:
     return bool(poller.poll(None if timeout is None else max(0, int(timeout * 1000 + 0.999))))
 
 
-def _startup_env(env) -> dict:
+def startup_env(env) -> dict:
     return {k: v for k, v in env.items()
             if k.startswith(_STARTUP_PREFIXES) or k in _STARTUP_NAMES}
 
@@ -496,7 +504,7 @@ def _startup_env(env) -> dict:
 def _mismatch(handle: _Handle, python: str, env: dict) -> str | None:
     if python != handle.python:
         return f"another python ({python})"
-    if _startup_env(env) != handle.startup_env:
+    if startup_env(env) != handle.startup_env:
         return "an environment that differs in what an interpreter reads at start-up"
     if (os.geteuid(), os.getegid()) != handle.ids:
         return "another user or group"
@@ -539,7 +547,7 @@ def limit_children(limits: dict[str, tuple[int, int]]) -> None:
 
 
 # == the zygote's side ============================================================================
-class _Child:
+class Child:
     def __init__(self, pid: int, lease: socket.socket):
         self.pid = pid
         self.lease: socket.socket | None = lease
@@ -560,8 +568,8 @@ class ForkLoop:
 
     def __init__(self, door: socket.socket):
         self.door = door
-        self.children: dict[int, _Child] = {}  # pid -> child, until reaped
-        self.leases: dict[int, _Child] = {}  # lease fd -> child, until the lease closes
+        self.children: dict[int, Child] = {}  # pid -> child, until reaped
+        self.leases: dict[int, Child] = {}  # lease fd -> child, until the lease closes
         self.ending = False
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
@@ -608,7 +616,7 @@ class ForkLoop:
             self.ending = True
             return
         if not fds or flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
-            _close(fds)
+            close_fds(fds)
             return
         lease = socket.socket(fileno=fds[0])
         try:
@@ -618,12 +626,12 @@ class ForkLoop:
             op = None
         if op == "exit" and len(fds) == 1:
             self.end_all()
-            _answer(lease, "bye")
+            send_answer(lease, "bye")
             lease.close()
             self.ending = True
         elif op is None or not self.dispatch(op, request, lease, fds[1:]):
             lease.close()
-            _close(fds[1:])
+            close_fds(fds[1:])
 
     def dispatch(self, op: str, request: dict, lease: socket.socket, fds: list[int]) -> bool:
         return False
@@ -640,16 +648,16 @@ class ForkLoop:
         try:
             pid = os.fork()
         except OSError as exc:
-            _answer(lease, f"error {errno.errorcode.get(exc.errno, exc.errno)}")
+            send_answer(lease, f"error {errno.errorcode.get(exc.errno, exc.errno)}")
             lease.close()
-            _close(fds)
+            close_fds(fds)
             return
         if pid == 0:  # the child: never returns from here
             code = self.CRASH_CODE
             try:
                 code = become()
             except SystemExit as exc:  # as an interpreter ends on an uncaught SystemExit
-                code = _exit_code(exc.code)
+                code = exit_code(exc.code)
             except BaseException:  # as an interpreter ends on an uncaught exception
                 try:
                     traceback.print_exc()
@@ -662,15 +670,15 @@ class ForkLoop:
                     except BaseException:
                         pass
                 os._exit(code)
-        _close(fds)
-        child = _Child(pid, lease)
+        close_fds(fds)
+        child = Child(pid, lease)
         self.children[pid] = child
         try:
             pidfds = [os.pidfd_open(pid)]  # unreaped, so surely this child
         except (AttributeError, OSError):
             pidfds = []
-        answered = _answer(lease, f"pid {pid}", pidfds)
-        _close(pidfds)
+        answered = send_answer(lease, f"pid {pid}", pidfds)
+        close_fds(pidfds)
         if answered:
             self.leases[lease.fileno()] = child
             self.poll.register(lease, select.POLLIN)
@@ -691,7 +699,7 @@ class ForkLoop:
             self.drop_lease(child)
         self.kill(child)  # "k", or the lease closed: the status follows when it is reaped
 
-    def drop_lease(self, child: _Child) -> None:
+    def drop_lease(self, child: Child) -> None:
         if child.lease is not None:
             self.leases.pop(child.lease.fileno(), None)
             try:
@@ -712,7 +720,7 @@ class ForkLoop:
         for signum in (signal.SIGCHLD, signal.SIGTERM):
             signal.signal(signum, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        _prctl(_PR_SET_DUMPABLE, 1)
+        prctl(_PR_SET_DUMPABLE, 1)
         for sock in [self.door, lease] + [c.lease for c in self.children.values() if c.lease]:
             sock.detach()
         null = os.open(os.devnull, os.O_RDWR)
@@ -720,7 +728,7 @@ class ForkLoop:
         os.dup2(out_fd if out_fd is not None else null, 1)
         os.dup2(out_fd if out_fd is not None else null, 2)
 
-    def kill(self, child: _Child) -> None:
+    def kill(self, child: Child) -> None:
         raise NotImplementedError
 
     def reap(self) -> None:
@@ -739,7 +747,7 @@ class Zygote(ForkLoop):
             return True
         if op == "settle" and not fds:
             self.settle()
-            _answer(lease, "settled")
+            send_answer(lease, "settled")
             lease.close()
             return True
         return False
@@ -755,12 +763,12 @@ class Zygote(ForkLoop):
                 raise TypeError("a malformed start")
         except (KeyError, TypeError):
             lease.close()
-            _close(fds)
+            close_fds(fds)
             return
         self.fork(lease, fds, lambda: self.become_target(lease, spec, cwd, env, limits, umask,
                                                          read_fd, write_fd, log_fd))
 
-    def kill(self, child: _Child) -> None:
+    def kill(self, child: Child) -> None:
         if child.pid not in self.children:
             return  # reaped: its pid may belong to someone else now
         child.killed = True
@@ -782,7 +790,7 @@ class Zygote(ForkLoop):
                 return
             child = self.children.pop(pid, None)
             if child is not None and child.lease is not None:
-                _answer(child.lease, f"status {status}")
+                send_answer(child.lease, f"status {status}")
                 self.drop_lease(child)
 
     def settle(self) -> None:
@@ -840,7 +848,7 @@ class Zygote(ForkLoop):
 _STARTED_IN = os.getcwd()
 
 
-def _exit_code(code) -> int:
+def exit_code(code) -> int:
     if code is None:
         return 0
     if type(code) is int:
@@ -863,7 +871,7 @@ def _set_limits(limits: list) -> None:
             pass  # as a Popen child can't go above the zygote's hard limit, neither can we
 
 
-def _answer(sock: socket.socket, line: str, fds: list[int] = ()) -> bool:
+def send_answer(sock: socket.socket, line: str, fds: list[int] = ()) -> bool:
     try:
         sock.setblocking(False)
         data = line.encode("ascii") + b"\n"  # a few bytes into an empty buffer
@@ -881,7 +889,7 @@ def _answer(sock: socket.socket, line: str, fds: list[int] = ()) -> bool:
             pass
 
 
-def _close(fds) -> None:
+def close_fds(fds) -> None:
     for fd in fds:
         try:
             os.close(fd)
@@ -901,7 +909,7 @@ def _nothing(signum, frame) -> None:
     pass
 
 
-def _prctl(option: int, value: int) -> bool:
+def prctl(option: int, value: int) -> bool:
     try:
         from .jail import c_library  # loaded once: the children the zygote forks share it
 
@@ -932,10 +940,10 @@ def server_door(argv: list[str] | None, module: str) -> tuple[socket.socket | No
         print(f"usage: python -m {module} --door FD --parent PID [--pdeathsig]", file=sys.stderr)
         return None, 2
     if pdeathsig:
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != parent:  # the parent ended before we could watch it
         return None, 0
-    _prctl(_PR_SET_DUMPABLE, 0)
+    prctl(_PR_SET_DUMPABLE, 0)
     return socket.socket(fileno=door_fd), 0
 
 

@@ -54,7 +54,7 @@ import time
 import traceback
 
 from grader.harness import sandbox, zygote
-from grader.harness.zygote import _answer, _close, _exit_code, _prctl, _startup_env
+from grader.harness.zygote import close_fds, exit_code, prctl, send_answer, startup_env
 
 _PR_SET_CHILD_SUBREAPER = 36
 #: The module `python -m grader` runs, and the command it calls (named by path, as the CLI names
@@ -71,7 +71,7 @@ class ForkServer(zygote.ForkLoop):
 
     def __init__(self, door: socket.socket):
         super().__init__(door)
-        self.startup_env = _startup_env(os.environ)
+        self.startup_env = startup_env(os.environ)
 
     def dispatch(self, op: str, request: dict, lease: socket.socket, fds: list[int]) -> bool:
         if op == "grade" and len(fds) == 1:
@@ -84,18 +84,18 @@ class ForkServer(zygote.ForkLoop):
         if type(argv) is not list or any(type(a) is not str for a in argv) or \
                 type(cwd) is not str or type(env) is not dict or \
                 any(type(k) is not str or type(v) is not str for k, v in env.items()):
-            _answer(lease, "error malformed")
+            send_answer(lease, "error malformed")
             lease.close()
-            _close([log_fd])
+            close_fds([log_fd])
             return
-        if _startup_env(env) != self.startup_env:
-            _answer(lease, "error environment")  # a fork cannot apply it: a fresh interpreter
+        if startup_env(env) != self.startup_env:
+            send_answer(lease, "error environment")  # a fork cannot apply it: a fresh interpreter
             lease.close()
-            _close([log_fd])
+            close_fds([log_fd])
             return
         self.fork(lease, [log_fd], lambda: self.become_grade(lease, argv, cwd, env, log_fd))
 
-    def kill(self, grade: zygote._Child) -> None:
+    def kill(self, grade: zygote.Child) -> None:
         """SIGKILL the grade's session (its pid is unreaped: that session is its own) and the
         grade itself, in case it was killed before its setsid()."""
         if grade.pid not in self.children:
@@ -130,7 +130,7 @@ class ForkServer(zygote.ForkLoop):
         for grade, status in ended:
             if grade.lease is not None:
                 if status is not None:
-                    _answer(grade.lease, f"status {status}")
+                    send_answer(grade.lease, f"status {status}")
                 self.drop_lease(grade)
 
     def end_all(self) -> None:
@@ -159,7 +159,7 @@ class ForkServer(zygote.ForkLoop):
         main_file = importlib.util.find_spec(GRADER_MAIN).origin
         sys.argv = [main_file, *argv]
         importlib.invalidate_caches()
-        zygote._forked = False  # a grade starts its own zygote, as a fresh interpreter would
+        zygote.as_fresh_interpreter()  # a grade starts its own zygote
         return run_grader(argv)
 
 
@@ -169,13 +169,13 @@ def run_grader(argv: list[str]) -> int:
     The exit code."""
     try:
         try:
-            code = _exit_code(importlib.import_module(GRADER_CLI).main(argv))
+            code = exit_code(importlib.import_module(GRADER_CLI).main(argv))
             sys.stdout.flush()
         except BrokenPipeError:  # as grader/__main__.py: the reader has gone, not an error
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             code = 0
     except SystemExit as exc:
-        code = _exit_code(exc.code)
+        code = exit_code(exc.code)
     except BaseException:  # as an interpreter ends on an uncaught exception
         traceback.print_exc()
         code = 1
@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     door, code = zygote.server_door(argv, "grader.instructor.fork_server")
     if door is None:
         return code
-    _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # what a grade leaves detached comes back to us
+    prctl(_PR_SET_CHILD_SUBREAPER, 1)  # what a grade leaves detached comes back to us
     warm()
     gc.collect()
     gc.freeze()  # the children share these pages rather than copy them at their first GC

@@ -206,13 +206,13 @@ class _ForkServer:
         finally:
             theirs.close()
         self.door = ours
-        self.startup_env = zygote._startup_env(env)
+        self.startup_env = zygote.startup_env(env)
 
     def grade(self, argv: list[str], cwd: Path, env: dict, log_fd: int) -> zygote.ForkedTarget:
         """Have the server fork `python -m grader argv`; ZygoteUnavailable where it cannot."""
         if self.process.poll() is not None:
             raise zygote.ZygoteUnavailable("the fork server has ended")
-        if zygote._startup_env(env) != self.startup_env:
+        if zygote.startup_env(env) != self.startup_env:
             raise zygote.ZygoteUnavailable("another environment at start-up")
         data = json.dumps({"op": "grade", "argv": argv, "cwd": str(Path(cwd).resolve()),
                            "env": env}, separators=(",", ":")).encode("utf-8")
@@ -222,10 +222,10 @@ class _ForkServer:
                 socket.send_fds(self.door, [data], [theirs.fileno(), log_fd])
             finally:
                 theirs.close()
-            answer, rest, pidfds = zygote._read_line(lease, zygote.ANSWER_TIMEOUT,
+            answer, rest, pidfds = zygote.read_line(lease, zygote.ANSWER_TIMEOUT,
                                                      with_fds=True)
             if not answer.startswith("pid ") or not answer[4:].isdigit():
-                zygote._close(pidfds)
+                zygote.close_fds(pidfds)
                 raise zygote.ZygoteUnavailable(f"the fork server answered {answer[:40]!r}")
         except BaseException as exc:
             lease.close()  # if the server forks late, the closed lease gets the child killed
@@ -242,7 +242,7 @@ class _ForkServer:
             try:
                 socket.send_fds(self.door, [b'{"op":"exit"}'], [theirs.fileno()])
                 theirs.close()
-                zygote._read_line(lease, zygote.REAP_TIMEOUT + 1)
+                zygote.read_line(lease, zygote.REAP_TIMEOUT + 1)
             except OSError:
                 pass
             finally:

@@ -27,8 +27,7 @@ import inspect
 
 import pytest
 
-#: What an item's metadata is kept under in pytest-json-report's file.
-METADATA_KEY = "leaselab"
+#: The marker of the checks that start processes of their own (`-m processes`).
 PROCESS_MARKER = "processes"
 
 
@@ -124,6 +123,8 @@ def pytest_json_runtest_metadata(item, call):
     if not isinstance(item, CheckItem) or call.when != "call" or item.result is None:
         return {}
     from grader.results import check_result_to_json
+
+    from .report_file import METADATA_KEY  # kept under it in pytest-json-report's file
 
     grading = Grading.of(item.config)
     return {METADATA_KEY: {"check": check_result_to_json(item.result), "target": grading.impl,

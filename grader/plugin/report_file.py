@@ -23,7 +23,9 @@ from grader.report.messages import LANGS, default_lang
 from grader.report.render import Style
 from grader.results import CheckResult, check_result_from_json
 
-from .pytest_plugin import METADATA_KEY
+#: Where the pytest plugin keeps a check's result in its item's metadata (pytest-json-report's
+#: `metadata`); defined here, not in the plugin, so that reading a report never imports pytest.
+METADATA_KEY = "leaselab"
 
 MAX_BYTES = 64 * 1024 * 1024  # a larger file is refused, not read
 

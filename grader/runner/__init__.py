@@ -8,8 +8,10 @@ lanes (`lanes`): forked copies of this process, each a subreaper running its sha
 time; the long checks start at once beside the short ones, and the results are the same as
 one lane's, in lesson order.
 
-Lives here: what runs checks and in what order. May import grader.checks, grader.harness,
-grader.report's nothing (results are plain `grader.results` objects), and the top-level basics.
+Lives here: what runs checks and in what order.
+
+May import: grader.checks, grader.harness and the top-level basics. Never grader.report (results
+are plain `grader.results` objects), grader.quiz, grader.instructor or grader.cli.
 """
 
 from __future__ import annotations
