@@ -177,6 +177,21 @@ def test_the_target_process_imports_nothing_of_the_judge():
     assert not wrong, "\n".join(wrong)
 
 
+#: The zygote process's modules (the zygote forks target servers from its own state): they import
+#: the target process's modules and each other only, never the judge's side (the launcher
+#: grader.harness.zygote, target_client): grader/harness/zygote.py, "nothing else".
+ZYGOTE_PROCESS = {"grader.harness.zygote_server", "grader.harness.forkloop"}
+
+
+def test_the_zygote_process_imports_only_what_a_target_server_needs():
+    wrong = [f"{module_name(p)}:{line} imports {target}"
+             for p in GRADER_FILES if module_name(p) in ZYGOTE_PROCESS
+             for line, target in imports(p)
+             if target.startswith("grader.") and target not in TARGET_PROCESS | ZYGOTE_PROCESS
+             and target != "grader.harness"]
+    assert not wrong, "\n".join(wrong)
+
+
 def test_only_the_pytest_plugin_imports_pytest_and_only_pytest_imports_it():
     """A grade, and `python -m grader report`, never import pytest (grader/plugin/__init__.py)."""
     plugin = "grader.plugin.pytest_plugin"

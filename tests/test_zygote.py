@@ -1,4 +1,4 @@
-"""The zygote (grader/harness/zygote.py): target processes forked from one prepared process
+"""The zygote (grader/harness/zygote.py, zygote_server.py, forkloop.py): target processes forked from one prepared process
 behave as spawned ones do, and nothing it started outlives its owner.
 
 Where a test needs an owner it can kill or limit, the owner is a small script run in a child
@@ -734,19 +734,20 @@ def test_the_zygote_never_imports_the_code_under_grade_or_the_checks(tmp_path):
     assert "grader.harness.target_server" in ours and "lab.store" in ours
     assert not {m for m in ours if m.startswith(("solutions", "grader.checks", "grader.report",
                                                  "grader.runner", "grader.cli", "lab.queue"))}
-    # beyond what a spawned target server has: the zygote itself, and what it needs
-    assert ours - seen["spawn"] <= {"grader.harness.zygote"}
+    # beyond what a spawned target server has: the zygote itself and its loop, never the judge's
+    # side (the launcher, the target client)
+    assert ours - seen["spawn"] <= {"grader.harness.zygote_server", "grader.harness.forkloop"}
 
 
 SERVED_TWICE = """
 import signal, socket, subprocess, sys
-from grader.harness import zygote
+from grader.harness import forkloop, zygote_server
 signal.alarm(10)  # a zygote blocked in recv would hang this script: the alarm ends it
 door, _ = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-loop = zygote.Zygote(door)
+loop = zygote_server.Zygote(door)
 sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
 ours, theirs = socket.socketpair()
-child = zygote.Child(sleeper.pid, ours)
+child = forkloop.Child(sleeper.pid, ours)
 loop.children[sleeper.pid] = child
 loop.leases[ours.fileno()] = child
 theirs.sendall(b"k")

@@ -1,10 +1,10 @@
 """The zygote: a prepared process that forks target servers, so that starting a target process
 costs a fork, not an interpreter's start-up (~70 ms, ~40 times a grade).
 
-The zygote is a fresh interpreter (`python -m grader.harness.zygote`) that the judge side starts
-once, lazily, on the first `launch` in a process (the *owner*), or earlier with `start()`. The
-grading process calls `start()` before it forks its checks' judges: they inherit the zygote. A
-judge forked from a process that had none spawns its targets rather than start a zygote of its
+The zygote is a fresh interpreter (`python -m grader.harness.zygote_server`) that the judge side
+starts once, lazily, on the first `launch` in a process (the *owner*), or earlier with
+`start()`. The grading process calls `start()` before it forks its checks' judges: they inherit
+the zygote. A judge forked from a process that had none spawns its targets rather than start a zygote of its
 own for one or two of them. The zygote imports what a target server needs (sqlite3, lab.store,
 grader.harness.target_server and what that imports) and nothing else: never the code under
 grade, never grader.checks or grader.report, and it knows nothing of the checks. It then waits
@@ -57,26 +57,27 @@ zygote cannot serve a start: not Linux, no fd passing, a `python` other than the
 environment that differs in what an interpreter reads at start-up (PYTHON*, LC_*, LANG, HOME),
 another uid, or a zygote that died or does not answer. `launch_forked` never falls back (for
 tests).
+
+Where it lives: this module is the judge's side (start, launch, ForkedTarget);
+`grader.harness.zygote_server` is the zygote process, on the fork loop it shares with the
+batch's fork server (`grader.harness.forkloop`).
 """
 
 from __future__ import annotations
 
 import atexit
 import errno
-import gc
-import importlib
-import importlib.machinery
 import json
 import os
-import select
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-import traceback
-from typing import Callable
+
+from .forkloop import (MAX_REQUEST, REAP_TIMEOUT, RLIMITS, close_fds, read_line, readable,
+                       startup_env)
 
 try:
     import resource
@@ -92,22 +93,12 @@ LAUNCH_ENV = "LEASELAB_TARGET_LAUNCH"
 ANSWER_TIMEOUT = 10.0
 #: How long close() waits for the zygote to kill a target and say so before it kills it itself.
 KILL_ANSWER_TIMEOUT = 2.0
-#: How long the zygote waits for SIGKILLed children before it answers settle/exit anyway.
-REAP_TIMEOUT = 5.0
-_MAX_REQUEST = 1 << 18  # bytes in one request datagram (an environment of a few KB is typical)
-_PR_SET_PDEATHSIG = 1
-_PR_SET_DUMPABLE = 4
-#: Environment variables an interpreter reads at start-up: a fork cannot apply other values.
-_STARTUP_PREFIXES = ("PYTHON", "LC_")
-_STARTUP_NAMES = ("LANG", "HOME")  # HOME: the user site-packages on sys.path
-_LIMITS = tuple(name for name in dir(resource) if name.startswith("RLIMIT_")) if resource else ()
 
 
 class ZygoteUnavailable(OSError):
     """The zygote cannot serve this start (the reason says why); spawn instead."""
 
 
-# == the judge's side =============================================================================
 def supported() -> bool:
     """Whether this platform can run a zygote at all (Linux, AF_UNIX fd passing)."""
     return (sys.platform.startswith("linux") and hasattr(socket, "send_fds")
@@ -120,8 +111,8 @@ class _Handle:
     def __init__(self, python: str):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            command = [python, "-m", "grader.harness.zygote", "--door", str(theirs.fileno()),
-                       "--parent", str(os.getpid())]
+            command = [python, "-m", "grader.harness.zygote_server",
+                       "--door", str(theirs.fileno()), "--parent", str(os.getpid())]
             if threading.current_thread() is threading.main_thread():
                 command.append("--pdeathsig")  # not from a thread: it fires when *that* ends
             self.process = subprocess.Popen(
@@ -152,7 +143,7 @@ class _Handle:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             data = json.dumps(message, separators=(",", ":")).encode("utf-8")
-            if len(data) > _MAX_REQUEST:
+            if len(data) > MAX_REQUEST:
                 raise ZygoteUnavailable("the request is too large for the zygote")
             try:
                 socket.send_fds(self.door, [data], [theirs.fileno(), *fds])
@@ -414,7 +405,7 @@ class ForkedTarget:
         if pidfd is None:  # no pidfd (a kernel before 5.3): as the Popen path does
             kills = (lambda: os.killpg(self.pid, signal.SIGKILL),
                      lambda: os.kill(self.pid, signal.SIGKILL))
-        elif _readable(pidfd, 0):  # it has ended: its pid may be reaped, reused
+        elif readable(pidfd, 0):  # it has ended: its pid may be reaped, reused
             return
         else:
             kills = (lambda: os.killpg(self.pid, signal.SIGKILL),
@@ -430,7 +421,7 @@ class ForkedTarget:
             return
         chunk = None
         if b"\n" not in self._buffer:
-            if not _readable(self._lease, timeout):
+            if not readable(self._lease, timeout):
                 return
             try:
                 chunk = self._lease.recv(256)
@@ -461,46 +452,6 @@ class ForkedTarget:
                 pass
 
 
-def read_line(sock: socket.socket, timeout: float, with_fds: bool = False):
-    """One answer line from the zygote, and what came after it (and, `with_fds`, the fds that
-    came with it); OSError on its end or on the timeout."""
-    deadline = time.monotonic() + timeout
-    data, fds = b"", []
-    try:
-        while b"\n" not in data:
-            left = deadline - time.monotonic()
-            if left <= 0 or not _readable(sock, left):
-                raise TimeoutError("the zygote did not answer in time")
-            chunk, more, _, _ = socket.recv_fds(sock, 256, 1)
-            fds += more
-            if not chunk:
-                raise ConnectionResetError("the zygote closed the lease without an answer")
-            data += chunk
-            if len(data) > 4096:
-                raise ConnectionResetError("an answer without an end")
-    except BaseException:
-        close_fds(fds)
-        raise
-    line, rest = data.split(b"\n", 1)
-    if with_fds:
-        return line.decode("ascii", "replace"), rest, fds
-    close_fds(fds)
-    return line.decode("ascii", "replace"), rest
-
-
-def _readable(fd, timeout: float | None) -> bool:
-    """Whether `fd` (an int or a socket) is readable within `timeout` seconds (None: wait);
-    poll, not select: judge processes may hold fds above FD_SETSIZE."""
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(None if timeout is None else max(0, int(timeout * 1000 + 0.999))))
-
-
-def startup_env(env) -> dict:
-    return {k: v for k, v in env.items()
-            if k.startswith(_STARTUP_PREFIXES) or k in _STARTUP_NAMES}
-
-
 def _mismatch(handle: _Handle, python: str, env: dict) -> str | None:
     if python != handle.python:
         return f"another python ({python})"
@@ -526,7 +477,7 @@ def _umask() -> int | None:
 def _limits() -> list:
     """This process's limits, as a Popen child inherits them, but those `limit_children` sets."""
     limits = []
-    for name in _LIMITS:
+    for name in RLIMITS:
         try:
             soft, hard = _child_limits.get(name) or resource.getrlimit(getattr(resource, name))
         except (ValueError, OSError):
@@ -544,423 +495,3 @@ def limit_children(limits: dict[str, tuple[int, int]]) -> None:
     forked judge would have had and they inherited (grader.harness.sandbox)."""
     global _child_limits
     _child_limits = dict(limits)
-
-
-# == the zygote's side ============================================================================
-class Child:
-    def __init__(self, pid: int, lease: socket.socket):
-        self.pid = pid
-        self.lease: socket.socket | None = lease
-        self.killed = False
-
-
-class ForkLoop:
-    """A fork server's loop (the zygote's, and the batch's fork server's:
-    grader.instructor.fork_server): one thread, poll() over the door, the signal wake-up pipe
-    and the leases; it never blocks on anything but them (and bounded waits for SIGKILLed
-    children). A request is one datagram on the door with its fds, the lease first; "exit" is
-    served here, every other op by `dispatch`, which a server defines (False: not an op of
-    its own, the request is dropped). `fork` starts a child and hands its pid out on the lease."""
-
-    MAX_FDS = 8
-    #: A child's exit code when what it runs raises (as an interpreter ends on an uncaught one).
-    CRASH_CODE = 1
-
-    def __init__(self, door: socket.socket):
-        self.door = door
-        self.children: dict[int, Child] = {}  # pid -> child, until reaped
-        self.leases: dict[int, Child] = {}  # lease fd -> child, until the lease closes
-        self.ending = False
-        self.wake_r, self.wake_w = os.pipe()
-        os.set_blocking(self.wake_w, False)
-        os.set_blocking(self.wake_r, False)
-        signal.set_wakeup_fd(self.wake_w)
-        signal.signal(signal.SIGCHLD, _nothing)
-        signal.signal(signal.SIGTERM, self._terminate)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the requester; it ends us
-        self.poll = select.poll()
-        self.poll.register(self.door, select.POLLIN)
-        self.poll.register(self.wake_r, select.POLLIN)
-
-    def _terminate(self, signum, frame) -> None:
-        self.ending = True
-
-    def run(self) -> int:
-        while not self.ending:
-            for fd, events in self.poll.poll():
-                if fd == self.wake_r:
-                    _drain(self.wake_r)
-                elif fd == self.door.fileno():
-                    try:
-                        self.serve_door()
-                    except Exception:  # a bug here must not end every later start: say it
-                        traceback.print_exc()
-                elif fd in self.leases:
-                    self.serve_lease(fd)
-                if self.ending:
-                    break
-            self.reap()
-        self.end_all()
-        return 0
-
-    # -- requests ----------------------------------------------------------------------------------
-    def serve_door(self) -> None:
-        try:
-            data, fds, flags, _ = socket.recv_fds(self.door, _MAX_REQUEST, self.MAX_FDS)
-        except InterruptedError:
-            return
-        except OSError:
-            self.ending = True
-            return
-        if not data and not fds:  # every copy of the requesters' end is closed
-            self.ending = True
-            return
-        if not fds or flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
-            close_fds(fds)
-            return
-        lease = socket.socket(fileno=fds[0])
-        try:
-            request = json.loads(data.decode("utf-8"))
-            op = request["op"]
-        except (ValueError, KeyError, TypeError):
-            op = None
-        if op == "exit" and len(fds) == 1:
-            self.end_all()
-            send_answer(lease, "bye")
-            lease.close()
-            self.ending = True
-        elif op is None or not self.dispatch(op, request, lease, fds[1:]):
-            lease.close()
-            close_fds(fds[1:])
-
-    def dispatch(self, op: str, request: dict, lease: socket.socket, fds: list[int]) -> bool:
-        return False
-
-    def fork(self, lease: socket.socket, fds: list[int], become: Callable[[], int]) -> None:
-        """Fork a child that runs `become()` and exits with the code it returns (it never
-        returns into this loop); `fds` are closed here once it is forked. The lease gets
-        `pid N` with a pidfd, or `error E`; a lease already closed kills the child."""
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError, AttributeError):
-                pass
-        try:
-            pid = os.fork()
-        except OSError as exc:
-            send_answer(lease, f"error {errno.errorcode.get(exc.errno, exc.errno)}")
-            lease.close()
-            close_fds(fds)
-            return
-        if pid == 0:  # the child: never returns from here
-            code = self.CRASH_CODE
-            try:
-                code = become()
-            except SystemExit as exc:  # as an interpreter ends on an uncaught SystemExit
-                code = exit_code(exc.code)
-            except BaseException:  # as an interpreter ends on an uncaught exception
-                try:
-                    traceback.print_exc()
-                except BaseException:
-                    pass
-            finally:
-                for stream in (sys.stdout, sys.stderr):
-                    try:
-                        stream.flush()
-                    except BaseException:
-                        pass
-                os._exit(code)
-        close_fds(fds)
-        child = Child(pid, lease)
-        self.children[pid] = child
-        try:
-            pidfds = [os.pidfd_open(pid)]  # unreaped, so surely this child
-        except (AttributeError, OSError):
-            pidfds = []
-        answered = send_answer(lease, f"pid {pid}", pidfds)
-        close_fds(pidfds)
-        if answered:
-            self.leases[lease.fileno()] = child
-            self.poll.register(lease, select.POLLIN)
-        else:  # the requester is gone already
-            child.lease = None
-            lease.close()
-            self.kill(child)
-
-    def serve_lease(self, fd: int) -> None:
-        child = self.leases[fd]
-        try:  # never waits: `settle` may have served this event already in its own poll
-            data = child.lease.recv(64, socket.MSG_DONTWAIT)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if not data:  # the requester closed its end: it is done with the child, or it ended
-            self.drop_lease(child)
-        self.kill(child)  # "k", or the lease closed: the status follows when it is reaped
-
-    def drop_lease(self, child: Child) -> None:
-        if child.lease is not None:
-            self.leases.pop(child.lease.fileno(), None)
-            try:
-                self.poll.unregister(child.lease)
-            except (KeyError, ValueError):
-                pass
-            child.lease.close()
-            child.lease = None
-
-    def leave_loop(self, lease: socket.socket, out_fd: int | None) -> None:
-        """In a forked child, first: what Popen does before exec, up to closing fds. A session
-        of its own; signal handlers as a fresh interpreter has them; dumpable again (as an
-        exec'd process is; the server itself is not); the loop's sockets let go of (their fds
-        are closed by the caller; no socket object may close a reused fd); stdin on /dev/null,
-        stdout and stderr on `out_fd` (None: /dev/null)."""
-        os.setsid()
-        signal.set_wakeup_fd(-1)
-        for signum in (signal.SIGCHLD, signal.SIGTERM):
-            signal.signal(signum, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        prctl(_PR_SET_DUMPABLE, 1)
-        for sock in [self.door, lease] + [c.lease for c in self.children.values() if c.lease]:
-            sock.detach()
-        null = os.open(os.devnull, os.O_RDWR)
-        os.dup2(null, 0)
-        os.dup2(out_fd if out_fd is not None else null, 1)
-        os.dup2(out_fd if out_fd is not None else null, 2)
-
-    def kill(self, child: Child) -> None:
-        raise NotImplementedError
-
-    def reap(self) -> None:
-        raise NotImplementedError
-
-    def end_all(self) -> None:
-        raise NotImplementedError
-
-
-class Zygote(ForkLoop):
-    """The zygote's requests: start a target server, settle."""
-
-    def dispatch(self, op: str, request: dict, lease: socket.socket, fds: list[int]) -> bool:
-        if op == "start" and len(fds) in (2, 3):
-            self.start(request, lease, fds[0], fds[1], fds[2] if len(fds) == 3 else None)
-            return True
-        if op == "settle" and not fds:
-            self.settle()
-            send_answer(lease, "settled")
-            lease.close()
-            return True
-        return False
-
-    def start(self, request: dict, lease: socket.socket, read_fd: int, write_fd: int,
-              log_fd: int | None) -> None:
-        fds = [read_fd, write_fd] + ([log_fd] if log_fd is not None else [])
-        try:
-            spec, cwd, env = request["spec"], request["cwd"], request["env"]
-            limits, umask = request["limits"], request["umask"]
-            if type(spec) is not str or type(cwd) is not str or type(env) is not dict or \
-                    type(limits) is not list or (umask is not None and type(umask) is not int):
-                raise TypeError("a malformed start")
-        except (KeyError, TypeError):
-            lease.close()
-            close_fds(fds)
-            return
-        self.fork(lease, fds, lambda: self.become_target(lease, spec, cwd, env, limits, umask,
-                                                         read_fd, write_fd, log_fd))
-
-    def kill(self, child: Child) -> None:
-        if child.pid not in self.children:
-            return  # reaped: its pid may belong to someone else now
-        child.killed = True
-        for kill in (lambda: os.killpg(child.pid, signal.SIGKILL),
-                     lambda: os.kill(child.pid, signal.SIGKILL)):
-            try:
-                kill()
-            except (ProcessLookupError, PermissionError):
-                pass
-
-    # -- children ----------------------------------------------------------------------------------
-    def reap(self) -> None:
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            child = self.children.pop(pid, None)
-            if child is not None and child.lease is not None:
-                send_answer(child.lease, f"status {status}")
-                self.drop_lease(child)
-
-    def settle(self) -> None:
-        """Kill the children whose lease has closed (events not yet served), wait for every
-        killed child that nobody waits for any more."""
-        for fd, _ in self.poll.poll(0):
-            if fd in self.leases:
-                self.serve_lease(fd)
-        self.wait_for(lambda: [c for c in self.children.values()
-                               if c.killed and c.lease is None])
-
-    def end_all(self) -> None:
-        for child in list(self.children.values()):
-            self.kill(child)
-        self.wait_for(lambda: list(self.children.values()))
-
-    def wait_for(self, pending) -> None:
-        deadline = time.monotonic() + REAP_TIMEOUT
-        while True:
-            self.reap()
-            if not pending() or time.monotonic() > deadline:
-                return
-            time.sleep(0.001)
-
-    # -- the child ---------------------------------------------------------------------------------
-    def become_target(self, lease: socket.socket, spec: str, cwd: str, env: dict, limits: list,
-                      umask: int | None, read_fd: int, write_fd: int, log_fd: int | None) -> int:
-        """In the forked child: the Popen path's set-up, then the target server's life."""
-        self.leave_loop(lease, log_fd)
-        low, high = sorted((read_fd, write_fd))
-        os.closerange(3, low)
-        os.closerange(low + 1, high)
-        os.closerange(high + 1, 1 << 30)
-        if umask is not None:
-            os.umask(umask)
-        _set_limits(limits)
-        os.chdir(cwd)
-        if sys.path and sys.path[0] == _STARTED_IN:  # `-m` put its cwd first: the child's cwd
-            sys.path[0] = os.getcwd()
-        for name in list(os.environ):  # os.environ.clear(), without a popitem() per name
-            del os.environ[name]
-        os.environ.update({str(k): str(v) for k, v in env.items()})
-        if "tempfile" in sys.modules:  # its cache of TMPDIR, as an interpreter starts with it
-            sys.modules["tempfile"].tempdir = None
-        from . import target_server
-
-        sys.argv = [target_server.__file__, "--in", str(read_fd), "--out", str(write_fd), spec]
-        # The import system's listings of sys.path's folders, as a fresh interpreter makes them
-        # at its start: now, before serve() may enter a jail that can no longer list them.
-        importlib.invalidate_caches()
-        importlib.machinery.PathFinder.find_spec("_zygote_lists_sys_path_")
-        return target_server.serve(read_fd, write_fd, spec)
-
-
-_STARTED_IN = os.getcwd()
-
-
-def exit_code(code) -> int:
-    if code is None:
-        return 0
-    if type(code) is int:
-        return code & 0xFF
-    try:
-        print(code, file=sys.stderr)
-    except BaseException:
-        pass
-    return 1
-
-
-def _set_limits(limits: list) -> None:
-    for item in limits:
-        try:
-            name, soft, hard = item
-            if name not in _LIMITS or type(soft) is not int or type(hard) is not int:
-                continue
-            resource.setrlimit(getattr(resource, name), (soft, hard))
-        except (ValueError, OSError, TypeError):
-            pass  # as a Popen child can't go above the zygote's hard limit, neither can we
-
-
-def send_answer(sock: socket.socket, line: str, fds: list[int] = ()) -> bool:
-    try:
-        sock.setblocking(False)
-        data = line.encode("ascii") + b"\n"  # a few bytes into an empty buffer
-        if fds:
-            socket.send_fds(sock, [data], fds)
-        else:
-            sock.send(data)
-        return True
-    except OSError:
-        return False
-    finally:
-        try:
-            sock.setblocking(True)
-        except OSError:
-            pass
-
-
-def close_fds(fds) -> None:
-    for fd in fds:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-
-
-def _drain(fd: int) -> None:
-    try:
-        while os.read(fd, 512):
-            pass
-    except OSError:
-        pass
-
-
-def _nothing(signum, frame) -> None:
-    pass
-
-
-def prctl(option: int, value: int) -> bool:
-    try:
-        from .jail import c_library  # loaded once: the children the zygote forks share it
-
-        return c_library().prctl(option, value, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def server_door(argv: list[str] | None, module: str) -> tuple[socket.socket | None, int]:
-    """A fork server's start (`python -m MODULE --door FD --parent PID [--pdeathsig]`): die
-    with the parent if asked, not dumpable (a target of the same user cannot read or write its
-    memory); its door, or None and the exit code (2: a wrong command line; 0: the parent has
-    ended already)."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    door_fd = parent = None
-    pdeathsig = False
-    while args:
-        arg = args.pop(0)
-        if arg == "--door" and args:
-            door_fd = int(args.pop(0))
-        elif arg == "--parent" and args:
-            parent = int(args.pop(0))
-        elif arg == "--pdeathsig":
-            pdeathsig = True
-        else:
-            break
-    if door_fd is None or parent is None:
-        print(f"usage: python -m {module} --door FD --parent PID [--pdeathsig]", file=sys.stderr)
-        return None, 2
-    if pdeathsig:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    if os.getppid() != parent:  # the parent ended before we could watch it
-        return None, 0
-    prctl(_PR_SET_DUMPABLE, 0)
-    return socket.socket(fileno=door_fd), 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    door, code = server_door(argv, "grader.harness.zygote")
-    if door is None:
-        return code
-    from . import target_server  # noqa: F401  (what every child needs, imported once here)
-
-    gc.collect()
-    gc.freeze()  # the children share these pages rather than copy them at their first GC
-    return Zygote(door).run()
-
-
-if __name__ == "__main__":
-    # As target_server does: run from the module imported under its real name, so that the
-    # children share one copy of it (and of target_server) with anything they import.
-    from grader.harness import zygote
-
-    sys.exit(zygote.main())

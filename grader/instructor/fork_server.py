@@ -11,7 +11,7 @@ processes, as ever), never a check's state. It is single-threaded, so a fork nev
 another thread held; it is not dumpable, so a target of the same user cannot read or write its
 memory; it is a subreaper, so what a grade leaves detached comes back to it, and it ends that.
 
-The door, the leases and the loop are the zygote's (grader.harness.zygote, `ForkLoop`): an
+The door, the leases and the loop are the zygote's (grader.harness.forkloop, `ForkLoop`): an
 AF_UNIX SOCK_SEQPACKET socketpair, one datagram per request, a fresh stream socket (the lease)
 per grade, the answers `pid N` (with a pidfd) and `status S` on it, so that the requester holds
 a `zygote.ForkedTarget`.
@@ -53,8 +53,8 @@ import threading
 import time
 import traceback
 
-from grader.harness import sandbox, zygote
-from grader.harness.zygote import close_fds, exit_code, prctl, send_answer, startup_env
+from grader.harness import forkloop, sandbox, zygote
+from grader.harness.forkloop import close_fds, exit_code, prctl, send_answer, startup_env
 
 _PR_SET_CHILD_SUBREAPER = 36
 #: The module `python -m grader` runs, and the command it calls (named by path, as the CLI names
@@ -63,8 +63,8 @@ GRADER_MAIN = "grader.__main__"
 GRADER_CLI = "grader.cli"
 
 
-class ForkServer(zygote.ForkLoop):
-    """The zygote's loop (`zygote.ForkLoop`) with one request of its own: fork a grade."""
+class ForkServer(forkloop.ForkLoop):
+    """The zygote's loop (`forkloop.ForkLoop`) with one request of its own: fork a grade."""
 
     MAX_FDS = 4
     CRASH_CODE = 70  # a grade that could not even start the grader: batch says it crashed
@@ -95,7 +95,7 @@ class ForkServer(zygote.ForkLoop):
             return
         self.fork(lease, [log_fd], lambda: self.become_grade(lease, argv, cwd, env, log_fd))
 
-    def kill(self, grade: zygote.Child) -> None:
+    def kill(self, grade: forkloop.Child) -> None:
         """SIGKILL the grade's session (its pid is unreaped: that session is its own) and the
         grade itself, in case it was killed before its setsid()."""
         if grade.pid not in self.children:
@@ -218,7 +218,7 @@ def warm() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    door, code = zygote.server_door(argv, "grader.instructor.fork_server")
+    door, code = forkloop.server_door(argv, "grader.instructor.fork_server")
     if door is None:
         return code
     prctl(_PR_SET_CHILD_SUBREAPER, 1)  # what a grade leaves detached comes back to us

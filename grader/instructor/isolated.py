@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.harness import sandbox, zygote
+from grader.harness import forkloop, sandbox, zygote
 from grader.harness.target_server import SEALED_ENV
 from grader.harness.world import fresh_seed
 from grader.report.messages import INSTRUCTOR_TOO_LARGE, text
@@ -206,13 +206,13 @@ class _ForkServer:
         finally:
             theirs.close()
         self.door = ours
-        self.startup_env = zygote.startup_env(env)
+        self.startup_env = forkloop.startup_env(env)
 
     def grade(self, argv: list[str], cwd: Path, env: dict, log_fd: int) -> zygote.ForkedTarget:
         """Have the server fork `python -m grader argv`; ZygoteUnavailable where it cannot."""
         if self.process.poll() is not None:
             raise zygote.ZygoteUnavailable("the fork server has ended")
-        if zygote.startup_env(env) != self.startup_env:
+        if forkloop.startup_env(env) != self.startup_env:
             raise zygote.ZygoteUnavailable("another environment at start-up")
         data = json.dumps({"op": "grade", "argv": argv, "cwd": str(Path(cwd).resolve()),
                            "env": env}, separators=(",", ":")).encode("utf-8")
@@ -222,10 +222,10 @@ class _ForkServer:
                 socket.send_fds(self.door, [data], [theirs.fileno(), log_fd])
             finally:
                 theirs.close()
-            answer, rest, pidfds = zygote.read_line(lease, zygote.ANSWER_TIMEOUT,
+            answer, rest, pidfds = forkloop.read_line(lease, zygote.ANSWER_TIMEOUT,
                                                      with_fds=True)
             if not answer.startswith("pid ") or not answer[4:].isdigit():
-                zygote.close_fds(pidfds)
+                forkloop.close_fds(pidfds)
                 raise zygote.ZygoteUnavailable(f"the fork server answered {answer[:40]!r}")
         except BaseException as exc:
             lease.close()  # if the server forks late, the closed lease gets the child killed
@@ -242,7 +242,7 @@ class _ForkServer:
             try:
                 socket.send_fds(self.door, [b'{"op":"exit"}'], [theirs.fileno()])
                 theirs.close()
-                zygote.read_line(lease, zygote.REAP_TIMEOUT + 1)
+                forkloop.read_line(lease, forkloop.REAP_TIMEOUT + 1)
             except OSError:
                 pass
             finally:
@@ -250,7 +250,7 @@ class _ForkServer:
                 lease.close()
         self.door.close()
         try:
-            self.process.wait(timeout=zygote.REAP_TIMEOUT + 1)
+            self.process.wait(timeout=forkloop.REAP_TIMEOUT + 1)
         except subprocess.TimeoutExpired:  # hung or stopped: its children become ours
             self.process.kill()
             self.process.wait()
