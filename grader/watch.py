@@ -53,7 +53,7 @@ from pathlib import Path
 
 from . import cli, config as configs
 from .checkdef import FAMILIES, all_checks
-from .harness import sandbox, zygote
+from .harness import hygiene, sandbox, zygote
 from .harness.target import display_name, is_path
 from .report import files, outputs, summary
 from .report.messages import default_lang, text
@@ -168,7 +168,7 @@ class Watch:
 
     # -- the loop --------------------------------------------------------------------------------
     def run(self) -> int:
-        sandbox.become_subreaper()  # what a killed grade left detached comes back to us
+        hygiene.become_subreaper()  # what a killed grade left detached comes back to us
         zygote.start()  # every grade's targets fork from it (it is not in a grade's session)
         old_term = signal.signal(signal.SIGTERM, _interrupt)
         old_int = signal.getsignal(signal.SIGINT)
@@ -181,7 +181,7 @@ class Watch:
         finally:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut this
             self.cancel()
-            sandbox.end_strays(set())  # a child forked just before the interrupt was recorded
+            hygiene.end_strays(set())  # a child forked just before the interrupt was recorded
             signal.signal(signal.SIGTERM, old_term)
             signal.signal(signal.SIGINT, old_int)
         if self.tty:
@@ -324,7 +324,7 @@ class Watch:
         shown)."""
         _end_session(grade.pid)
         # Reaps the child, and the orphans a subreaper inherited; not the zygote (a child too).
-        sandbox.end_strays({pid for pid in (zygote.own_pid(),) if pid is not None})
+        hygiene.end_strays({pid for pid in (zygote.own_pid(),) if pid is not None})
         os.close(grade.fd)
         grade.fd = -1
 
@@ -381,7 +381,7 @@ def _clock(wall: float) -> str:
 
 def _end_session(sid: int) -> None:
     """SIGKILL every process of session `sid` (Linux /proc; elsewhere its first group)."""
-    sandbox.kill_session(sid)
+    hygiene.kill_session(sid)
 
 
 def _die_with(parent: int) -> None:

@@ -15,7 +15,7 @@ import pytest
 from conftest import MUTANTS, ROOT
 from grader import runner
 from grader.checkdef import PROCESS_FAMILIES, REGISTRY, Part, all_checks, family
-from grader.harness import sandbox
+from grader.harness import hygiene
 from grader.results import Failure, Kind, Outcome, result_to_json
 from grader.runner import keywords
 
@@ -95,7 +95,7 @@ def test_a_check_in_parts_reports_its_first_failing_timeline(graded_both_ways):
 def test_nothing_is_left_running_after_lanes(graded_both_ways):
     """detach_and_linger leaves processes behind in its checks: after both grades no child of
     this process is left (lanes, judges, targets and what they detached are all reaped)."""
-    assert {pid for pid in sandbox.child_pids() if not _is_zygote(pid)} == set()
+    assert {pid for pid in hygiene.child_pids() if not _is_zygote(pid)} == set()
 
 
 def _is_zygote(pid: int) -> bool:

@@ -12,7 +12,8 @@ zygote. `run(body, timeout)` runs the judge in one of two ways:
   a target process of the same user (not root) cannot open its fds or read its memory. The
   parent waits at most `timeout` seconds of wall-clock time (a safety net for hangs only: checks
   themselves run on logical time), then kills the child's whole process group, and sweeps
-  whatever the check left behind.
+  whatever the check left behind (`grader.harness.hygiene`, the process hygiene the lanes,
+  watch and the batch use too).
 - **Here** (`inline=True`, where the zygote runs): in this process, for a check that starts no
   process of its own but its target processes (the zygote's children, not ours). The calling
   process is a lane of the runner (grader.runner.lanes): a forked copy of the grading process,
@@ -39,6 +40,8 @@ from typing import Callable
 from grader.results import Failure, Kind, Outcome, result_from_json, result_to_json
 
 from . import zygote
+from .hygiene import (become_subreaper, child_pids, end_strays, not_dumpable, own_children,
+                      redirect_stdin, sweep)
 
 _progress_fd: int | None = None
 _token: str | None = None  # this run's secret: the parent believes only lines that carry it
@@ -82,7 +85,7 @@ def run(body: Callable[[], Failure | None | dict], timeout: float,
     pid = os.fork()
     if pid == 0:  # child
         os.close(read_fd)
-        _not_dumpable()
+        not_dumpable()
         _token = token
         try:
             os.setpgid(0, 0)  # own process group: a timeout kills grandchildren too
@@ -91,7 +94,7 @@ def run(body: Callable[[], Failure | None | dict], timeout: float,
         _progress_fd = write_fd
         code = 0
         try:
-            _redirect_stdin()
+            redirect_stdin()
             _limit_resources(timeout)
             result = body()
         except BaseException:  # a bug in the check itself, not in the target
@@ -322,153 +325,11 @@ def _limit_resources(timeout: float | None) -> None:
             pass
 
 
-# -- nothing the check started outlives it --------------------------------------------------------
-_PR_SET_CHILD_SUBREAPER = 36
-
-
 def become_lane() -> None:
     """Make this process (a forked lane of the runner) a place where judges may run `inline`:
     a subreaper of its own, not dumpable, stdin from /dev/null, the memory and file-size limits
     of a forked judge (the CPU limit is each target process's, given by `_run_here`)."""
     become_subreaper(again=True)
-    _not_dumpable()
-    _redirect_stdin()
+    not_dumpable()
+    redirect_stdin()
     _limit_resources(None)
-
-
-def become_subreaper(again: bool = False) -> None:
-    """Linux: orphans of our descendants become our children, not init's, however they
-    detached (a double fork, setsid): so `sweep` can find and end them. Elsewhere a no-op.
-    `again`: in a forked child (a fork does not inherit the setting)."""
-    global _subreaper
-    if _subreaper is None or again:
-        try:
-            from .jail import c_library  # ctypes, loaded once per process
-
-            _subreaper = c_library().prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-        except (OSError, AttributeError):
-            _subreaper = False
-
-
-_subreaper: bool | None = None
-
-
-def processes():
-    """(pid, state, parent pid, session id) of every process (Linux /proc; elsewhere none)."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        stat = _read_small(f"/proc/{entry}/stat")
-        if stat is None:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        yield int(entry), fields[0].decode(), int(fields[1]), int(fields[3])
-
-
-def _read_small(path: str) -> bytes | None:
-    """A /proc file's text in one read (os.open: none of open()'s buffering and tty checks,
-    which cost more than the read, for every process of the machine in a sweep)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        return os.read(fd, 4096)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def child_pids() -> set[int]:
-    """Our live child processes (zombies included: they are reaped by whoever ends them)."""
-    me = os.getpid()
-    return {pid for pid, _, parent, _ in processes() if parent == me}
-
-
-def own_children() -> set[int]:
-    """`child_pids()`, cheaply (Linux: this process's threads' `children` lists, a few bytes
-    to read rather than every process's stat; exact for a process that forks nothing
-    meanwhile). Where they cannot be read, the whole scan."""
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return child_pids()
-    pids = set()
-    for task in tasks:
-        listed = _read_small(f"/proc/self/task/{task}/children")
-        if listed is None:
-            return child_pids()
-        pids.update(int(pid) for pid in listed.split())
-    return pids
-
-
-def sweep(group: int, before: set[int]) -> None:
-    """End every process a check left behind: its process group, and every process that
-    became our child since (`before`: our children then), orphans of a detached grandchild
-    included. Reaps them all."""
-    try:
-        os.killpg(group, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    end_strays(before)
-
-
-def end_strays(keep: set[int]) -> None:
-    """Kill and reap every child of this process but `keep` (orphans a subreaper inherited)."""
-    for _ in range(500):  # a bound, not a clock: each round ends or reaps what it finds
-        strays = child_pids() - keep
-        if not strays:
-            return
-        for pid in strays:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, os.WNOHANG)
-            except (ProcessLookupError, ChildProcessError, PermissionError):
-                pass
-        time.sleep(0.002)
-
-
-def _not_dumpable() -> None:
-    """Linux: no other process of the same user (root excepted) may open this process's fds
-    through /proc/PID/fd, read its memory or ptrace it; elsewhere a no-op."""
-    try:
-        from .jail import c_library
-
-        c_library().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-
-
-_PR_SET_DUMPABLE = 4
-
-
-def _redirect_stdin() -> None:
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-
-
-def kill_session(sid: int) -> None:
-    """SIGKILL every process of session `sid` (a grade and whatever it left running): its
-    group at once, then every live member /proc still lists, until none is left (Linux /proc;
-    elsewhere its first group only)."""
-    try:
-        os.killpg(sid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    for _ in range(100):  # a bound, not a clock
-        members = [pid for pid, state, _, session in processes()
-                   if session == sid and state != "Z"]
-        if not members:
-            return
-        for pid in members:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        time.sleep(0.01)  # let the kernel deliver the signals before looking again

@@ -53,7 +53,7 @@ import threading
 import time
 import traceback
 
-from grader.harness import forkloop, sandbox, zygote
+from grader.harness import forkloop, hygiene, zygote
 from grader.harness.forkloop import close_fds, exit_code, prctl, send_answer, startup_env
 
 _PR_SET_CHILD_SUBREAPER = 36
@@ -100,7 +100,7 @@ class ForkServer(forkloop.ForkLoop):
         grade itself, in case it was killed before its setsid()."""
         if grade.pid not in self.children:
             return
-        sandbox.kill_session(grade.pid)
+        hygiene.kill_session(grade.pid)
         try:
             os.kill(grade.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -118,7 +118,7 @@ class ForkServer(forkloop.ForkLoop):
                 info = None
             if info is None or info.si_pid == 0:
                 continue
-            sandbox.kill_session(pid)  # what it left in its session, as after every grade
+            hygiene.kill_session(pid)  # what it left in its session, as after every grade
             try:
                 _, status = os.waitpid(pid, 0)
             except ChildProcessError:
@@ -126,7 +126,7 @@ class ForkServer(forkloop.ForkLoop):
             ended.append((self.children.pop(pid), status))
         if not ended:
             return
-        sandbox.end_strays(keep=set(self.children))  # what they left detached came back to us
+        hygiene.end_strays(keep=set(self.children))  # what they left detached came back to us
         for grade, status in ended:
             if grade.lease is not None:
                 if status is not None:
@@ -140,7 +140,7 @@ class ForkServer(forkloop.ForkLoop):
         while self.children and time.monotonic() < deadline:
             self.reap()
             time.sleep(0.002)
-        sandbox.end_strays(keep=set())
+        hygiene.end_strays(keep=set())
 
     # -- the child ---------------------------------------------------------------------------------
     def become_grade(self, lease: socket.socket, argv: list, cwd: str, env: dict,

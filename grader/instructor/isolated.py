@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.harness import forkloop, sandbox, zygote
+from grader.harness import forkloop, hygiene, zygote
 from grader.harness.target_server import SEALED_ENV
 from grader.harness.world import fresh_seed
 from grader.report.messages import INSTRUCTOR_TOO_LARGE, text
@@ -98,7 +98,7 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
         argv += ["-k", select]
     if config:  # the instructor's config file: its detail level and visibilities
         argv += ["--config", str(Path(config).resolve())]
-    sandbox.become_subreaper()  # what a killed grader left detached comes back to us
+    hygiene.become_subreaper()  # what a killed grader left detached comes back to us
     with open(log_path, "wb") as log:
         code = _run_forked(argv, Path(workdir), env, log, limit)
         if code is _NOT_FORKED:
@@ -144,7 +144,7 @@ def _run_fresh(argv: list[str], workdir: Path, env: dict, log, limit: float) -> 
         proc.wait()
         with _live_lock:
             _live.discard(proc.pid)
-            sandbox.end_strays(keep=_ours())  # every live grader is a child of ours
+            hygiene.end_strays(keep=_ours())  # every live grader is a child of ours
     return code
 
 
@@ -172,7 +172,7 @@ def _run_forked(argv: list[str], workdir: Path, env: dict, log, limit: float):
         with _live_lock:
             _live.discard(proc.pid)
             if proc.returncode is None:  # its orphans come to us, the server's subreaper
-                sandbox.end_strays(keep=_ours())
+                hygiene.end_strays(keep=_ours())
     if timed_out:
         return None
     return proc.returncode if proc.returncode is not None else -9
@@ -287,7 +287,7 @@ def forking():
 
 def kill_session(sid: int) -> None:
     """SIGKILL every process of session `sid` (the grader and whatever it left running)."""
-    sandbox.kill_session(sid)
+    hygiene.kill_session(sid)
 
 
 def kill_all() -> None:

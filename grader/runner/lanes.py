@@ -27,7 +27,7 @@ import time
 import traceback
 from typing import Callable, Iterator
 
-from grader.harness import sandbox, zygote
+from grader.harness import hygiene, sandbox, zygote
 from grader.results import Failure, result_from_json, result_to_json
 
 
@@ -127,8 +127,8 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
     (the lesson's first checks are done early), a lane whose queue is empty from the other: the short units are shared at the end, where the long ones would leave a lane
     running alone. `long_first`: how many lanes take the long units first instead (0: none,
     every lane runs the short ones before). Closing the generator ends the lanes at once."""
-    sandbox.become_subreaper()
-    before = sandbox.child_pids()
+    hygiene.become_subreaper()
+    before = hygiene.child_pids()
     queue = _Queues(long, short, long_lanes(jobs) if long_first is None else long_first)
     lanes: list[_Lane] = []
     ended: list[_Lane] = []  # replaced after they died: still to be reaped
@@ -170,7 +170,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
             lane.close()
         for lane in lanes + ended:
             _end(lane.pid, at_once=not completed)  # interrupted: its check is not waited for
-        sandbox.end_strays(before)  # what the lanes' checks left to us
+        hygiene.end_strays(before)  # what the lanes' checks left to us
 
 
 def long_lanes(jobs: int) -> int:
