@@ -20,7 +20,6 @@ import pytest
 from conftest import ROOT, by_check, grade, run_grader
 from learning import trick_off
 from grader.harness import jail, sandbox
-from grader.runner import RAM_FOLDER
 
 ATTACKS = ROOT / "tests" / "attacks"
 
@@ -361,9 +360,6 @@ REPORTED = {
 _PR_SET_CHILD_SUBREAPER = 36
 #: What `left_behind` reads: Linux's /proc.
 NEEDS_PROC = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc")
-#: How long a work folder of the RAM folder that no process uses may take to go: another grade
-#: running beside this one (a developer's) makes and removes its own there.
-FOLDER_GRACE = 30.0
 
 
 def reported_submissions(folder: Path) -> Path:
@@ -388,28 +384,6 @@ def my_children() -> set[int]:
     return found
 
 
-def in_use(folder: Path) -> bool:
-    """A live process has its working directory, or a file open, in `folder`."""
-    below = str(folder) + os.sep
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            places = [os.readlink(f"/proc/{entry}/cwd") + os.sep]
-            places += [os.readlink(f"/proc/{entry}/fd/{fd}")
-                       for fd in os.listdir(f"/proc/{entry}/fd")]
-        except OSError:
-            continue
-        if any(place.startswith(below) for place in places):
-            return True
-    return False
-
-
-def ram_work_folders() -> set[Path]:
-    """The grader's work folders in the RAM folder (grader.runner.ram_folder), anyone's."""
-    return set(Path(RAM_FOLDER).glob("leaselab-*"))
-
-
 def checkout_status() -> tuple[str, dict[str, bytes]]:
     """`git status` of the checkout (ignored and untracked files too, bytecode caches aside)
     and the bytes of the grader, lab/ and the reference."""
@@ -425,13 +399,13 @@ def left_behind(folder: Path):
     """While inside, the grades started get `folder`/tmp as their temporary folder (TMPDIR),
     and this process is a subreaper: a process a grade leaves running becomes its child however
     it detached. Yields a dict that, on leaving, holds what the grades left: "processes" (their
-    command lines; they are then killed), "files" (what is left in `folder`/tmp, and the work
-    folders made meanwhile in the RAM folder that no process uses and that are still there after
-    FOLDER_GRACE seconds) and "changed_checkout"."""
+    command lines; they are then killed), "files" (what is left in `folder`/tmp: a grade given
+    a TMPDIR makes every folder of its own there, grader.harness.workroot, so what other grades
+    beside this one make and remove elsewhere is never counted) and "changed_checkout"."""
     found: dict = {}
     tmp = folder / "tmp"
     tmp.mkdir(parents=True)
-    children, ram, checkout = my_children(), ram_work_folders(), checkout_status()
+    children, checkout = my_children(), checkout_status()
     saved = os.environ.get("TMPDIR")
     os.environ["TMPDIR"] = str(tmp)
     libc = jail.c_library()
@@ -451,13 +425,7 @@ def left_behind(folder: Path):
                     Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
                 os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-        new, deadline = ram_work_folders() - ram, time.monotonic() + FOLDER_GRACE
-        while True:
-            stale = sorted(str(p) for p in new if p.exists() and not in_use(p))
-            if not stale or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)
-        found["files"] = stale + sorted(str(p) for p in tmp.rglob("*"))
+        found["files"] = sorted(str(p) for p in tmp.rglob("*"))
         found["changed_checkout"] = checkout_status() != checkout
 
 

@@ -39,7 +39,7 @@ from typing import Callable
 
 from grader.results import Failure, Kind, Outcome, result_from_json, result_to_json
 
-from . import zygote
+from . import workroot, zygote
 from .hygiene import (become_subreaper, child_pids, end_strays, not_dumpable, own_children,
                       redirect_stdin, sweep)
 
@@ -81,9 +81,14 @@ def run(body: Callable[[], Failure | None | dict], timeout: float,
     zygote.start()  # before the fork: the check's judge inherits it and forks its targets there
     before = child_pids()
     token = secrets.token_hex(16)
+    # The judge makes its folders (its targets' scratch, the probe's databases) in one of its
+    # own, removed here once it is swept: a judge killed (its timeout, a resource limit) before
+    # its own clean-up ran leaves nothing (grader.harness.workroot).
+    own = workroot.make("judge-")
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # child
+        workroot.enter(own)
         os.close(read_fd)
         not_dumpable()
         _token = token
@@ -114,6 +119,7 @@ def run(body: Callable[[], Failure | None | dict], timeout: float,
         os.close(read_fd)
         zygote.settle()  # targets whose judge was just killed are gone: their orphans are ours
         sweep(pid, before)
+        workroot.remove(own)  # nothing of the judge's runs any more
 
 
 class _TimeUp(BaseException):

@@ -85,7 +85,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import weakref
@@ -93,7 +92,7 @@ from typing import Any, Callable
 
 from lab.store import BUSY_TIMEOUT_MS, Claim
 
-from . import wire, zygote
+from . import wire, workroot, zygote
 from .dbhost import DbHost, RequestError
 from .interleave import WriteLockWatch, is_statement
 
@@ -248,7 +247,7 @@ class TargetProcess:
         # The target may write only a scratch folder of its own (its TMPDIR), never the
         # databases' folders: it holds no database handle (the judge's DbHost does), and the
         # jail denies it the files (grader.harness.jail). `writable`: folders it may write too.
-        self.scratch = tempfile.mkdtemp(prefix="leaselab-target-")
+        self.scratch = workroot.make("target-")  # its judge's folder (workroot)
         places = [self.scratch] + [str(p) for p in writable]
         # The project's own attack tests let an attack leave marks where the test looks.
         places += [p for p in os.environ.get(EXTRA_WRITABLE, "").split(os.pathsep) if p]
@@ -256,6 +255,7 @@ class TargetProcess:
                "SQLITE_TMPDIR": places[0]}
         if jail:  # False: as on a kernel without Landlock (the project's tests of that case)
             env[wire.JAIL_ENV] = os.pathsep.join(places)
+            env[wire.WORK_ROOT_ENV] = workroot.root()
         self.timeout = timeout
         self.statements: list[tuple[str, str]] = []  # traced during the last call
         #: conn.in_transaction after the last claim / finish / work_once returned or raised, as

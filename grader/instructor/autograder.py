@@ -16,6 +16,7 @@ import traceback
 from pathlib import Path
 
 from grader import arguments
+from grader.harness import workroot
 from . import isolated
 from grader.report import results_json
 from grader.report.files import remove_stale
@@ -55,7 +56,7 @@ def grade(submission: Path, timeout: float, lang: str, select: str | None = None
         files = ", ".join(str(p.relative_to(submission)) for p in missing.candidates)
         message = text(f"instructor.{missing.kind}", lang, files=files)
         return results_json.not_graded(missing.kind, message, lang)
-    with tempfile.TemporaryDirectory(prefix="leaselab-autograder-") as work:
+    with tempfile.TemporaryDirectory(prefix="autograder-", dir=workroot.root()) as work:
         outcome = isolated.grade(queue_py, Path(work), limit=timeout, lang=lang,
                                  select=select, config=config)
     print(outcome.log, end="")  # shown to the instructor in Gradescope's debugging output

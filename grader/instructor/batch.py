@@ -25,6 +25,7 @@ from grader import arguments
 from . import class_report, distribution, gradebook, isolated, lms
 from grader.arguments import positive_int, positive_number, unusable_folder
 from grader.arguments import FRESH, seed as seed_type
+from grader.harness import workroot
 from grader.harness.world import fresh_seed
 from grader.checkdef import all_checks as declared_checks
 from grader.report.messages import ROSTER_PROBLEM, default_lang, text
@@ -150,7 +151,9 @@ def grade_all(submissions: list[Submission], out: Path, *, jobs: int, limit: flo
     remove_earlier_outputs(out)
     progress = Progress(len(submissions), lang, quiet=quiet)
     rows: dict[str, gradebook.Row] = {}
-    with tempfile.TemporaryDirectory(prefix="leaselab-batch-") as work, \
+    # Under the batch's work root (grader.harness.workroot): each grade's TMPDIR is in `work`,
+    # removed after it whatever ended it; a batch killed leaves its root to the next grader.
+    with tempfile.TemporaryDirectory(prefix="batch-", dir=workroot.root()) as work, \
             isolated.forking(), ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(grade_one, sub, Path(work) / str(i), out, limit=limit,
                                timeout_scale=timeout_scale, lang=lang, select=select,

@@ -53,7 +53,7 @@ import threading
 import time
 import traceback
 
-from grader.harness import forkloop, hygiene, zygote
+from grader.harness import forkloop, hygiene, workroot, zygote
 from grader.harness.forkloop import close_fds, exit_code, prctl, send_answer, startup_env
 
 _PR_SET_CHILD_SUBREAPER = 36
@@ -153,6 +153,7 @@ class ForkServer(forkloop.ForkLoop):
         os.environ.clear()
         os.environ.update(env)
         tempfile.tempdir = None  # its cache of TMPDIR, as an interpreter starts with it
+        workroot.forget()  # it makes its own work root, in its own TMPDIR
         sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
         if sys.path and sys.path[0] == _STARTED_IN:  # `-m` put its cwd first: the grade's cwd
             sys.path[0] = os.getcwd()

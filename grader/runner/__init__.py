@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from grader.checkdef import DEFAULT_TIMEOUT, FAMILIES, CheckInfo, Part, all_checks, family
-from grader.harness import sandbox, scenario, zygote
+from grader.harness import sandbox, scenario, workroot, zygote
 from grader.harness.world import LESSON_SEED
 from grader.results import CheckResult, Failure, outcome_of
 
@@ -137,8 +137,11 @@ def refused_result(info: CheckInfo, refused: Failure, settings: Settings) -> Che
 
 def prepare() -> None:
     """Start what every check needs, before the checks are even imported: the zygote, whose
-    interpreter starts meanwhile (the first check would start it anyway, and wait for it)."""
+    interpreter starts meanwhile (the first check would start it anyway, and wait for it); and
+    the grade's root folder (grader.harness.workroot), owned by this process, which the lanes
+    and judges forked from it make their folders under."""
     zygote.start()
+    workroot.root()
 
 
 def selected(select: str | None) -> list[CheckInfo]:
@@ -205,7 +208,7 @@ def preflight(spec: str, timeout_scale: float) -> tuple[Failure | None, dict[str
 
     def probe():
         sandbox.report_step({"op": "import", "target": spec})
-        with tempfile.TemporaryDirectory(prefix="leaselab-probe-", dir=ram_folder()) as workdir:
+        with tempfile.TemporaryDirectory(prefix="probe-", dir=workroot.folder()) as workdir:
             return scenario.probe(spec, workdir, timeout, call)
 
     with cwd_on_path():  # a start each time a call broke the target process, each call once
@@ -238,7 +241,7 @@ def run_unit(unit: Unit, settings: Settings, in_lane: bool = False
 def _run_once(info: CheckInfo, body: Callable, settings: Settings, seed: int,
               inline: bool) -> Failure | None:
     timeout = info.timeout * settings.timeout_scale
-    with tempfile.TemporaryDirectory(prefix="leaselab-", dir=ram_folder()) as workdir, \
+    with tempfile.TemporaryDirectory(prefix="check-", dir=workroot.folder()) as workdir, \
             cwd_on_path():
         return sandbox.run(lambda: scenario.run_check(body, settings.spec, workdir, seed,
                                                       call_timeout=timeout + 5, check=info.id,
@@ -279,22 +282,6 @@ def _result(info: CheckInfo, parts: list[list[Failure | None]], duration: float,
                        result=failure, duration=duration,
                        runs=[outcome_of(f) for f in runs] if len(runs) > 1 else [],
                        seeds=list(settings.seeds) if settings.swept else [])
-
-
-RAM_FOLDER = "/dev/shm"
-RAM_NEEDED = 512 * 1024 * 1024  # free bytes: room for a check's file-size limit, and more
-
-
-def ram_folder() -> str | None:
-    """Where a check's databases go: a RAM-backed folder where there is one with room to spare
-    (SQLite's fsyncs cost nothing there; a SIGKILLed process loses nothing there either, so
-    the crash check stays honest), else the temporary folder (None)."""
-    try:
-        stats = os.statvfs(RAM_FOLDER)
-    except OSError:
-        return None
-    room = stats.f_bavail * stats.f_frsize
-    return RAM_FOLDER if room >= RAM_NEEDED and os.access(RAM_FOLDER, os.W_OK) else None
 
 
 class cwd_on_path:

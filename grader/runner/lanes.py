@@ -27,7 +27,7 @@ import time
 import traceback
 from typing import Callable, Iterator
 
-from grader.harness import hygiene, sandbox, zygote
+from grader.harness import hygiene, sandbox, workroot, zygote
 from grader.results import Failure, result_from_json, result_to_json
 
 
@@ -45,10 +45,14 @@ def backstop(unit, settings) -> float:
 class _Lane:
     def __init__(self, units, settings, others: list["_Lane"]):
         self.units = units
+        # The lane's folders live in one of its own, which the grading process removes once the
+        # lane is reaped: a lane killed mid-check (its backstop, a signal) leaves nothing.
+        self.folder = workroot.make("lane-")
         from_main, to_lane = os.pipe()  # (read end, write end)
         from_lane, to_main = os.pipe()
         pid = os.fork()
         if pid == 0:  # the lane
+            workroot.enter(self.folder)
             for lane in others:  # else a lane would hold another's inbox open past its end
                 lane.close()
             os.close(to_lane)
@@ -171,6 +175,8 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
         for lane in lanes + ended:
             _end(lane.pid, at_once=not completed)  # interrupted: its check is not waited for
         hygiene.end_strays(before)  # what the lanes' checks left to us
+        for lane in lanes + ended:  # reaped: nothing writes there any more
+            workroot.remove(lane.folder)
 
 
 def long_lanes(jobs: int) -> int:
