@@ -314,7 +314,7 @@ for name, launcher in (("spawn", spawn), ("zygote", zygote.launch_forked)):
             report["stdout"] = report["stdout"].replace("-" + name, "-LAUNCHER")
             report["stderr"] = report["stderr"].replace("-" + name, "-LAUNCHER")
             report["contained"] = contained
-            scratch = os.path.basename(report["tempdir"]).startswith("leaselab-target-")
+            scratch = os.path.basename(report["tempdir"]).startswith("target-")
             report["tempdir"] = "its own scratch folder" if scratch else report["tempdir"]
             reports[name + " " + how] = (kind, report)
 print(json.dumps(reports))
