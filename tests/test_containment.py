@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -133,3 +135,40 @@ def test_a_package_on_the_way_to_a_dotted_target_runs_only_in_the_jail(tmp_path)
         target.open("c", tmp_path / "own" / "queue.db")
         assert target.claim("c", "A", 0, 1) == "refused"
     assert not marker.exists()
+
+
+#: A target in the folder that holds the grade's work root (grader.harness.workroot), the
+#: databases of its checks below it: it tries to read one.
+IN_THE_WORK_ROOTS_FOLDER = '''
+import json, os, sys
+from grader.harness import workroot
+from grader.harness.target_client import TargetProcess
+
+probe = sys.argv[1]
+database = os.path.join(workroot.make("check-"), "queue.db")
+places = {"database": database, "db": os.path.dirname(database), "reference": probe,
+          "classmate": probe, "grader": probe, "results": probe, "port": 9}
+with TargetProcess(probe, env={**os.environ, "LEASELAB_SEALED": "1"}) as target:
+    target.open("c", database)
+    got = json.loads(target.claim("c", json.dumps(places), 0, 1))
+print(json.dumps({"root": workroot.root(), "got": got}))
+'''
+
+
+def test_a_target_in_the_folder_holding_the_work_root_reads_only_its_own_file(tmp_path):
+    """The grade's TMPDIR (where its work root is) holds the code under grade itself: the jail
+    lets it read its own file, not its folder, so no check's database below the root (as for a
+    target in the temporary folder or the RAM folder: target_server.readable)."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(PROBE)
+    proc = subprocess.run([sys.executable, "-c", IN_THE_WORK_ROOTS_FOLDER, str(probe)],
+                          cwd=ROOT, env={**os.environ, "TMPDIR": str(tmp_path),
+                                         "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert os.path.dirname(report["root"]) == str(tmp_path)
+    got = report["got"]
+    assert (got["read-database"], got["write-database-folder"]) == \
+        ("PermissionError", "PermissionError"), got
+    assert got["read-own-folder"] == "allowed" and got["write-own-scratch"] == "allowed", got

@@ -85,8 +85,12 @@ def run(body: Callable[[], Failure | None | dict], timeout: float,
     # own, removed here once it is swept: a judge killed (its timeout, a resource limit) before
     # its own clean-up ran leaves nothing (grader.harness.workroot).
     own = workroot.make("judge-")
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
+    try:
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+    except BaseException:
+        workroot.remove(own)
+        raise
     if pid == 0:  # child
         workroot.enter(own)
         os.close(read_fd)

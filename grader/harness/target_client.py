@@ -255,7 +255,6 @@ class TargetProcess:
                "SQLITE_TMPDIR": places[0]}
         if jail:  # False: as on a kernel without Landlock (the project's tests of that case)
             env[wire.JAIL_ENV] = os.pathsep.join(places)
-            env[wire.WORK_ROOT_ENV] = workroot.root()
         self.timeout = timeout
         self.statements: list[tuple[str, str]] = []  # traced during the last call
         #: conn.in_transaction after the last claim / finish / work_once returned or raised, as

@@ -811,13 +811,13 @@ def seal() -> None:
     sys.meta_path.insert(0, Sealed)
 
 
-def readable(spec: str, sealed: bool, databases: tuple[str, ...] = ()) -> list[str]:
+def readable(spec: str, sealed: bool) -> list[str]:
     """What the code under grade may read besides Python and the system: the grader's `grader`
     and `lab` packages, the folder of the target (only its file, when that folder holds the
     grader itself: a checkout's root) and, unless sealed, the reference beside the grader (the
-    project's own mutants build on it; sealed, nothing of it is readable). `databases`: the
-    folder the judge's databases live under (its work root, grader.harness.workroot), guarded
-    as the temporary folder is."""
+    project's own mutants build on it; sealed, nothing of it is readable). The temporary folder
+    is the target's scratch folder, made below the judge's work root (grader.harness.workroot),
+    where the checks' databases are: a folder that holds the root holds it too."""
     grader_dir = os.path.dirname(_HARNESS_DIR)
     lab_dir = os.path.dirname(os.path.abspath(sys.modules["lab.store"].__file__))
     places = [grader_dir, lab_dir]
@@ -832,7 +832,7 @@ def readable(spec: str, sealed: bool, databases: tuple[str, ...] = ()) -> list[s
         root = os.path.dirname(grader_dir)
         # only the file where its folder holds the grader or the places the judge's databases
         # live in (a target in /tmp itself would otherwise read every check's database)
-        guarded = [root, tempfile.gettempdir(), *DATABASE_PLACES, *databases]
+        guarded = [root, tempfile.gettempdir(), *DATABASE_PLACES]
         inside = any(os.path.commonpath([folder, os.path.realpath(place)]) == folder
                      for place in guarded)
         places.append(origin if inside else folder)
@@ -840,7 +840,7 @@ def readable(spec: str, sealed: bool, databases: tuple[str, ...] = ()) -> list[s
 
 
 #: Where the judge's databases may live besides the temporary folder (grader.harness.workroot's
-#: RAM_FOLDER; the judge names its work root too: wire.WORK_ROOT_ENV).
+#: RAM_FOLDER).
 DATABASE_PLACES = ("/dev/shm",)
 
 
@@ -896,13 +896,12 @@ def serve(read_fd: int, write_fd: int, spec: str) -> int:
     die_with_parent()
     file_watch()  # before the target is imported: it sees every connection opened after
     writable = os.environ.pop(wire.JAIL_ENV, None)
-    databases = tuple(p for p in [os.environ.pop(wire.WORK_ROOT_ENV, "")] if p)
     sealed = os.environ.get(SEALED_ENV) == "1"
     if sealed:
         seal()
     contained = 0
     if writable is not None:
-        contained = jail.enter(read=readable(spec, sealed, databases),
+        contained = jail.enter(read=readable(spec, sealed),
                                write=[p for p in writable.split(os.pathsep) if p])
         jail.deny_sysv_ipc()
     try:

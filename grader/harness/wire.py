@@ -29,9 +29,6 @@ INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # SQLite's integers
 #: Environment the judge sets for the target process: the folders it may write, os.pathsep-
 #: separated; the server then enters its Landlock jail (grader.harness.jail) before the import.
 JAIL_ENV = "LEASELAB_JAIL_WRITE"
-#: The folder the judge's databases live under (grader.harness.workroot's root): a target in
-#: a folder that holds it may read only its own file (target_server.readable).
-WORK_ROOT_ENV = "LEASELAB_WORK_ROOT"
 
 #: Builtin errors a callback's SendFailed may also be ({"op": "raise", ..., "also": name}).
 SEND_ALSO = ("ConnectionError", "TimeoutError")
