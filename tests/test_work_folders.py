@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, grader_env, run_grader
-from grader.harness import sandbox
+from grader.harness import hygiene
 
 NEEDS_PROC = pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="Linux /proc")
 
@@ -82,7 +82,7 @@ def first_mark(marks: Path, proc: subprocess.Popen | None = None) -> dict:
 def session_of(pid: int) -> list[tuple[int, int, str]]:
     """(pid, process group, command line) of every live process of session `pid`."""
     found = []
-    for member, state, _, session in sandbox.processes():
+    for member, state, _, session in hygiene.processes():
         if session != pid or state == "Z":
             continue
         try:
@@ -130,7 +130,7 @@ def test_a_grade_whose_judge_is_killed_mid_check_leaves_nothing_in_tmpdir(judge,
         os.kill(killed[0], signal.SIGKILL)
         _, err = proc.communicate(timeout=SAFETY)
     finally:
-        sandbox.kill_session(proc.pid)
+        hygiene.kill_session(proc.pid)
         proc.wait()
     assert proc.returncode in (0, 1), err
     assert left_in(tmp) == []
