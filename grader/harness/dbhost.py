@@ -269,8 +269,8 @@ class DbHost:
         epoch = _integer(request.get("epoch"), "epoch")
         conn = self.conns.get(name)
         live = conn is not None and conn.epoch == epoch
-        if live:
-            self.drop(name, epoch, request.get("drop", []))
+        if live and "drop" in request:
+            self.drop(name, epoch, request["drop"])
         want_trace = request.get("trace", False)
         if type(want_trace) is not bool:
             raise RequestError("trace is not a bool")
@@ -526,11 +526,14 @@ def _over(value: str, limit: int) -> bool:
         return False
 
 
+_AUTOCOMMIT = hasattr(sqlite3.Connection, "autocommit")  # Python 3.12+
+
+
 def _state(real: sqlite3.Connection) -> dict:
     try:
-        state = {"in_transaction": bool(real.in_transaction),
+        state = {"in_transaction": real.in_transaction,
                  "total_changes": real.total_changes, "isolation_level": real.isolation_level}
-        if hasattr(real, "autocommit"):  # Python 3.12+
+        if _AUTOCOMMIT:
             state["autocommit"] = real.autocommit
         return state
     except sqlite3.ProgrammingError:  # closed

@@ -46,7 +46,6 @@ from __future__ import annotations
 import base64
 import operator
 import sqlite3
-import weakref
 from typing import Callable
 
 from . import wire
@@ -335,7 +334,12 @@ class ProxyCursor:
         self._arraysize = 1
         self.row_factory = connection.row_factory
         self._carrier_cursor = None
-        weakref.finalize(self, connection._freed, self._id)
+
+    def __del__(self):
+        # freed: its statement is reset on the judge's side, with the connection's next request
+        connection = self.__dict__.get("_connection")
+        if connection is not None:
+            connection._freed(self._id)
 
     def _ask(self, request: dict, pending: list | None = None):
         if self._closed:

@@ -694,28 +694,34 @@ class TargetProcess:
                 self._ended(during)
 
     def _recv(self, timeout: float, during: str) -> dict:
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._buffer:
-            if len(self._buffer) >= wire.MAX_LINE:
-                self._fail(f"a message over {wire.MAX_LINE} bytes")
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self._timeout(during)
-            ready, _, _ = select.select([self._in], [], [], left)
-            if not ready:
-                continue
-            try:
-                chunk = os.read(self._in, 1 << 16)
-            except OSError as exc:
-                if exc.errno in (errno.EINTR, errno.EAGAIN):
+        buffer = self._buffer
+        end = buffer.find(b"\n")
+        if end < 0:
+            deadline = time.monotonic() + timeout
+            while end < 0:
+                if len(buffer) >= wire.MAX_LINE:
+                    self._fail(f"a message over {wire.MAX_LINE} bytes")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._timeout(during)
+                ready, _, _ = select.select([self._in], [], [], left)
+                if not ready:
                     continue
-                raise
-            if not chunk:
-                if self._buffer:
-                    self._fail("the channel closed in the middle of a message")
-                self._ended(during)
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
+                try:
+                    chunk = os.read(self._in, 1 << 16)
+                except OSError as exc:
+                    if exc.errno in (errno.EINTR, errno.EAGAIN):
+                        continue
+                    raise
+                if not chunk:
+                    if buffer:
+                        self._fail("the channel closed in the middle of a message")
+                    self._ended(during)
+                end = chunk.find(b"\n")
+                if end >= 0:
+                    end += len(buffer)
+                buffer = self._buffer = buffer + chunk
+        line, self._buffer = buffer[:end], buffer[end + 1:]
         try:
             return wire.decode(line, floats=True)  # a proxy's float parameter; every field
             # read elsewhere is checked for its exact type

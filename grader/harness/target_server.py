@@ -317,17 +317,22 @@ class Channel:
 
     def recv(self) -> dict | None:
         """The next request, or None when the judge has closed its end."""
-        while b"\n" not in self.buffer:
-            if len(self.buffer) > wire.MAX_LINE:
+        buffer = self.buffer
+        end = buffer.find(b"\n")
+        while end < 0:
+            if len(buffer) > wire.MAX_LINE:
                 _bug("request too long")
             chunk = os.read(self.read_fd, 65536)
             if not chunk:
                 return None
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
+            end = chunk.find(b"\n")
+            if end >= 0:
+                end += len(buffer)
+            buffer = self.buffer = buffer + chunk
+        line, self.buffer = buffer[:end], buffer[end + 1:]
         try:
-            return wire.decode(line, floats=True)
-        except wire.WireError as exc:
+            return wire.decode_trusted(line)
+        except (wire.WireError, ValueError) as exc:
             _bug(str(exc))
 
     def send(self, message: dict) -> None:
