@@ -145,6 +145,61 @@ def test_the_first_failing_part_is_the_result_and_runs_combine_per_run():
     assert result.passed and result.runs == [] and result.duration == 0.5
 
 
+def test_only_the_first_failing_run_of_a_unit_is_told_in_detail(monkeypatch):
+    """A later run of a sweep or a repeat, once a run of the same unit failed, is never the run
+    the report tells (the check's failure is its first failing run's): it runs with
+    `detailed=False`, so a check may skip what only makes a failure readable (the random
+    timelines' shrink). Every run before the first failure, and that one, are detailed."""
+    told = []
+
+    def run_check(body, spec, workdir, seed, call_timeout, check, hung, detailed):
+        told.append((seed, detailed))
+        return Failure(Outcome.FAILED, Kind.DETAIL, detail="x") if seed >= 3 else None
+
+    monkeypatch.setattr(runner.scenario, "run_check", run_check)
+    info = REGISTRY["finish-at-expiry"]
+    settings = runner.Settings("solutions.queue", 1.0, (1, 2, 3, 4, 5), True)
+    runs, _ = runner.run_unit(runner.units_of(info)[0], settings, in_lane=True)
+    assert told == [(1, True), (2, True), (3, True), (4, False), (5, False)]
+    assert [run is None for run in runs] == [True, True, False, False, False]
+
+
+def test_a_run_an_earlier_part_failed_in_is_quiet_for_the_later_parts():
+    """lanes.Reported: once part q of a check failed in run r, run r of every later part can
+    no longer be the one reported (grader.runner._result takes the first failing part's), so
+    it is quiet; earlier parts, other runs and other checks are not."""
+    from grader.runner import lanes
+
+    info = REGISTRY["random-timelines"]
+    units = runner.units_of(info) + runner.units_of(REGISTRY["finish-at-expiry"])
+    reported = lanes.Reported(units)
+    assert [reported.quiet(i) for i in range(len(units))] == [frozenset()] * len(units)
+    failed = Failure(Outcome.FAILED, Kind.DETAIL, detail="x")
+    reported.done(1, [None, failed, None])  # part 1 failed in run 1
+    assert reported.quiet(0) == frozenset() and reported.quiet(1) == frozenset()
+    assert reported.quiet(2) == reported.quiet(3) == frozenset({1})
+    reported.done(2, [failed, None, None])
+    assert reported.quiet(3) == frozenset({0, 1}) and reported.quiet(len(units) - 1) == frozenset()
+
+
+def test_parts_graded_one_after_another_tell_only_the_first_failing_part_in_detail(monkeypatch):
+    """runner.grade_check (the pytest plugin's way): parts run in order, and a part after one
+    that failed runs quiet; the result is the first failing part's."""
+    told = []
+
+    def run_check(body, spec, workdir, seed, call_timeout, check, hung, detailed):
+        told.append((body.keywords["part"].index, detailed))
+        if body.keywords["part"].index >= 1:
+            return Failure(Outcome.FAILED, Kind.DETAIL, detail=f"part {body.keywords['part'].index}")
+        return None
+
+    monkeypatch.setattr(runner.scenario, "run_check", run_check)
+    settings = runner.Settings("solutions.queue", 1.0, (1,), False)
+    result = runner.grade_check(REGISTRY["random-timelines"], settings)
+    assert told == [(0, True), (1, True), (2, False), (3, False)]
+    assert result.result.detail == "part 1"
+
+
 # -- -k ---------------------------------------------------------------------------------------------
 NAMES = ("finish-at-expiry", "test_finish_exactly_at_expiry", "test_boundaries.py", "boundaries")
 

@@ -168,6 +168,11 @@ class Lab:
     #: carries it on its event ("lock_held_busy_ms"), so a call that hangs says why it should
     #: not have (grader.report.view: kind.timed-out-lock-held).
     lock_held_busy_ms: int | None = None
+    #: False for a run of which only the outcome is kept (a later run of a sweep or a repeat,
+    #: after one that failed: the report tells the first failing run's story only). A check may
+    #: then skip what only makes a failure easier to read (the random timelines' shrink); the
+    #: outcome must be the same as when it is True.
+    detailed = True
 
     def __init__(self, target_spec: str | None, workdir: str, seed: int = LESSON_SEED,
                  call_timeout: float = 10.0, check: str = "", hung: dict | None = None,
@@ -585,12 +590,15 @@ def where(exc: BaseException) -> str | None:
 
 def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
               seed: int = LESSON_SEED, call_timeout: float = 10.0,
-              check: str = "", hung: dict | None = None) -> Failure | None:
+              check: str = "", hung: dict | None = None, detailed: bool = True
+              ) -> Failure | None:
     """Judge side of one check: start the target process, run the body, turn every ending into
     a failure (None: passed). This process never imports the code under grade. `hung`: the
-    functions the grade's probe saw hang (`Lab.hung`)."""
+    functions the grade's probe saw hang (`Lab.hung`). `detailed`: False for a run whose
+    failure only its outcome is kept of (`Lab.detailed`)."""
     try:
         lab = Lab(target_spec, workdir, seed, call_timeout, check, hung)
+        lab.detailed = detailed
     except TargetProcessError as exc:
         return start_failure(exc, target_spec, START_TIMEOUT)
     try:

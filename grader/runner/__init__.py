@@ -126,7 +126,11 @@ def units_of(info: CheckInfo) -> list[Unit]:
 def grade_check(info: CheckInfo, settings: Settings) -> CheckResult:
     """One check graded in this process, its parts one after another: what a lane does for
     it, for a caller that runs checks one at a time itself (the pytest plugin)."""
-    done = [run_unit(unit, settings, in_lane=True) for unit in units_of(info)]
+    done = []
+    for unit in units_of(info):  # a run an earlier part failed in is quiet (lanes.Reported)
+        quiet = frozenset(r for runs, _ in done for r, failure in enumerate(runs)
+                          if failure is not None)
+        done.append(run_unit(unit, settings, in_lane=True, quiet=quiet))
     return _result(info, [runs for runs, _ in done], sum(took for _, took in done), settings)
 
 
@@ -224,28 +228,37 @@ def briefing(spec: str, timeout_scale: float) -> tuple[Failure | None, dict]:
     return refused, {"hung": sorted(hung.items())}
 
 
-def run_unit(unit: Unit, settings: Settings, in_lane: bool = False
-             ) -> tuple[list[Failure | None], float]:
+def run_unit(unit: Unit, settings: Settings, in_lane: bool = False,
+             quiet: frozenset[int] = frozenset()) -> tuple[list[Failure | None], float]:
     """Every run of one unit (one per seed in `settings.seeds`), and the seconds they took.
     `in_lane`: this process is a lane (`lanes`), where a check that starts no process of its
-    own runs its judge without a fork of its own (grader.harness.sandbox, `inline`)."""
+    own runs its judge without a fork of its own (grader.harness.sandbox, `inline`). `quiet`:
+    the runs (by index) whose failure will not be the one reported, as an earlier part of the
+    check failed in them (`lanes.Reported`); so is every run after this unit's first failure.
+    Those run with `Lab.detailed` False: the same outcome, less said."""
     start = time.monotonic()
     body: Callable = unit.check.body
     if unit.part is not None:
         body = functools.partial(body, part=unit.part)
     inline = in_lane and not unit.check.family.starts_processes
-    runs = [_run_once(unit.check, body, settings, seed, inline) for seed in settings.seeds]
+    runs: list[Failure | None] = []
+    for number, seed in enumerate(settings.seeds):
+        # once a run of this unit failed, a later run's failure is never the one reported (the
+        # check's is its first failing run's, `_result`): only its outcome is kept
+        detailed = number not in quiet and all(run is None for run in runs)
+        runs.append(_run_once(unit.check, body, settings, seed, inline, detailed))
     return runs, time.monotonic() - start
 
 
 def _run_once(info: CheckInfo, body: Callable, settings: Settings, seed: int,
-              inline: bool) -> Failure | None:
+              inline: bool, detailed: bool = True) -> Failure | None:
     timeout = info.timeout * settings.timeout_scale
     with tempfile.TemporaryDirectory(prefix="check-", dir=workroot.folder()) as workdir, \
             cwd_on_path():
         return sandbox.run(lambda: scenario.run_check(body, settings.spec, workdir, seed,
                                                       call_timeout=timeout + 5, check=info.id,
-                                                      hung=dict(settings.hung)),
+                                                      hung=dict(settings.hung),
+                                                      detailed=detailed),
                            timeout=timeout, inline=inline)
 
 

@@ -74,10 +74,13 @@ class _Lane:
     def brief(self, brief: dict) -> None:
         os.write(self.out, (json.dumps(brief) + "\n").encode())
 
-    def give(self, index: int, settings) -> None:
+    def give(self, index: int, settings, quiet: frozenset[int] = frozenset()) -> None:
+        """Unit `index` to run; `quiet`: its runs whose failure will not be the one reported
+        (an earlier part of the same check failed in them: `Reported`)."""
         self.unit = index
         self.deadline = time.monotonic() + backstop(self.units[index], settings)
-        os.write(self.out, f"{index}\n".encode())
+        os.write(self.out, (f"{index} {','.join(map(str, sorted(quiet)))}".rstrip() + "\n")
+                 .encode())
 
     def close(self) -> None:
         for fd in (self.out, self.inbox):
@@ -106,9 +109,11 @@ def _serve(units, settings, inbox: int, out: int) -> None:
             if line.startswith(b"{"):  # the brief, before the first unit
                 settings = settings.briefed(json.loads(line))
                 continue
-            index = int(line)
+            index, _, quiet = line.partition(b" ")
+            index = int(index)
+            quiet = frozenset(int(r) for r in quiet.split(b",") if r)
             try:
-                runs, duration = run_unit(units[index], settings, in_lane=True)
+                runs, duration = run_unit(units[index], settings, in_lane=True, quiet=quiet)
                 answer = {"unit": index, "runs": [result_to_json(f) for f in runs],
                           "duration": duration}
             except Exception:  # a bug of the runner's own: every run of the unit says so
@@ -134,6 +139,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
     hygiene.become_subreaper()
     before = hygiene.child_pids()
     queue = _Queues(long, short, long_lanes(jobs) if long_first is None else long_first)
+    reported = Reported(units)
     lanes: list[_Lane] = []
     ended: list[_Lane] = []  # replaced after they died: still to be reaped
     completed = False
@@ -144,14 +150,17 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
         yield answer
         for number, lane in enumerate(lanes):
             lane.brief(brief)
-            lane.give(queue.take(number), settings)
+            index = queue.take(number)
+            lane.give(index, settings, reported.quiet(index))
         while any(lane.unit is not None for lane in lanes):
             busy = [lane for lane in lanes if lane.unit is not None]
             for lane, readable in _ready(busy):
                 for index, outcome in (_answers(lane) if readable else ()):
+                    reported.done(index, outcome[0])
                     yield index, outcome
                     if queue:
-                        lane.give(queue.take(lanes.index(lane)), settings)
+                        index = queue.take(lanes.index(lane))
+                        lane.give(index, settings, reported.quiet(index))
                 if lane.unit is not None and lane.inbox < 0:  # it ended without answering
                     yield lane.unit, _lost(settings, "ended while it ran this check")
                 elif lane.unit is not None and time.monotonic() > lane.deadline:
@@ -165,7 +174,8 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
                 if queue:
                     replacement = _Lane(units, settings, lanes)
                     replacement.brief(brief)
-                    replacement.give(queue.take(lanes.index(lane)), settings)
+                    index = queue.take(lanes.index(lane))
+                    replacement.give(index, settings, reported.quiet(index))
                     ended.append(lane)
                     lanes[lanes.index(lane)] = replacement
         completed = True
@@ -177,6 +187,33 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
         hygiene.end_strays(before)  # what the lanes' checks left to us
         for lane in lanes + ended:  # reaped: nothing writes there any more
             workroot.remove(lane.folder)
+
+
+class Reported:
+    """Which runs of a check's part can no longer be the ones a report tells: a check's failure
+    in run r is its first part's, in part order, that failed in run r (grader.runner), so once
+    part q failed in run r, run r of every later part is `quiet` (it may skip what only makes a
+    failure readable: `grader.harness.scenario.Lab.detailed`). Parts still running count as
+    passing. Which runs are quiet depends on which lane was faster; what is reported never does
+    (the failure told is a run no earlier part failed in, and a quiet run's outcome is the same)."""
+
+    def __init__(self, units):
+        self.units = units
+        self.failed: dict[str, dict[int, set[int]]] = {}  # check id -> part -> failed runs
+
+    def done(self, index: int, runs: list) -> None:
+        unit = self.units[index]
+        if unit.part is not None:
+            self.failed.setdefault(unit.check.id, {})[unit.part.index] = {
+                r for r, failure in enumerate(runs) if failure is not None}
+
+    def quiet(self, index: int) -> frozenset[int]:
+        unit = self.units[index]
+        if unit.part is None:
+            return frozenset()
+        parts = self.failed.get(unit.check.id, {})
+        return frozenset(r for part, runs in parts.items() if part < unit.part.index
+                         for r in runs)
 
 
 def long_lanes(jobs: int) -> int:
