@@ -1,54 +1,129 @@
-"""Two real processes claim the one pending job at the same instant: exactly one gets it.
+"""Two real processes claim the one pending job at the same instant: exactly one gets it, in
+every order of their statements that can matter.
 
 A and B are target processes of their own (grader.harness.children), each with its own gated
-connection. Every SQL statement they run waits at a cross-process barrier
-(grader.harness.interleave) until both have reached it, so a claim that reads before it takes the
-write lock is caught on every run, not by luck.
+connection: every SQL statement they run waits at its gate until the grader lets it go, one at
+a time, in the order of a *schedule* (grader.harness.explore): "AABAB..." says whose statement
+runs next. The grader runs the schedules whose orders can change what either claim sees (a
+write made visible before or after the other's read, who takes the write lock first), each on a
+fresh copy of the check's database, and stops at the first whose outcome is wrong (two Claims,
+none, an error, no answer): that run is the one reported, its schedule named so that it can be
+run again (`LEASELAB_RACE_SCHEDULE=AABAB... python -m grader -k race-one-winner`). A claim that
+reads before it takes the write lock is caught on every run, not by luck.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
+import sqlite3
+
+from lab import store
 from lab.store import BUSY_TIMEOUT_MS
 
 from grader.harness import children
 from grader.checkdef import check
 from . import txshape
 from .situations import leased
-from grader.harness.interleave import GaveUp, Lockstep, sql_line, takes_write_lock, verb
+from grader.harness.explore import MAX_SCHEDULES, Schedule, explore
+from grader.harness.interleave import GaveUp, sql_line, takes_write_lock, verb
 from grader.harness.journal import busy_timeout_set, switched_to
 from grader.harness.scenario import CheckFailed, Lab
 from grader.results import Failure, Kind, Outcome, RowDiff
 
 ACTORS = ("A", "B")  # the roles: the claimers are named as the world names them
-RACE_TIMEOUT = 15.0  # seconds for both claims once started (busy timeout 5 s + barriers)
+RACE_TIMEOUT = 15.0  # seconds for both claims of one schedule once started
+#: The environment variable that names one schedule to run instead of exploring (a replay).
+SCHEDULE_ENV = "LEASELAB_RACE_SCHEDULE"
 
 
 @check("race-one-winner", points=7, timeout=45.0)
 def test_two_processes_claim_at_once(lab):
-    """A and B, in two processes, claim the only pending job at 0 ms: one Claim, one None."""
+    """A and B, in two processes, claim the only pending job at 0 ms: one Claim, one None, in
+    every schedule of their statements that can matter."""
     w = lab.world
     job = lab.enqueue(qty=5)
     before = lab.row(job)
     lab.note("race.setup", t=w.t0)
     lab.needs("claim", {"op": "claim", "actor": w.name("A"), "t": w.t0, "lease_ms": w.lease_ms})
-    claimers = [children.spawn(lab.target_spec, lab.path, w.name(role), w.t0, w.lease_ms)
+    replay = os.environ.get(SCHEDULE_ENV, "").strip().upper()
+    replay = replay if replay and set(replay) <= set("AB") else ""
+    runs = itertools.count(1)
+    found = explore(lambda prefix, asleep: run_schedule(lab, job, before, prefix, next(runs),
+                                                        asleep),
+                    cap=1 if replay else MAX_SCHEDULES, first=replay)
+    policy, outcomes, current = found.found or found.last
+    lab.note("race.schedule", schedule=policy.schedule, runs=found.runs, env=SCHEDULE_ENV)
+    events = narrate(lab, outcomes, policy)
+    untrusted(lab, outcomes, events)
+    if policy.gave_up is not None:
+        lab.fail("race-too-long", actor=policy.gave_up.actor,
+                 other=_other(lab, policy.gave_up.actor), steps=len(policy.steps))
+    judge(lab, job, before, outcomes, current=current)
+    if found.capped and not replay:
+        lab.fail("race-explore-cap", runs=found.runs, left=found.left)
+
+
+def run_schedule(lab: Lab, job: int, before: dict, prefix: str, n: int,
+                 asleep: tuple | None = None) -> tuple:
+    """Both claims on a fresh copy of the check's database (number `n`), in the schedule
+    `prefix` (and `asleep`, explore.Schedule's sleeper) leads to:
+    (its Schedule, whether the outcome is wrong, (Schedule, outcomes, the job's row after))."""
+    w = lab.world
+    path = fresh_copy(lab, n)
+    claimers = [children.spawn(lab.target_spec, path, w.name(role), w.t0, w.lease_ms)
                 for role in ACTORS]
-    lockstep = Lockstep()
+    policy = Schedule(prefix, asleep)
     try:
-        children.race(claimers, lockstep, timeout=RACE_TIMEOUT)
+        children.race(claimers, policy, timeout=RACE_TIMEOUT)
     finally:
         children.close(claimers)
     outcomes = {c.actor: c.outcome for c in claimers}
-    events = narrate(lab, outcomes, lockstep)
-    untrusted(lab, outcomes, events)
-    judge(lab, job, before, outcomes, lockstep.gave_up)
+    current = row_of(path, job)
+    return policy, wrong(lab, job, before, outcomes, policy, current), \
+        (policy, outcomes, current)
 
 
-def narrate(lab: Lab, outcomes: dict[str, dict], lockstep: Lockstep) -> dict[str, dict]:
-    """The statements in the order they ran (as the barrier let them go), then each result (the
-    claim events on the timeline, by actor)."""
+def fresh_copy(lab: Lab, n: int):
+    """Database file number `n`, a copy of what the check's holds now (the one pending job)."""
+    path = lab.dir / lab.world.file(f"race-{n}")
+    copy = sqlite3.connect(path)
+    try:
+        lab.observer.backup(copy)
+    finally:
+        copy.close()
+    return path
+
+
+def row_of(path, job: int) -> dict | None:
+    """The job's committed row in the database at `path`, read on a connection of the grader's."""
+    conn = store.connect(path, busy_timeout_ms=1000)
+    try:
+        return store.get_job(conn, job)
+    finally:
+        conn.close()
+
+
+def wrong(lab: Lab, job: int, before: dict, outcomes: dict[str, dict], policy: Schedule,
+          current: dict | None) -> bool:
+    """Is this run's outcome wrong (the check would fail on it)? Exploring stops there."""
+    if policy.gave_up is not None:
+        return True
+    if any(o["kind"] in ("grader-error", "protocol-error") for o in outcomes.values()):
+        return True
+    try:
+        judge(lab, job, before, outcomes, current=current)
+    except CheckFailed:
+        return True
+    return False
+
+
+def narrate(lab: Lab, outcomes: dict[str, dict], lockstep) -> dict[str, dict]:
+    """The statements in the order they ran (as the gates let them go: a `Schedule`, or a
+    `Lockstep`), then each result (the claim events on the timeline, by actor)."""
     gave_up = lockstep.gave_up
     passes = first_passes(lockstep.passes)
+    stalls = set(getattr(lockstep, "stalls", ()))
     for actor, step, sql in lockstep.log:
         if (actor, step) in passes:  # said before the statement that runs on, not after it
             taken = lock_taken_at(lockstep.log, actor, step)
@@ -58,7 +133,11 @@ def narrate(lab: Lab, outcomes: dict[str, dict], lockstep: Lockstep) -> dict[str
                 lab.note("race.runs-on", actor=actor, other=passes[actor, step], step=step,
                          since=taken[0], sql=sql_line(taken[1]))
         lab.note("race.step", step=step, actor=actor, sql=sql_line(sql))
-        if gave_up and (gave_up.actor, gave_up.step) == (actor, step):
+        if (actor, step) in stalls:
+            lab.note("race.stalled", actor=actor, other=_other(lab, actor), step=step)
+        if gave_up and isinstance(lockstep, Schedule):
+            pass  # a schedule that ran too long: its own failure says so
+        elif gave_up and (gave_up.actor, gave_up.step) == (actor, step):
             key = "race.gave-up" if gave_up.holds_write else "race.gave-up-slow"
             lab.note(key, actor=actor, other=_other(lab, actor), step=step,
                      waited=f"{gave_up.waited:g}")
@@ -119,9 +198,10 @@ def first_passes(passes: list) -> dict[tuple[str, int], str]:
 
 
 def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict],
-          gave_up: GaveUp | None = None) -> None:
-    """The verdict on what the claims did; last, a run whose lockstep was given up (the claims
-    ran freely from there, so nothing was forced) fails on its own diagnosis: never a pass."""
+          gave_up: GaveUp | None = None, current: dict | None | str = "check") -> None:
+    """The verdict on what the claims did (`current`: the job's row after them; by default the
+    check's database's); last, a run whose lockstep was given up (the claims ran freely from
+    there, so nothing was forced) fails on its own diagnosis: never a pass."""
     kinds = {actor: o["kind"] for actor, o in outcomes.items()}
     for actor, o in outcomes.items():
         if o["kind"] == "load-error":
@@ -137,7 +217,8 @@ def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict],
         if o["kind"] == "wrong-field-type":
             lab.fail_wrong_field_type("claim", o["came_back"], o["field"], o["value"], o["type"],
                                       o["wanted"])
-    current = lab.row(job)
+    if current == "check":
+        current = lab.row(job)
     winners = [a for a, k in kinds.items() if k == "claim"]
     names = [lab.world.name(role) for role in ACTORS]
     owner = current["owner"] if current and current["owner"] in names else (winners or names)[0]

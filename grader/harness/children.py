@@ -125,7 +125,9 @@ def _claim(c: Claimer, events: queue.Queue) -> dict:
         raise _Stopped()
 
     def statement(step: int, sql: str, holds_write: bool) -> str:
-        events.put((c, ("at", step, sql, holds_write, True)))
+        # called from the real connection's trace callback, on this thread: whether that
+        # connection has a transaction open before the statement (the explorer's lock model)
+        events.put((c, ("at", step, sql, holds_write, True, c.target.in_transaction(CONN))))
         answer = _answer(c)
         if answer not in ("go", "free"):
             raise _Stopped()

@@ -1,0 +1,389 @@
+"""Every interleaving of two claims' statements whose order can matter, one schedule per run.
+
+The race check (grader/checks/test_race.py) runs two claimers (`children`), each on a gated
+connection: before each statement of a claim runs, the judge's trace callback asks the central
+loop (`children.race`), which here is a `Schedule`. A Schedule lets exactly one statement run at
+a time, and decides which only once every claimer still running is waiting at its gate: a run is
+a sequence of role letters, the *schedule* ("AABAB...": A's statement, A's next, then B's...),
+and the same schedule on a fresh database gives the same run, every time.
+
+Which statement would wait inside SQLite for the other's lock is known without a clock: both
+real connections are the judge's, and each gate reports its statement, whether its connection
+has a transaction open and whether that transaction already took the write lock. The lock
+each claimer holds between statements follows from that (rollback journal): RESERVED once a
+transaction took the write lock, SHARED in a transaction that has run a statement since its
+BEGIN, none otherwise. A statement that needs the write lock (BEGIN IMMEDIATE, a first write)
+waits while the other holds RESERVED, unless its own transaction already reads (then SQLite
+answers SQLITE_BUSY at once: a lock upgrade that could deadlock); BEGIN EXCLUSIVE, a COMMIT that
+publishes writes and a write outside a transaction also wait while the other holds SHARED. Such
+a statement is not *enabled*: it is never let go while the lock it waits for is held, so a
+schedule never leaves a claimer waiting inside SQLite. The clock is only a safety net for a wait
+this reasoning does not know (an unfinished SELECT keeps a read lock): a claimer let go that is
+not heard from within `STALL_WAIT` s is taken as waiting (recorded in `stalls`), and the other
+may go on.
+
+Which schedules are run (`explore`): a first one by the default rule (the claimer that ran last
+goes on while it can, A first), then, as in dynamic partial-order reduction, for every
+statement of a run the latest statement of the other claimer it *conflicts* with: the schedule
+that runs it before that one instead is run next, unless a run already started that way.
+Statements conflict when their order can change what either sees: one publishes writes (a
+COMMIT of a transaction that wrote, or a write outside any transaction) and the other reads or
+writes the database, or both take the write lock (whoever takes it first goes first). Reads
+never conflict with reads, nor BEGIN, ROLLBACK or a read-only COMMIT with anything: SQLite's
+locks decide the rest. Two claims that each run in one BEGIN IMMEDIATE transaction have two
+schedules (A's whole claim first, or B's); a claim that reads before its transaction has one
+more per read and write that can land in the other's window. Exploring stops at the first run
+the caller judges wrong, or after `MAX_SCHEDULES` runs (reported as `capped`, never a pass).
+
+This module imports the standard library and `interleave` only; it runs nothing itself.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .interleave import GaveUp, bare, takes_write_lock, verb, waits_for_write_lock
+
+#: How many schedules one exploration runs at most (a correct claim needs 2).
+MAX_SCHEDULES = 12
+#: How many statements one run lets go before giving up (a claim that retries for ever).
+MAX_STEPS = 200
+#: How long a claimer let go may stay unheard of before it is taken as waiting inside SQLite
+#: for a lock the model does not know of (only a safety net).
+STALL_WAIT = 0.5
+#: The role letters of a schedule, in the order the claimers joined.
+LETTERS = "AB"
+
+NONE, SHARED, RESERVED = 0, 1, 2
+
+_ENDS = ("COMMIT", "END", "ROLLBACK", "RELEASE")
+_NO_DATA = ("", "BEGIN", "COMMIT", "END", "ROLLBACK", "RELEASE", "SAVEPOINT", "PRAGMA")
+
+
+@dataclass
+class Pending:
+    """A claimer waiting at its gate: the statement it is about to run and its connection's
+    state before it."""
+
+    step: int
+    sql: str
+    holds_write: bool
+    in_transaction: bool
+
+
+@dataclass
+class Step:
+    """One statement let go, in schedule order."""
+
+    letter: str
+    actor: str
+    step: int
+    sql: str
+    enabled: str  # the letters that could have gone instead (this one included), sorted
+    lock: bool  # takes the write lock (it held none)
+    touches: bool  # reads or writes the database's data
+    publishes: bool  # makes writes visible to the other connection
+    releases: bool = False  # ends a transaction that held the write lock
+    asleep: str = ""  # the letter that was asleep here (its orders from here were run already)
+
+
+def effect(sql: str, in_transaction: bool, holds_write: bool) -> tuple[bool, bool, bool, bool]:
+    """(lock, touches, publishes, releases) of `sql`, run on a connection in this state."""
+    v = verb(sql)
+    lock = v != "PRAGMA" and waits_for_write_lock(sql, holds_write) and \
+        not (v == "BEGIN" and in_transaction)
+    touches = v not in _NO_DATA
+    publishes = (v in ("COMMIT", "END") and holds_write) or \
+        (not in_transaction and touches and takes_write_lock(sql))
+    releases = v in _ENDS and holds_write
+    return lock, touches, publishes, releases
+
+
+def ordered(a: Step, b: Step) -> bool:
+    """Does `a`, run first, order `b` after it (a conflict, or `b` waits for the write lock `a`
+    lets go of)? The happens-before of a run."""
+    return conflict(a, b) or (a.releases and b.lock)
+
+
+def conflict(a: Step, b: Step) -> bool:
+    """Can the order of statements `a` and `b` (of different claimers) change the outcome?"""
+    return (a.lock and b.lock) or (a.publishes and b.touches) or (b.publishes and a.touches)
+
+
+@dataclass
+class Schedule:
+    """The central loop's policy (the interface `children.race` drives, as `Lockstep`'s): follow
+    `prefix` (role letters) while it can, then the default rule; one statement at a time."""
+
+    prefix: str = ""
+    #: (letter, its statement) asleep from the last position of `prefix`: that claimer's
+    #: statement going first there was explored already; it sleeps until a statement
+    #: conflicting with it runs (a sleep set: orders that only swap independent statements are
+    #: not run twice)
+    sleeper: tuple | None = None
+    clock: Callable[[], float] = time.monotonic
+    stall: float = STALL_WAIT
+    max_steps: int = MAX_STEPS
+    order: list = field(default_factory=list)  # actors in join order: A, B
+    positions: dict = field(default_factory=dict)  # actor -> last step reported
+    waiting: dict = field(default_factory=dict)  # actor -> Pending
+    done: set = field(default_factory=set)
+    heard: dict = field(default_factory=dict)  # actor -> when it was last let go (or joined)
+    stalled: set = field(default_factory=set)
+    since_begin: dict = field(default_factory=dict)  # statements let go since the last BEGIN
+    last_run: dict = field(default_factory=dict)  # actor -> (sql, in_transaction, holds_write)
+    steps: list = field(default_factory=list)
+    #: (actor, step, sql) in the order the statements were let go (as `Lockstep.log`)
+    log: list = field(default_factory=list)
+    passes: list = field(default_factory=list)  # always empty: nobody runs on past a gate
+    stalls: list = field(default_factory=list)  # (actor, step): taken as waiting, on the clock
+    diverged: int | None = None  # the position where `prefix` could not be followed
+    gave_up: GaveUp | None = None
+
+    # -- the central loop's interface ---------------------------------------------------------
+    def join(self, actor: str) -> None:
+        self.order.append(actor)
+        self.positions[actor] = 0
+        self.since_begin[actor] = 0
+        self.heard[actor] = self.clock()
+
+    def letter(self, actor: str) -> str:
+        return LETTERS[self.order.index(actor)]
+
+    @property
+    def schedule(self) -> str:
+        """The run so far as role letters: replayable as a prefix."""
+        return "".join(s.letter for s in self.steps)
+
+    def arrived(self, actor: str, step: int, sql: str, holds_write: bool, asking: bool = True,
+                in_transaction: bool | None = None) -> None:
+        self.positions[actor] = step
+        self.stalled.discard(actor)
+        if not asking:  # after "free": logged as it ran
+            self.log.append((actor, step, sql))
+            return
+        in_tx = bool(holds_write) if in_transaction is None else bool(in_transaction)
+        if not in_tx:
+            self.since_begin[actor] = 0
+        self.waiting[actor] = Pending(step, sql, bool(holds_write), in_tx)
+
+    def finished(self, actor: str) -> None:
+        self.done.add(actor)
+        self.waiting.pop(actor, None)
+        self.stalled.discard(actor)
+
+    def releasable(self) -> list[tuple[str, str]]:
+        """The one claimer that runs its next statement now, once nobody else is under way."""
+        if self.gave_up is not None:
+            return [(actor, "free") for actor in self._pop_all()]
+        if self._under_way():
+            return []
+        candidates = [a for a in self.order if a in self.waiting]
+        if not candidates:
+            return []
+        if len(self.steps) >= self.max_steps:
+            actor = candidates[0]
+            w = self.waiting[actor]
+            self.gave_up = GaveUp(actor, w.step, 0.0, w.holds_write)
+            return [(a, "free") for a in self._pop_all()]
+        enabled = [a for a in candidates if not self.blocked(a)] or candidates
+        asleep = self._asleep()
+        awake = [a for a in enabled if self.letter(a) != asleep] or enabled
+        actor = self._choose(awake)
+        self._let_go(actor, enabled, asleep)
+        return [(actor, "go")]
+
+    def next_timeout(self) -> float | None:
+        """Seconds until a claimer under way counts as stalled (None: no one else waits)."""
+        if not self.waiting or self.gave_up is not None:
+            return None
+        now = self.clock()
+        limits = [self.heard[a] + self.stall - now for a in self._moving()]
+        return max(0.0, min(limits)) if limits else None
+
+    def expire(self) -> None:
+        if not self.waiting:
+            return
+        now = self.clock()
+        for actor in self._moving():
+            if now >= self.heard[actor] + self.stall:
+                self.stalled.add(actor)
+                self.stalls.append((actor, self.positions.get(actor, 0)))
+
+    # -- the lock model -----------------------------------------------------------------------
+    def lock_of(self, actor: str) -> int:
+        """The lock `actor`'s connection holds now (as far as the gates tell)."""
+        if actor in self.done:
+            return NONE  # its connection is closed by the time it is done
+        w = self.waiting.get(actor)
+        if w is not None:
+            if w.holds_write:
+                return RESERVED
+            return SHARED if w.in_transaction and self.since_begin[actor] > 0 else NONE
+        if actor not in self.last_run:  # not at its first statement yet
+            return NONE
+        sql, in_tx, holds = self.last_run[actor]  # under way (stalled): what it last ran
+        v = verb(sql)
+        if v in _ENDS:
+            return NONE
+        if holds or (v != "PRAGMA" and takes_write_lock(sql)):
+            return RESERVED
+        return SHARED if in_tx or v != "BEGIN" else NONE
+
+    def blocked(self, actor: str) -> bool:
+        """Would `actor`'s waiting statement wait inside SQLite for another claimer's lock?"""
+        w = self.waiting[actor]
+        others = max((self.lock_of(o) for o in self.order if o != actor), default=NONE)
+        if others == NONE:
+            return False
+        v = verb(w.sql)
+        reads = w.in_transaction and (w.holds_write or self.since_begin[actor] > 0)
+        words = bare(w.sql).split(None, 2)
+        if v == "BEGIN":
+            if w.in_transaction:
+                return False  # an error at once: a transaction within a transaction
+            kind = words[1].upper() if len(words) > 1 else ""
+            if kind == "EXCLUSIVE":
+                return True
+            return kind == "IMMEDIATE" and others == RESERVED
+        if v in ("COMMIT", "END"):
+            return w.holds_write and others == SHARED
+        if v in ("ROLLBACK", "RELEASE", "SAVEPOINT", "PRAGMA", ""):
+            return False
+        if not waits_for_write_lock(w.sql, w.holds_write):
+            return False  # a read, or a write under a write lock it holds
+        if not w.in_transaction:
+            return True  # autocommit write: RESERVED now, EXCLUSIVE at its end
+        return others == RESERVED and not reads
+
+    # -- inside --------------------------------------------------------------------------------
+    def _moving(self) -> list[str]:
+        """Claimers under way: let go (or started) and not heard from since."""
+        return [a for a in self.order
+                if a not in self.waiting and a not in self.done and a not in self.stalled]
+
+    def _under_way(self) -> bool:
+        return bool(self._moving())
+
+    def _choose(self, enabled: list[str]) -> str:
+        pos = len(self.steps)
+        if pos < len(self.prefix) and self.diverged is None:
+            want = self.prefix[pos]
+            for actor in enabled:
+                if self.letter(actor) == want:
+                    return actor
+            self.diverged = pos
+        last = self.steps[-1].actor if self.steps else None
+        return last if last in enabled else enabled[0]
+
+    def _asleep(self) -> str:
+        """The letter asleep at this position ("" for none): from the prefix's last position,
+        where the other letter was run already."""
+        if self.sleeper is None or len(self.steps) < len(self.prefix) - 1:
+            return ""
+        return self.sleeper[0]
+
+    def _let_go(self, actor: str, enabled: list[str], asleep: str) -> None:
+        w = self.waiting.pop(actor)
+        lock, touches, publishes, releases = effect(w.sql, w.in_transaction, w.holds_write)
+        step = Step(self.letter(actor), actor, w.step, w.sql,
+                    "".join(sorted(self.letter(a) for a in enabled)), lock, touches, publishes,
+                    releases, asleep)
+        self.steps.append(step)
+        if asleep and (step.letter == asleep or conflict(self.sleeper[1], step)):
+            self.sleeper = None  # woken: what runs now can change what it would do
+        self.log.append((actor, w.step, w.sql))
+        self.last_run[actor] = (w.sql, w.in_transaction, w.holds_write)
+        self.since_begin[actor] = 0 if verb(w.sql) == "BEGIN" else self.since_begin[actor] + 1
+        self.heard[actor] = self.clock()
+
+    def _pop_all(self) -> list[str]:
+        actors = [a for a in self.order if a in self.waiting]
+        for actor in actors:
+            w = self.waiting.pop(actor)
+            self.log.append((actor, w.step, w.sql))
+        return actors
+
+
+def backtracks(steps: list[Step]) -> list[tuple[str, tuple]]:
+    """The prefixes to run next after a run of `steps`: for each statement, the latest earlier
+    statement of the other claimer it conflicts with at which this claimer could have gone
+    instead (where it could not, it waited for the other's lock: the race is with the statement
+    that took that lock, further back); the prefix that makes it go there. In the order of their
+    positions, each with the claimer put to sleep there: (prefix, (letter, its statement)). A
+    claimer asleep at a position is not tried there (its orders from there were run)."""
+    found = set()
+    clocks: list[dict] = []  # per step: letter -> its latest step that happens before (or is) it
+    last: dict = {}  # letter -> its latest step so far
+    for j, s in enumerate(steps):
+        prev = clocks[last[s.letter]] if s.letter in last else {}
+        # the race: the latest conflicting statement of the other claimer that does not happen
+        # before s's claimer's previous statement, at which s's claimer could have gone
+        for i in range(j - 1, prev.get(_other(s.letter), -1), -1):
+            t = steps[i]
+            if t.letter != s.letter and conflict(t, s) and s.letter in t.enabled and \
+                    t.asleep != s.letter:
+                found.add(i)
+                break
+        clock = dict(prev)
+        for i in range(j):
+            if steps[i].letter != s.letter and ordered(steps[i], s):
+                for letter, k in clocks[i].items():
+                    clock[letter] = max(clock.get(letter, -1), k)
+        clock[s.letter] = j
+        clocks.append(clock)
+        last[s.letter] = j
+    schedule = "".join(s.letter for s in steps)
+    out = []
+    for i in sorted(found):
+        other = next(c for c in steps[i].enabled if c != schedule[i])
+        out.append((schedule[:i] + other, (schedule[i], steps[i])))
+    return out
+
+
+def _other(letter: str) -> str:
+    return LETTERS[1 - LETTERS.index(letter)]
+
+
+@dataclass
+class Exploration:
+    """How exploring ended: `found` is the first run judged wrong (None: none was)."""
+
+    runs: int = 0
+    found: object = None  # what `run` returned for the wrong run
+    schedule: str = ""  # its schedule (or the last run's)
+    last: object = None  # what `run` returned for the last run
+    capped: bool = False  # stopped at the cap with schedules left to run
+    left: int = 0  # schedules left to run when capped
+    schedules: list = field(default_factory=list)  # every schedule run, in order
+
+
+def explore(run: Callable[[str, tuple | None], tuple[Schedule, bool, object]],
+            cap: int = MAX_SCHEDULES, first: str = "") -> Exploration:
+    """Run schedules (`run(prefix, sleeper) -> (its Schedule(prefix, sleeper), wrong?,
+    anything)`) depth first from `first` until one is wrong, none is left, or `cap` ran."""
+    result = Exploration()
+    todo: list[tuple[str, tuple | None]] = [(first, None)]
+    started: set[str] = set()  # every prefix of a run's schedule
+    while todo:
+        prefix, sleeper = todo.pop()
+        if prefix in started:
+            continue
+        if result.runs >= cap:
+            result.capped = True
+            result.left = 1 + len({p for p, _ in todo if p not in started} - {prefix})
+            return result
+        policy, wrong, value = run(prefix, sleeper)
+        result.runs += 1
+        schedule = policy.schedule
+        result.schedules.append(schedule)
+        result.schedule, result.last = schedule, value
+        started.update(schedule[:k] for k in range(len(schedule) + 1))
+        started.add(prefix)
+        if wrong:
+            result.found = value
+            return result
+        todo.extend(item for item in backtracks(policy.steps) if item[0] not in started)
+    return result
