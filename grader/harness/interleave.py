@@ -10,9 +10,9 @@ their own (`children`), which hands every statement to one central loop and wait
 That loop
 decides who goes on:
 
-- `Lockstep` (the race): statement number k of one process runs only once every other process has
-  reached its statement k too (or finished). Two claims that read before they write therefore
-  both read before either writes, on every run.
+- `Lockstep` (the race's policy before `explore.Schedule`): statement number k of one process
+  runs only once every other process has reached its statement k too (or finished). Two claims
+  that read before they write therefore both read before either writes, on every run.
 - the crash check (grader/checks/test_crash.py) needs no policy object: `children.run_to_kill`
   answers "go" to each statement of a claimer spawned with `kill_at=k` until it reports it is
   about to run statement k, then kills its process there with SIGKILL (statement k never runs).
@@ -36,8 +36,10 @@ Giving up is recorded (`gave_up`), and the race check fails on it with a diagnos
 
 Messages inside the judge (plain tuples on queues, never on a pipe), claimer thread -> central
 loop: ("ready",), ("at", step, sql, holds_write, asking, in_transaction), ("done", outcome);
-central loop -> claimer thread: "start", "go", "free" (free: the target stops asking for the rest of the claim;
-the statements it then runs come back with the claim's reply and are logged when it ends), "stop".
+central loop -> claimer thread: "start", "go", "free" (free: the target stops asking for the
+rest of the claim; the statements it then runs come back with the claim's reply and are logged
+when it ends), "stop". The race check now runs `explore.Schedule` (the same interface: every
+order that can matter, one statement at a time) rather than a Lockstep.
 """
 
 from __future__ import annotations

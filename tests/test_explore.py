@@ -1,0 +1,243 @@
+"""The explorer of the race's schedules (grader/harness/explore.py): which schedules it runs for
+small synthetic claims (driven without processes, as children.race drives it), that it misses
+no order that matters (against every feasible interleaving), that it is deterministic, and, on
+real target processes, a mutant only a schedule other than the lockstep's catches, reported
+with a schedule that replays."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from lab import store
+
+from grader.harness import children
+from grader.harness.explore import Schedule, backtracks, conflict, explore
+from grader.harness.interleave import Lockstep, WriteLockWatch, verb
+
+from conftest import MUTANTS, by_check, grade
+
+ONE_TRANSACTION = ["BEGIN IMMEDIATE", "UPDATE jobs SET status = 'quarantined' WHERE 0",
+                   "SELECT id FROM jobs", "UPDATE jobs SET owner = 'x' WHERE id = 1", "COMMIT"]
+READ_BEFORE_BEGIN = ["SELECT id FROM jobs", "BEGIN IMMEDIATE",
+                     "UPDATE jobs SET owner = 'x' WHERE id = 1", "COMMIT"]
+DEFERRED = ["BEGIN", "SELECT id FROM jobs", "UPDATE jobs SET owner = 'x' WHERE id = 1", "COMMIT"]
+AUTOCOMMIT = ["SELECT id FROM jobs", "UPDATE jobs SET owner = 'x' WHERE id = 1"]
+READS = ["SELECT 1 FROM jobs", "SELECT 2 FROM jobs"]
+
+
+class Claim:
+    """A synthetic claim: its statements, and its connection's state before each (as the gate
+    reports it: in_transaction, and holds_write from a WriteLockWatch)."""
+
+    def __init__(self, statements):
+        self.statements = statements
+        self.at = 0
+        self.in_tx = False
+        self.watch = WriteLockWatch()
+
+    def report(self):
+        sql = self.statements[self.at]
+        return sql, self.watch.before(sql, self.in_tx), self.in_tx
+
+    def run(self):
+        v = verb(self.statements[self.at])
+        if v == "BEGIN":
+            self.in_tx = True
+        elif v in ("COMMIT", "ROLLBACK"):
+            self.in_tx = False
+        self.at += 1
+
+    @property
+    def done(self):
+        return self.at == len(self.statements)
+
+
+def simulate(a, b, prefix="", sleeper=None):
+    """Drive a Schedule as children.race does, with two synthetic claims; its Schedule."""
+    policy = Schedule(prefix, sleeper, clock=lambda: 0.0)
+    claims = {"A": Claim(a), "B": Claim(b)}
+    for actor in claims:
+        policy.join(actor)
+    for actor, c in claims.items():
+        sql, holds, in_tx = c.report()
+        policy.arrived(actor, 1, sql, holds, True, in_tx)
+    while len(policy.done) < 2:
+        released = policy.releasable()
+        assert len(released) == 1 and released[0][1] == "go", released
+        actor = released[0][0]
+        c = claims[actor]
+        c.run()
+        if c.done:
+            policy.finished(actor)
+        else:
+            sql, holds, in_tx = c.report()
+            policy.arrived(actor, c.at + 1, sql, holds, True, in_tx)
+    return policy
+
+
+def schedules(a, b, cap=100):
+    found = explore(lambda prefix, sleeper: (simulate(a, b, prefix, sleeper), False, None),
+                    cap=cap)
+    assert not found.capped
+    return found.schedules
+
+
+def test_two_claims_in_one_immediate_transaction_have_two_schedules():
+    """One claim's BEGIN IMMEDIATE goes first, then the other's waits for the write lock (it is
+    never let go meanwhile): A's whole claim first, or B's."""
+    assert schedules(ONE_TRANSACTION, ONE_TRANSACTION) == ["AAAAABBBBB", "BBBBBAAAAA"]
+
+
+def test_reads_that_cannot_conflict_are_not_reordered():
+    assert schedules(READS, READS) == ["AABB"]
+
+
+def test_a_read_before_begin_is_tried_inside_the_other_claims_window():
+    """B's SELECT before A's COMMIT (it reads the job as pending), or after it; and B first."""
+    runs = schedules(READ_BEFORE_BEGIN, READ_BEFORE_BEGIN)
+    assert runs[0] == "AAAABBBB"
+    assert "AAABABBB" in runs  # B reads while A holds the write lock, before A's COMMIT
+    assert any(r.startswith("B") for r in runs)
+    assert len(runs) == len(set(runs)) <= 6
+
+
+def test_a_statement_that_would_wait_for_the_lock_is_never_let_go():
+    """While A holds the write lock, B's BEGIN IMMEDIATE is not enabled: the prefix "AB" cannot
+    be followed there, the run diverges to A (recorded) and never leaves B waiting in SQLite."""
+    policy = simulate(ONE_TRANSACTION, ONE_TRANSACTION, prefix="AB")
+    assert policy.schedule == "AAAAABBBBB"
+    assert policy.diverged == 1
+    assert [s.enabled for s in policy.steps[:2]] == ["AB", "A"]
+
+
+def test_a_deferred_transaction_that_read_blocks_the_other_commit():
+    """A read in B's deferred transaction holds SHARED: A's COMMIT that publishes a write waits
+    for it (not enabled), while B's own write is let go (SQLite answers it SQLITE_BUSY at once)."""
+    policy = simulate(DEFERRED, DEFERRED, prefix="AAABB")
+    assert policy.schedule.startswith("AAABB")
+    sixth = policy.steps[5]  # A's COMMIT waits for B's read lock: B's UPDATE goes
+    assert (sixth.letter, sixth.sql) == ("B", "UPDATE jobs SET owner = 'x' WHERE id = 1")
+    assert sixth.enabled == "B"
+
+
+def trace(steps):
+    """A run's Mazurkiewicz trace: for each conflicting pair of statements of different claims,
+    which ran first (program order is fixed)."""
+    index = {}
+    count = {"A": 0, "B": 0}
+    named = []
+    for s in steps:
+        count[s.letter] += 1
+        named.append(((s.letter, count[s.letter]), s))
+    order = set()
+    for i, (x, s) in enumerate(named):
+        for y, t in named[i + 1:]:
+            if x[0] != y[0] and conflict(s, t):
+                order.add((x, y))
+    index.update(order=frozenset(order))
+    return index["order"]
+
+
+def feasible(a, b):
+    """The traces of every interleaving the lock model lets run (never a statement let go that
+    would wait for the other's lock)."""
+    found = set()
+    for positions in itertools.combinations(range(len(a) + len(b)), len(a)):
+        letters = "".join("A" if k in positions else "B" for k in range(len(a) + len(b)))
+        policy = simulate(a, b, prefix=letters)
+        if policy.diverged is None:
+            found.add(trace(policy.steps))
+    return found
+
+
+def test_every_order_that_matters_is_explored():
+    """Against brute force: every feasible interleaving of these claims is equivalent (the same
+    order of every conflicting pair) to one the explorer ran, and it runs no two equivalent."""
+    for a, b in [(READ_BEFORE_BEGIN, READ_BEFORE_BEGIN), (DEFERRED, DEFERRED),
+                 (AUTOCOMMIT, AUTOCOMMIT), (READ_BEFORE_BEGIN, ONE_TRANSACTION),
+                 (AUTOCOMMIT, DEFERRED), (ONE_TRANSACTION, ONE_TRANSACTION)]:
+        runs = [trace(simulate(a, b, prefix=s).steps) for s in schedules(a, b)]
+        assert set(runs) == feasible(a, b), (a, b)
+        assert len(runs) == len(set(runs)), (a, b)
+
+
+def test_exploring_is_deterministic():
+    first = schedules(AUTOCOMMIT, DEFERRED)
+    assert all(schedules(AUTOCOMMIT, DEFERRED) == first for _ in range(5))
+
+
+def test_a_race_is_reported_at_the_latest_conflict_the_other_could_go_at():
+    policy = simulate(READ_BEFORE_BEGIN, READ_BEFORE_BEGIN)
+    assert policy.schedule == "AAAABBBB"
+    # B's SELECT conflicts with A's COMMIT (published write vs read): try it just before
+    assert [p for p, _ in backtracks(policy.steps)] == ["AAAB"]
+
+
+def test_the_cap_is_reported_not_a_pass():
+    found = explore(lambda prefix, sleeper: (simulate(READ_BEFORE_BEGIN, READ_BEFORE_BEGIN,
+                                                      prefix, sleeper), False, None), cap=1)
+    assert found.capped and found.runs == 1 and found.left >= 1 and found.found is None
+
+
+# -- on real target processes --------------------------------------------------------------------
+def pending_job(tmp_path, name):
+    path = tmp_path / name
+    conn = store.connect(path)
+    store.init_db(conn)
+    store.enqueue(conn, 5, 1_000_000)
+    conn.close()
+    return path
+
+
+def race(tmp_path, spec, policy, n):
+    path = pending_job(tmp_path, f"q{n}.db")
+    claimers = [children.spawn(spec, path, a, 0, 1000) for a in ("A", "B")]
+    try:
+        children.race(claimers, policy, timeout=15)
+    finally:
+        children.close(claimers)
+    return sorted(c.outcome["kind"] for c in claimers)
+
+
+RESERVE = str(MUTANTS / "race_reserve_then_check.py")
+
+
+def test_a_bug_the_lockstep_never_shows_is_found_by_exploring(tmp_path):
+    """race_reserve_then_check: in lockstep both reserve, both read the second owner back, only
+    one leases (on every run); exploring finds A's lease after B read the job as pending."""
+    for n in range(3):
+        assert race(tmp_path, RESERVE, Lockstep(), n) == ["claim", "none"]
+    runs = itertools.count(10)
+    outcomes = {}
+
+    def run(prefix, sleeper):
+        policy = Schedule(prefix, sleeper)
+        kinds = race(tmp_path, RESERVE, policy, next(runs))
+        outcomes[policy.schedule] = kinds
+        return policy, kinds != ["claim", "none"], kinds
+
+    found = explore(run)
+    assert found.found == ["claim", "claim"]
+    assert found.runs == 2
+    # replayed: the same schedule, the same outcome
+    policy = Schedule(found.schedule)
+    assert race(tmp_path, RESERVE, policy, 99) == ["claim", "claim"]
+    assert policy.schedule == found.schedule and policy.diverged is None
+
+
+def test_the_race_check_names_the_schedule_and_replays_it(tmp_path, monkeypatch):
+    proc, results = grade(RESERVE, tmp_path, "-k", "race-one-winner")
+    output = by_check(results)["race-one-winner"]["output"]
+    assert "Both processes got a Claim" in output
+    schedule = re.search(r"LEASELAB_RACE_SCHEDULE=([AB]+) python -m grader", output).group(1)
+    again = by_check(grade(RESERVE, tmp_path, "-k", "race-one-winner")[1])["race-one-winner"]
+    assert f"schedule {schedule} " in again["output"]  # the same on every grade
+    monkeypatch.setenv("LEASELAB_RACE_SCHEDULE", schedule)
+    replayed = by_check(grade(RESERVE, tmp_path, "-k", "race-one-winner")[1])["race-one-winner"]
+    assert "Both processes got a Claim" in replayed["output"]
+    assert f"Run 1 of the schedules that can matter, schedule {schedule} " in replayed["output"]
+    # a schedule in which the bug does not show passes when replayed alone
+    monkeypatch.setenv("LEASELAB_RACE_SCHEDULE", "A" * 7 + "B" * 2)
+    alone = by_check(grade(RESERVE, tmp_path, "-k", "race-one-winner")[1])["race-one-winner"]
+    assert alone["score"] == alone["max_score"]
