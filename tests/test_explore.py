@@ -12,7 +12,7 @@ import re
 from lab import store
 
 from grader.harness import children
-from grader.harness.explore import Schedule, backtracks, conflict, explore
+from grader.harness.explore import Schedule, backtracks, conflict, explore, kill_points
 from grader.harness.interleave import Lockstep, WriteLockWatch, verb
 
 from conftest import MUTANTS, by_check, grade
@@ -178,6 +178,40 @@ def test_the_cap_is_reported_not_a_pass():
     found = explore(lambda prefix, sleeper: (simulate(READ_BEFORE_BEGIN, READ_BEFORE_BEGIN,
                                                       prefix, sleeper), False, None), cap=1)
     assert found.capped and found.runs == 1 and found.left >= 1 and found.found is None
+
+
+def test_kill_points_are_every_boundary_where_a_crash_can_leave_something_different():
+    """After a write or a COMMIT (a kill after a read or a BEGIN leaves what the kill before it
+    leaves), and always before the last statement."""
+    assert kill_points(ONE_TRANSACTION).points == [3, 5]
+    assert kill_points(READ_BEFORE_BEGIN).points == [4]
+    assert kill_points(AUTOCOMMIT).points == [2]
+    split = ["BEGIN IMMEDIATE", "UPDATE jobs SET token = 1", "COMMIT",
+             "UPDATE jobs SET status = 'leased'", "SELECT 1"]
+    assert kill_points(split).points == [3, 4, 5]
+
+
+def test_kill_points_over_the_cap_are_counted_not_dropped():
+    many = ["BEGIN IMMEDIATE"] + [f"UPDATE jobs SET qty = {n}" for n in range(30)] + ["COMMIT"]
+    plan = kill_points(many, cap=24)
+    assert len(plan.points) == 24 and plan.points[-1] == len(many)
+    assert plan.capped == 30 - 24  # one boundary after each UPDATE (the last one among them)
+    assert kill_points(many, cap=40).capped == 0
+
+
+def test_the_crash_check_fails_a_claim_with_more_kill_points_than_it_covers(tmp_path):
+    target = tmp_path / "many_writes.py"
+    target.write_text(
+        "from solutions.queue import claim as _claim, finish, work_once\n"
+        "def claim(conn, owner, now, lease_ms):\n"
+        "    for n in range(30):\n"
+        "        conn.execute('UPDATE jobs SET qty = qty WHERE id < 0')\n"
+        "    return _claim(conn, owner, now, lease_ms)\n", encoding="utf-8")
+    proc, results = grade(str(target), tmp_path, "-k", "crash-mid-claim-atomic")
+    result = by_check(results)["crash-mid-claim-atomic"]
+    assert result["score"] == 0
+    assert re.search(r"has \d+ statement boundaries where a crash could leave something "
+                     r"different .* more than the 24", " ".join(result["output"].split()))
 
 
 # -- on real target processes --------------------------------------------------------------------

@@ -2,7 +2,9 @@
 claimed, never half; the database stays intact and the job can be claimed again.
 
 A rehearsal on a scratch database records claim's statements. Then, for each statement that
-follows one that may change the database, a target process of its own (grader.harness.children)
+follows one that may change the database (grader.harness.explore.kill_points: every statement
+boundary where a crash can leave something different; more than the explorer's cap fails, never
+silently skipped), a target process of its own (grader.harness.children)
 runs claim on a fresh database and is killed just before that statement (its gated connection
 asks before each statement and is answered by a SIGKILL there: no timing involved). The last
 kill point, just before claim's final statement (its COMMIT, in a correct claim), runs on the
@@ -11,7 +13,6 @@ check's own database, which is then claimed again.
 
 from __future__ import annotations
 
-import math
 import os
 
 from lab import store
@@ -20,12 +21,12 @@ from lab.store import Claim
 from grader.harness import children
 from grader.checkdef import check
 from .situations import leased
-from grader.harness.interleave import changes_database, sql_line
+from grader.harness.explore import MAX_KILL_POINTS, kill_points
+from grader.harness.interleave import sql_line
 from grader.harness.scenario import CheckFailed, Lab, insert_job
 from grader.results import Failure, Kind, Outcome, RowDiff
 
 QTY = 5
-MAX_KILL_POINTS = 12
 CRASH_TIMEOUT = 15.0  # seconds for all the children, once started
 
 
@@ -36,8 +37,11 @@ def test_crash_mid_claim(lab):
     full = rehearse(lab)
     job = lab.enqueue(qty=QTY)
     before = lab.row(job)
-    points = kill_points(full["statements"])
+    plan = kill_points(full["statements"])
+    points = plan.points
     lab.note("crash.plan", count=len(points), t=w.t0)
+    if plan.capped:  # reported before anything runs: a check that could not cover every point
+        lab.fail("crash-too-many-points", count=len(points) + plan.capped, cap=MAX_KILL_POINTS)
     databases = {k: lab.path if k == points[-1] else fresh_database(lab, k, before)
                  for k in points}
     claimers = [children.spawn(lab.target_spec, databases[k], w.name("A"), w.t0, w.lease_ms,
@@ -89,18 +93,6 @@ def rehearse(lab: Lab) -> dict:
         return {"statements": statements, "row": store.get_job(conn, job)}
     finally:
         conn.close()
-
-
-def kill_points(statements: list[str]) -> list[int]:
-    """Kill just before each statement that follows one that may change the database file: only
-    such a statement can leave a different state behind (a kill after a read leaves what a kill
-    before it did). At most MAX_KILL_POINTS of them, always the one before the last statement."""
-    points = [k for k in range(2, len(statements) + 1) if changes_database(statements[k - 2])]
-    last = max(len(statements), 1)
-    if last not in points:
-        points.append(last)
-    stride = math.ceil(len(points) / MAX_KILL_POINTS)
-    return points[::-1][::stride][::-1]
 
 
 def fresh_database(lab: Lab, k: int, row: dict):

@@ -35,6 +35,11 @@ schedules (A's whole claim first, or B's); a claim that reads before its transac
 more per read and write that can land in the other's window. Exploring stops at the first run
 the caller judges wrong, or after `MAX_SCHEDULES` runs (reported as `capped`, never a pass).
 
+The crash check's kill points are the same idea with one claimer (`kill_points`): a kill just
+before each statement boundary of a rehearsed claim, reduced to the boundaries where what a
+crash leaves can differ (after a statement that may change the database file), all of them up
+to `MAX_KILL_POINTS`; more is reported (`KillPoints.capped`), never silently skipped.
+
 This module imports the standard library and `interleave` only; it runs nothing itself.
 """
 
@@ -44,7 +49,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .interleave import GaveUp, bare, takes_write_lock, verb, waits_for_write_lock
+from .interleave import (GaveUp, bare, changes_database, takes_write_lock, verb,
+                         waits_for_write_lock)
 
 #: How many schedules one exploration runs at most (a correct claim needs 2).
 MAX_SCHEDULES = 12
@@ -53,6 +59,8 @@ MAX_STEPS = 200
 #: How long a claimer let go may stay unheard of before it is taken as waiting inside SQLite
 #: for a lock the model does not know of (only a safety net).
 STALL_WAIT = 0.5
+#: How many kill points the crash check runs at most (each is a process of its own).
+MAX_KILL_POINTS = 24
 #: The role letters of a schedule, in the order the claimers joined.
 LETTERS = "AB"
 
@@ -387,3 +395,27 @@ def explore(run: Callable[[str, tuple | None], tuple[Schedule, bool, object]],
             return result
         todo.extend(item for item in backtracks(policy.steps) if item[0] not in started)
     return result
+
+
+@dataclass
+class KillPoints:
+    """The statements a crash check kills a claim just before (numbered from 1), and how many
+    more it would need (`capped`: over `MAX_KILL_POINTS`, reported, never a pass)."""
+
+    points: list
+    capped: int = 0
+
+
+def kill_points(statements: list[str], cap: int = MAX_KILL_POINTS) -> KillPoints:
+    """Every statement boundary of a claim (the kill before statement k, k = 2 .. n) where a
+    crash can leave something different from the kill one statement earlier: after a statement
+    that may change the database file (a write, a COMMIT; a kill after a read or a BEGIN leaves
+    what the kill before it leaves), and always the one before the last statement. The first
+    `cap` of them, and the number beyond."""
+    points = [k for k in range(2, len(statements) + 1) if changes_database(statements[k - 2])]
+    last = max(len(statements), 1)
+    if last not in points:
+        points.append(last)
+    if len(points) <= cap:
+        return KillPoints(points)
+    return KillPoints(points[:cap - 1] + [last], capped=len(points) - cap)
