@@ -53,7 +53,8 @@ def test_two_processes_claim_at_once(lab):
                                                         asleep),
                     cap=1 if replay else MAX_SCHEDULES, first=replay)
     policy, outcomes, current = found.found or found.last
-    lab.note("race.schedule", schedule=policy.schedule, runs=found.runs, env=SCHEDULE_ENV)
+    lab.note("race.schedule", schedule=policy.schedule, runs=found.runs, env=SCHEDULE_ENV,
+             seed=lab.seed)
     events = narrate(lab, outcomes, policy)
     untrusted(lab, outcomes, events)
     if policy.gave_up is not None:
