@@ -342,8 +342,13 @@ def test_a_claim_that_stalls_the_race_scores_no_more_than_without_the_stall(tmp_
     (honest_test,), (attack_test,) = honest_results["tests"], attack_results["tests"]
     assert honest_test["score"] == 0 and "Both processes got a Claim" in honest_test["output"]
     assert attack_test["score"] <= honest_test["score"]
-    assert "could not keep" in attack_test["output"], attack_test["output"]
-    assert "never a pass" in attack_test["output"]
+    # The race now runs one statement at a time in every order that matters (explore.py): a
+    # pause while the other claimer waits to be let go stops the schedule, a failure of its own
+    # ("could not keep to its schedule ... never a pass"); a pause while nobody waits changes
+    # nothing, and the double claim is shown.
+    output = attack_test["output"]
+    assert "Both processes got a Claim" in output or \
+        ("could not keep" in output and "never a pass" in output), output
 
 
 # -- what the target reports of the code it runs (issue 27) -------------------------------------

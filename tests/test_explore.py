@@ -168,6 +168,7 @@ def test_a_claimer_not_heard_from_is_taken_as_waiting_only_on_the_safety_net():
     stall is recorded."""
     now = [0.0]
     policy = Schedule(clock=lambda: now[0], stall=0.5)
+    policy.inside = lambda actor: True  # its statement runs: SQLite has control
     for actor in "AB":
         policy.join(actor)
     policy.arrived("A", 1, "COMMIT", False, True, False)
@@ -186,6 +187,28 @@ def test_a_claimer_not_heard_from_is_taken_as_waiting_only_on_the_safety_net():
     assert policy.releasable() == []  # B is under way now
     policy.finished("B")
     assert policy.releasable() == [("A", "go")]
+
+
+def test_a_claimer_running_code_of_its_own_too_long_stops_the_schedule():
+    """Not inside a statement (the target has control, not SQLite): past the stall limit the
+    other is still not let go (the pause is the claim's own, meant to let the other claim
+    alone); at the pause limit the schedule gives up: both run freely, never a pass."""
+    now = [0.0]
+    policy = Schedule(clock=lambda: now[0], stall=0.5, pause=5.0)
+    policy.inside = lambda actor: False
+    for actor in "AB":
+        policy.join(actor)
+    policy.arrived("A", 1, "SELECT 1 FROM jobs", False, True, False)
+    policy.arrived("B", 1, "SELECT 1 FROM jobs", False, True, False)
+    assert policy.releasable() == [("A", "go")]
+    now[0] = 1.0
+    policy.expire()
+    assert policy.releasable() == [] and policy.stalls == [] and policy.gave_up is None
+    assert policy.next_timeout() == 4.0
+    now[0] = 5.0
+    policy.expire()
+    assert policy.why == "paused" and policy.gave_up.actor == "A"
+    assert policy.releasable() == [("B", "free")]
 
 
 def test_exploring_is_deterministic():

@@ -206,6 +206,8 @@ def race(claimers: list[Claimer], lockstep: Lockstep, timeout: float,
     for c in claimers:
         if c.ready and c.outcome is None:
             c.answers.put("start")
+    if hasattr(lockstep, "inside"):  # explore.Schedule: is the claimer's statement running?
+        lockstep.inside = lambda actor: in_statement(_by_actor(claimers, actor))
     end_by = clock() + timeout
     while _live(claimers):
         for actor, answer in lockstep.releasable():
@@ -228,6 +230,14 @@ def race(claimers: list[Claimer], lockstep: Lockstep, timeout: float,
                 c.outcome = message[1]
                 lockstep.finished(c.actor)
     _give_up(claimers)
+
+
+def in_statement(c: Claimer) -> bool:
+    """Is one of the claimer's statements running now (its request being served by the judge,
+    on the real connection: SQLite has control, not the target's own code)? Read from another
+    thread: an attribute the target's database host sets for the time of each request."""
+    target = c.target
+    return target is not None and getattr(target.db, "deadline", None) is not None
 
 
 def run_to_kill(claimers: list[Claimer], timeout: float,

@@ -19,8 +19,10 @@ publishes writes and a write outside a transaction also wait while the other hol
 a statement is not *enabled*: it is never let go while the lock it waits for is held, so a
 schedule never leaves a claimer waiting inside SQLite. The clock is only a safety net for a wait
 this reasoning does not know (an unfinished SELECT keeps a read lock): a claimer let go that is
-not heard from within `STALL_WAIT` s is taken as waiting (recorded in `stalls`), and the other
-may go on.
+not heard from within `STALL_WAIT` s while its statement runs (the central loop tells, `inside`)
+is taken as waiting (recorded in `stalls`), and the other may go on. One that runs code of its
+own for `PAUSE_WAIT` s between statements (not waiting for the database: a pause meant to let
+the other claim alone) stops the schedule: that run forced nothing and is never a pass.
 
 Which schedules are run (`explore`): a first one by the default rule (the claimer that ran last
 goes on while it can, A first), then, as in dynamic partial-order reduction, for every
@@ -56,9 +58,12 @@ from .interleave import (GaveUp, bare, changes_database, takes_write_lock, verb,
 MAX_SCHEDULES = 12
 #: How many statements one run lets go before giving up (a claim that retries for ever).
 MAX_STEPS = 200
-#: How long a claimer let go may stay unheard of before it is taken as waiting inside SQLite
-#: for a lock the model does not know of (only a safety net).
+#: How long a claimer let go may stay unheard of, inside a statement, before it is taken as
+#: waiting inside SQLite for a lock the model does not know of (only a safety net).
 STALL_WAIT = 0.5
+#: How long a claimer may run code of its own (not a statement) between two statements before
+#: the schedule is given up (only a safety net: a run given up is never a pass).
+PAUSE_WAIT = 5.0
 #: How many kill points the crash check runs at most (each is a process of its own).
 MAX_KILL_POINTS = 24
 #: The role letters of a schedule, in the order the claimers joined.
@@ -133,6 +138,10 @@ class Schedule:
     sleeper: tuple | None = None
     clock: Callable[[], float] = time.monotonic
     stall: float = STALL_WAIT
+    pause: float = PAUSE_WAIT
+    #: actor -> is its statement running (in the judge: the request being served)? Set by the
+    #: central loop (children.race); None: taken as yes.
+    inside: Callable[[str], bool] | None = None
     max_steps: int = MAX_STEPS
     order: list = field(default_factory=list)  # actors in join order: A, B
     positions: dict = field(default_factory=dict)  # actor -> last step reported
@@ -149,6 +158,7 @@ class Schedule:
     stalls: list = field(default_factory=list)  # (actor, step): taken as waiting, on the clock
     diverged: int | None = None  # the position where `prefix` could not be followed
     gave_up: GaveUp | None = None
+    why: str = ""  # why it gave up: "steps" (MAX_STEPS) or "paused" (code of its own too long)
 
     # -- the central loop's interface ---------------------------------------------------------
     def join(self, actor: str) -> None:
@@ -195,6 +205,7 @@ class Schedule:
             actor = candidates[0]
             w = self.waiting[actor]
             self.gave_up = GaveUp(actor, w.step, 0.0, w.holds_write)
+            self.why = "steps"
             return [(a, "free") for a in self._pop_all()]
         enabled = [a for a in candidates if not self.blocked(a)] or candidates
         asleep = self._asleep()
@@ -208,17 +219,27 @@ class Schedule:
         if not self.waiting or self.gave_up is not None:
             return None
         now = self.clock()
-        limits = [self.heard[a] + self.stall - now for a in self._moving()]
+        limits = [self.heard[a] + (self.stall if now < self.heard[a] + self.stall else self.pause)
+                  - now for a in self._moving()]
         return max(0.0, min(limits)) if limits else None
 
     def expire(self) -> None:
-        if not self.waiting:
+        """A claimer under way for `stall` s inside a statement is taken as waiting for a lock
+        (the others go on); one that has run code of its own for `pause` s, not a statement,
+        stops the schedule for good (`gave_up`: nothing more is forced, never a pass)."""
+        if not self.waiting or self.gave_up is not None:
             return
         now = self.clock()
         for actor in self._moving():
-            if now >= self.heard[actor] + self.stall:
+            if now < self.heard[actor] + self.stall:
+                continue
+            if self.inside is None or self.inside(actor):
                 self.stalled.add(actor)
                 self.stalls.append((actor, self.positions.get(actor, 0)))
+            elif now >= self.heard[actor] + self.pause:
+                self.gave_up = GaveUp(actor, self.positions.get(actor, 0), self.pause, False)
+                self.why = "paused"
+                return
 
     # -- the lock model -----------------------------------------------------------------------
     def lock_of(self, actor: str) -> int:
