@@ -26,8 +26,12 @@ the other claim alone) stops the schedule: that run forced nothing and is never 
 
 Which schedules are run (`explore`): a first one by the default rule (the claimer that ran last
 goes on while it can, A first), then, as in dynamic partial-order reduction, for every
-statement of a run the latest statement of the other claimer it *conflicts* with: the schedule
-that runs it before that one instead is run next, unless a run already started that way.
+statement of a run the latest statement of the other claimer it *conflicts* with and does not
+already follow (happens-before: conflicts, and a write lock let go before the other takes it),
+at which its claimer could have gone: the schedule that lets that claimer go there instead is
+run next, unless a run already started that way; the claimer passed over there sleeps until a
+statement conflicting with its own runs (sleep sets: no two runs differ only in the order of
+statements that do not conflict).
 Statements conflict when their order can change what either sees: one publishes writes (a
 COMMIT of a transaction that wrote, or a write outside any transaction) and the other reads or
 writes the database, or both take the write lock (whoever takes it first goes first). Reads
