@@ -207,6 +207,25 @@ def _checked(proc: subprocess.CompletedProcess, out: Path):
     return proc, json.loads(out.read_text(encoding="utf-8"))
 
 
+def selected(request, names: str | tuple[str, ...], values: list) -> list:
+    """The `values` of parameter `names` (a tuple of names: tuples of their values) that the
+    session's selected tests of the requesting module use, in their order: a module fixture
+    that grades every mutant grades only those `-k` kept (`pytest tests/test_mutants.py -k
+    NAME` grades that mutant alone). A selected test that uses the fixture without those
+    parameters needs every value: all of them, then."""
+    several = isinstance(names, tuple)
+    wanted = []
+    for item in request.session.items:
+        if item.module is not request.module or \
+                request.fixturename not in getattr(item, "fixturenames", ()):
+            continue
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if not all(n in params for n in (names if several else (names,))):
+            return list(values)  # a selected test that reads every value
+        wanted.append(tuple(params[n] for n in names) if several else params[names])
+    return [value for value in values if value in wanted]
+
+
 def by_check(results: dict) -> dict[str, dict]:
     return {t["extra_data"]["check_id"]: t for t in results["tests"]}
 

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import by_check, grade
+from conftest import by_check, grade, selected
 from grader.checkdef import all_checks
 from grader.harness.world import World
 from grader.report.messages import text
@@ -41,7 +41,7 @@ LESSON_NUMBER = re.compile(r"(?<![\w.])(?:[3-9]|\d{2,})(?![\w.])")
 
 
 @pytest.fixture(scope="module")
-def graded_in_worlds(tmp_path_factory):
+def graded_in_worlds(request, tmp_path_factory):
     """(mutant name, seed) -> (process, results.json) of its EXPECT_FAIL checks in that world."""
     folders = {seed: tmp_path_factory.mktemp(f"world-{seed}") for seed in SEEDS}
 
@@ -51,8 +51,9 @@ def graded_in_worlds(tmp_path_factory):
         return (path.stem, seed), grade(str(path), folders[seed], "--replay", str(seed),
                                         "--hints", "-k", select)
 
+    # only the cases whose tests are selected (-k NAME grades that mutant in its worlds)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(run, CASES))
+        return dict(pool.map(run, selected(request, ("path", "seed"), CASES)))
 
 
 @pytest.mark.parametrize("path,seed", CASES, ids=[f"{p.stem}-seed{s}" for p, s in CASES])

@@ -99,3 +99,29 @@ def test_the_longest_files_run_first_in_their_order(request):
     assert len(files) == len(set(files)), "a file's tests together"
     longest = [name for name in conftest.LONGEST_FILES if name in files]
     assert files[:len(longest)] == longest
+
+
+def test_a_module_fixture_grades_only_the_values_the_selected_tests_use():
+    """conftest.selected: `pytest tests/test_mutants.py -k NAME` grades that mutant alone; a
+    selected test that reads every value (no such parameter) gets them all."""
+    from types import SimpleNamespace as Thing
+
+    module, other = object(), object()
+
+    def item(params=None, fixture="graded", where=module):
+        return Thing(module=where, fixturenames=[fixture],
+                     callspec=None if params is None else Thing(params=params))
+
+    def request(*items):
+        return Thing(module=module, fixturename="graded", session=Thing(items=list(items)))
+
+    values = ["a", "b", "c"]
+    assert conftest.selected(request(item({"path": "c"}), item({"path": "a"})), "path",
+                             values) == ["a", "c"]
+    assert conftest.selected(request(item({"path": "b"}, where=other)), "path", values) == []
+    assert conftest.selected(request(item({"path": "b"}), item({"x": 1}, fixture="other")),
+                             "path", values) == ["b"]
+    assert conftest.selected(request(item({"path": "b"}), item()), "path", values) == values
+    pairs = [("a", 1), ("a", 2), ("b", 1)]
+    assert conftest.selected(request(item({"path": "a", "seed": 2})), ("path", "seed"),
+                             pairs) == [("a", 2)]
