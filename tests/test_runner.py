@@ -182,9 +182,10 @@ def test_a_run_an_earlier_part_failed_in_is_quiet_for_the_later_parts():
     assert reported.quiet(3) == frozenset({0, 1}) and reported.quiet(len(units) - 1) == frozenset()
 
 
-def test_parts_graded_one_after_another_tell_only_the_first_failing_part_in_detail(monkeypatch):
+def test_parts_graded_one_after_another_stop_at_the_first_failing_part(monkeypatch):
     """runner.grade_check (the pytest plugin's way): parts run in order, and a part after one
-    that failed runs quiet; the result is the first failing part's."""
+    that failed is not run in that run (its failure would never be looked at); the result is
+    the first failing part's."""
     told = []
 
     def run_check(body, spec, workdir, seed, call_timeout, check, hung, detailed):
@@ -196,7 +197,7 @@ def test_parts_graded_one_after_another_tell_only_the_first_failing_part_in_deta
     monkeypatch.setattr(runner.scenario, "run_check", run_check)
     settings = runner.Settings("solutions.queue", 1.0, (1,), False)
     result = runner.grade_check(REGISTRY["random-timelines"], settings)
-    assert told == [(0, True), (1, True), (2, False), (3, False)]
+    assert told == [(0, True), (1, True)]  # parts 2 and 3: part 1 failed, they are not run
     assert result.result.detail == "part 1"
 
 
@@ -315,3 +316,27 @@ def test_a_target_without_a_main_guard_runs_its_top_level_once_per_target(tmp_pa
     target.write_text(GUARDLESS, encoding="utf-8")
     results = runner.run_checks(str(target), jobs=2)
     assert all(r.passed for r in results), [(r.id, r.outcome) for r in results if not r.passed]
+
+
+def test_a_run_an_earlier_part_failed_in_is_not_run_and_the_result_is_the_same(monkeypatch):
+    """A quiet run (an earlier part failed in it) is not run: its place holds runner.NOT_RUN,
+    which _result never reports; the runs after the unit's own first failure still run."""
+    told = []
+
+    def run_check(body, spec, workdir, seed, call_timeout, check, hung, detailed):
+        told.append((seed, detailed))
+        return Failure(Outcome.FAILED, Kind.DETAIL, detail="x") if seed == 2 else None
+
+    monkeypatch.setattr(runner.scenario, "run_check", run_check)
+    info = REGISTRY["random-timelines"]
+    settings = runner.Settings("solutions.queue", 1.0, (1, 2, 3), True)
+    runs, _ = runner.run_unit(runner.units_of(info)[2], settings, in_lane=True,
+                              quiet=frozenset({0}))
+    # run 0 failed (in part 1): the check's failure is run 0's, so runs 1 and 2 keep only
+    # their outcomes
+    assert told == [(2, False), (3, False)] and runs[0] is runner.NOT_RUN
+    early = Failure(Outcome.FAILED, Kind.DETAIL, detail="early")
+    result = runner._result(info, [[None, None, None], [early, None, None], runs, [None] * 3],
+                            0.0, settings)
+    assert result.result == early and result.runs == [Outcome.FAILED, Outcome.FAILED,
+                                                       Outcome.PASSED]

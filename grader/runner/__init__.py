@@ -28,7 +28,7 @@ from typing import Callable, Iterator
 from grader.checkdef import DEFAULT_TIMEOUT, FAMILIES, CheckInfo, Part, all_checks, family
 from grader.harness import sandbox, scenario, workroot, zygote
 from grader.harness.world import LESSON_SEED
-from grader.results import CheckResult, Failure, outcome_of
+from grader.results import CheckResult, Failure, Kind, Outcome, outcome_of
 
 from . import keywords, lanes
 
@@ -228,14 +228,20 @@ def briefing(spec: str, timeout_scale: float) -> tuple[Failure | None, dict]:
     return refused, {"hung": sorted(hung.items())}
 
 
+#: A part's run not run: an earlier part of the check failed in it, so `_result` takes that
+#: part's failure and never looks at this one (no message exists for it: shown, it would fail).
+NOT_RUN = Failure(Outcome.FAILED, Kind.DETAIL, detail="not-run")
+
+
 def run_unit(unit: Unit, settings: Settings, in_lane: bool = False,
              quiet: frozenset[int] = frozenset()) -> tuple[list[Failure | None], float]:
     """Every run of one unit (one per seed in `settings.seeds`), and the seconds they took.
     `in_lane`: this process is a lane (`lanes`), where a check that starts no process of its
     own runs its judge without a fork of its own (grader.harness.sandbox, `inline`). `quiet`:
-    the runs (by index) whose failure will not be the one reported, as an earlier part of the
-    check failed in them (`lanes.Reported`); so is every run after this unit's first failure.
-    Those run with `Lab.detailed` False: the same outcome, less said."""
+    the runs (by index) an earlier part of the check failed in (`lanes.Reported`): `_result`
+    takes that part's failure, so they are not run at all (`NOT_RUN`). A run after this unit's
+    first failing run is never the one reported either, but its outcome is kept (a sweep's, a
+    repeat's): it runs with `Lab.detailed` False, the same outcome with less said."""
     start = time.monotonic()
     body: Callable = unit.check.body
     if unit.part is not None:
@@ -243,9 +249,12 @@ def run_unit(unit: Unit, settings: Settings, in_lane: bool = False,
     inline = in_lane and not unit.check.family.starts_processes
     runs: list[Failure | None] = []
     for number, seed in enumerate(settings.seeds):
+        if number in quiet:  # an earlier part failed in this run: nothing of it is kept
+            runs.append(NOT_RUN)
+            continue
         # once a run of this unit failed, a later run's failure is never the one reported (the
         # check's is its first failing run's, `_result`): only its outcome is kept
-        detailed = number not in quiet and all(run is None for run in runs)
+        detailed = all(run is None for run in runs)
         runs.append(_run_once(unit.check, body, settings, seed, inline, detailed))
     return runs, time.monotonic() - start
 
