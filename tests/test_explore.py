@@ -324,3 +324,14 @@ def test_the_race_check_names_the_schedule_and_replays_it(tmp_path, monkeypatch)
     monkeypatch.setenv("LEASELAB_RACE_SCHEDULE", "A" * 7 + "B" * 2)
     alone = by_check(grade(RESERVE, tmp_path, "-k", "race-one-winner")[1])["race-one-winner"]
     assert alone["score"] == alone["max_score"]
+
+
+def test_a_race_in_which_no_statement_ran_names_no_schedule(tmp_path):
+    """Code whose claim runs no statement leaves nothing to schedule: the report says what
+    came back, and no schedule line with an empty schedule and a replay that replays nothing."""
+    proc, results = grade(str(MUTANTS / "nothing_queue_does_nothing.py"),
+                          tmp_path, "-k", "race-one-winner")
+    check = by_check(results)["race-one-winner"]
+    assert check["status"] == "failed"
+    assert "LEASELAB_RACE_SCHEDULE" not in check["output"]
+    assert "schedules that can matter" not in check["output"]
