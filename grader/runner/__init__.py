@@ -126,11 +126,12 @@ def units_of(info: CheckInfo) -> list[Unit]:
 def grade_check(info: CheckInfo, settings: Settings) -> CheckResult:
     """One check graded in this process, its parts one after another: what a lane does for
     it, for a caller that runs checks one at a time itself (the pytest plugin)."""
+    units = units_of(info)
+    reported = lanes.Reported(units)  # a run an earlier part failed in is not run again
     done = []
-    for unit in units_of(info):  # a run an earlier part failed in is quiet (lanes.Reported)
-        quiet = frozenset(r for runs, _ in done for r, failure in enumerate(runs)
-                          if failure is not None)
-        done.append(run_unit(unit, settings, in_lane=True, quiet=quiet))
+    for index, unit in enumerate(units):
+        done.append(run_unit(unit, settings, in_lane=True, quiet=reported.quiet(index)))
+        reported.done(index, done[-1][0])
     return _result(info, [runs for runs, _ in done], sum(took for _, took in done), settings)
 
 
