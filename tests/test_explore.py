@@ -11,7 +11,7 @@ import re
 
 from lab import store
 
-from grader.harness import children
+from grader.harness import children, dbhost
 from grader.harness.explore import Schedule, backtracks, conflict, explore, kill_points
 from grader.harness.interleave import Lockstep, WriteLockWatch, verb
 
@@ -211,6 +211,59 @@ def test_a_claimer_running_code_of_its_own_too_long_stops_the_schedule():
     assert policy.releasable() == [("B", "free")]
 
 
+def test_a_cursor_left_running_holds_its_lock_in_the_model():
+    """B's cursor still runs a SELECT (rows left unread: SHARED, in autocommit): A's COMMIT that
+    publishes would wait for it, so it is not enabled; B's BEGIN IMMEDIATE is (its connection
+    reads already and A holds the write lock: SQLite answers SQLITE_BUSY at once). No clock."""
+    policy = Schedule(clock=lambda: 0.0, stall=0.0)
+    for actor in "AB":
+        policy.join(actor)
+    policy.arrived("A", 6, "COMMIT", True, True, True, (0, 0))
+    policy.arrived("B", 2, "BEGIN IMMEDIATE", False, True, False, (1, 0))
+    assert policy.lock_of("B") == 1 and policy.blocked("A") and not policy.blocked("B")
+    assert policy.releasable() == [("B", "go")] and policy.steps[-1].enabled == "B"
+    # the same B with its cursor read to its end: A's COMMIT goes, B's BEGIN IMMEDIATE waits
+    policy = Schedule(clock=lambda: 0.0)
+    for actor in "AB":
+        policy.join(actor)
+    policy.arrived("A", 6, "COMMIT", True, True, True, (0, 0))
+    policy.arrived("B", 2, "BEGIN IMMEDIATE", False, True, False, (0, 0))
+    assert policy.releasable() == [("A", "go")] and policy.steps[-1].enabled == "A"
+
+
+def test_which_statements_wait_for_a_cursor_left_running():
+    """The other connection's unfinished read (SHARED) makes an autocommit write, a COMMIT that
+    publishes and BEGIN EXCLUSIVE wait; nothing else. A connection's own unfinished read turns
+    a wait for the other's write lock into SQLITE_BUSY at once; its own unfinished write
+    (UPDATE ... RETURNING) is the write lock itself."""
+    def blocked(sql, other, own=(0, 0), holds=False, in_tx=False, other_sql="SELECT 1"):
+        policy = Schedule(clock=lambda: 0.0)
+        for actor in "AB":
+            policy.join(actor)
+        policy.arrived("A", 2, sql, holds, True, in_tx, own)
+        policy.arrived("B", 2, other_sql, other_sql == "COMMIT", True,
+                       other_sql == "COMMIT", other)
+        return policy.blocked("A")
+    read = (1, 0)
+    assert blocked("UPDATE jobs SET owner = 'x'", read)
+    assert blocked("COMMIT", read, holds=True, in_tx=True)
+    assert blocked("BEGIN EXCLUSIVE", read)
+    assert not blocked("BEGIN IMMEDIATE", read)
+    assert not blocked("SELECT id FROM jobs", read)
+    assert not blocked("COMMIT", read, in_tx=True)  # nothing to publish: no lock needed
+    assert not blocked("UPDATE jobs SET owner = 'x'", (0, 0))
+    # the other holds the write lock (its transaction wrote): with a read of its own left
+    # running, A's BEGIN IMMEDIATE / EXCLUSIVE and autocommit write are refused at once
+    holder = dict(other_sql="COMMIT")
+    assert blocked("BEGIN IMMEDIATE", (0, 0), **holder)
+    assert not blocked("BEGIN IMMEDIATE", (0, 0), own=read, **holder)
+    assert not blocked("BEGIN EXCLUSIVE", (0, 0), own=read, **holder)
+    assert not blocked("UPDATE jobs SET owner = 'x'", (0, 0), own=read, **holder)
+    # an UPDATE ... RETURNING left running holds the write lock: the other's write waits for it
+    assert blocked("BEGIN IMMEDIATE", (0, 1))
+    assert not blocked("UPDATE jobs SET qty = 1", (0, 0), own=(0, 1))
+
+
 def test_exploring_is_deterministic():
     first = schedules(AUTOCOMMIT, DEFERRED)
     assert all(schedules(AUTOCOMMIT, DEFERRED) == first for _ in range(5))
@@ -307,6 +360,72 @@ def test_a_bug_the_lockstep_never_shows_is_found_by_exploring(tmp_path):
     policy = Schedule(found.schedule)
     assert race(tmp_path, RESERVE, policy, 99) == ["claim", "claim"]
     assert policy.schedule == found.schedule and policy.diverged is None
+
+
+CURSOR_LEFT_OPEN = str(MUTANTS / "lock_cursor_left_open.py")
+
+
+def explore_race(tmp_path, spec, jobs, tag):
+    """Every schedule of the race of `spec` on `jobs` pending jobs: {schedule: (outcome kinds
+    by actor, the stalls the safety net recorded)}."""
+    runs = itertools.count()
+    seen = {}
+
+    def run(prefix, sleeper):
+        path = tmp_path / f"{tag}{next(runs)}.db"
+        conn = store.connect(path)
+        store.init_db(conn)
+        for _ in range(jobs):
+            store.enqueue(conn, 5, 1_000_000)
+        conn.close()
+        policy = Schedule(prefix, sleeper)
+        claimers = [children.spawn(spec, path, a, 0, 1000) for a in ("A", "B")]
+        try:
+            children.race(claimers, policy, timeout=15)
+        finally:
+            children.close(claimers)
+        seen[policy.schedule] = ({c.actor: c.outcome["kind"] for c in claimers},
+                                 list(policy.stalls))
+        return policy, False, None
+
+    found = explore(run)
+    assert not found.capped and found.runs == len(seen)
+    return seen
+
+
+def test_a_cursor_left_running_is_in_the_lock_model_not_on_the_clock(tmp_path):
+    """lock_cursor_left_open keeps a cursor that read one row of two: its read lock is held for
+    the rest of the claim. Where the other's COMMIT would wait for it, the explorer knows
+    without a clock (no claimer let go into a wait, none taken as stalled on the safety net),
+    and every schedule ends the same way on every exploration: the one whose BEGIN IMMEDIATE
+    meets the other's write lock while its own cursor reads is refused at once (locked)."""
+    first = explore_race(tmp_path, CURSOR_LEFT_OPEN, 2, "a")
+    assert all(stalls == [] for _, stalls in first.values()), first
+    assert first == explore_race(tmp_path, CURSOR_LEFT_OPEN, 2, "b")
+    interleaved = [kinds for schedule, (kinds, _) in first.items()
+                   if schedule not in ("A" * 6 + "B" * 6, "B" * 6 + "A" * 6)]
+    assert interleaved and all(sorted(kinds.values()) == ["claim", "raised"]
+                               for kinds in interleaved), first
+
+
+def test_a_wait_the_model_does_not_know_is_answered_on_the_safety_net(tmp_path, monkeypatch):
+    """Where the judge cannot see a cursor left running (dbhost.DbHost.unfinished is None), A's
+    COMMIT is let go into a wait for B's read lock: taken as stalled after STALL_WAIT, B goes
+    at once (its BEGIN IMMEDIATE is refused: locked, its connection closed) and A's COMMIT
+    then succeeds, long before its busy timeout (5 s) would have made it fail."""
+    monkeypatch.setattr(dbhost, "_SEEN", [False])
+    path = pending_job(tmp_path, "net.db")
+    conn = store.connect(path)
+    store.enqueue(conn, 5, 1_000_000)  # two rows: the kept cursor has one left to read
+    conn.close()
+    policy = Schedule("AAAAAB")
+    claimers = [children.spawn(CURSOR_LEFT_OPEN, path, a, 0, 1000) for a in ("A", "B")]
+    try:
+        children.race(claimers, policy, timeout=15)
+    finally:
+        children.close(claimers)
+    assert policy.stalls == [("A", 6)]
+    assert {c.actor: c.outcome["kind"] for c in claimers} == {"A": "claim", "B": "raised"}
 
 
 def test_the_race_check_names_the_schedule_and_replays_it(tmp_path, monkeypatch):

@@ -71,6 +71,42 @@ def test_a_gated_claim_asks_before_each_statement_with_its_step_and_write_lock(t
         target.sync()
 
 
+def test_the_gate_tells_which_cursors_still_run_a_statement(tmp_path):
+    """Before each statement the judge can see the code's cursors whose statement still runs
+    (rows left unread: its lock is held): a SELECT read one row of three keeps its read lock,
+    past another statement on another cursor, until its rows are all read; an UPDATE ... RETURNING
+    read one row of three keeps the write lock. A statement about to run is not counted."""
+    path = fresh_db(tmp_path, jobs=3)
+    spec = write_target(tmp_path, """
+        def claim(conn, owner, now, lease_ms):
+            kept = conn.execute("SELECT id FROM jobs")
+            kept.fetchone()
+            conn.execute("SELECT 1").fetchall()
+            kept.fetchall()
+            again = conn.execute("UPDATE jobs SET qty = qty RETURNING id")
+            again.fetchone()
+            conn.execute("SELECT 2").fetchall()
+            again.fetchall()
+            conn.execute("SELECT 3 FROM jobs WHERE id = 1").fetchone()
+            conn.execute("SELECT 4")
+            return None
+    """)
+    with TargetProcess(spec) as target:
+        target.open("A", path, gated=True)
+        seen = []
+
+        def statement(step, sql, holds_write):
+            seen.append((sql, target.unfinished("A")))
+            return "go"
+        assert target.claim("A", "A", 0, LEASE_MS, statement=statement) is None
+        assert target.unfinished("A") == (0, 0)  # the one-row SELECTs were read to their end
+        target.sync()
+    assert seen == [("SELECT id FROM jobs", (0, 0)), ("SELECT 1", (1, 0)),
+                    ("UPDATE jobs SET qty = qty RETURNING id", (0, 0)),
+                    ("SELECT 2", (0, 1)), ("SELECT 3 FROM jobs WHERE id = 1", (0, 0)),
+                    ("SELECT 4", (0, 0))]
+
+
 def test_free_lets_the_claim_run_on_without_asking(tmp_path):
     path = fresh_db(tmp_path)
     with TargetProcess("solutions.queue") as target:

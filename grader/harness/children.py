@@ -126,8 +126,10 @@ def _claim(c: Claimer, events: queue.Queue) -> dict:
 
     def statement(step: int, sql: str, holds_write: bool) -> str:
         # called from the real connection's trace callback, on this thread: whether that
-        # connection has a transaction open before the statement (the explorer's lock model)
-        events.put((c, ("at", step, sql, holds_write, True, c.target.in_transaction(CONN))))
+        # connection has a transaction open before the statement, and which of its cursors
+        # still run a statement (each holds its lock): the explorer's lock model
+        events.put((c, ("at", step, sql, holds_write, True, c.target.in_transaction(CONN),
+                        c.target.unfinished(CONN))))
         answer = _answer(c)
         if answer not in ("go", "free"):
             raise _Stopped()
@@ -210,9 +212,11 @@ def race(claimers: list[Claimer], lockstep: Lockstep, timeout: float,
         lockstep.inside = lambda actor: in_statement(_by_actor(claimers, actor))
     end_by = clock() + timeout
     while _live(claimers):
+        # a wait that ran out first: what it frees (a claimer taken as stalled, the other let
+        # go) is answered now, not after the next message (which the stalled one may never send)
+        lockstep.expire()
         for actor, answer in lockstep.releasable():
             _by_actor(claimers, actor).answers.put(answer)
-        lockstep.expire()
         left = end_by - clock()
         if left <= 0:
             break

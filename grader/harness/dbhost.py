@@ -56,8 +56,10 @@ trip) and a `fetch` reads exactly the rows asked for; the proxy asks for one row
 iteration. So the statement is one step ahead of the code only between an execute and its first
 fetch, and a cursor left unfinished holds its lock as a real one does. (The only difference: a
 SELECT in autocommit whose only row is never fetched releases its read lock at once here, as a
-real cursor does when its one row is read.) `rowcount` is the real cursor's at each moment the
-code can read it (`rowcount0` before the first row is handed out).
+real cursor does when its one row is read.) Which cursors still run a statement, and so hold
+its lock, is read off the real cursors (`unfinished`: the race's lock model). `rowcount` is
+the real cursor's at each moment the code can read it (`rowcount0` before the first row is
+handed out).
 
 A reply whose rows would not fit in one message (wire.MAX_LINE, 4 MiB) is an error instead,
 sqlite3.DataError "string or blob too big", as a request too long is (target_server): the proxy
@@ -84,6 +86,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gc
 import os
 import sqlite3
 import time
@@ -241,6 +244,32 @@ class DbHost:
         conn = self.conns.get(name)
         if conn is not None:
             conn.real.interrupt()
+
+    def unfinished(self, name: str) -> tuple[int, int] | None:
+        """(reads, writes): how many cursors of connection `name` hold a statement still running
+        (it returned a row and was neither read to its end, nor reset, nor closed), which keeps
+        its lock as long as it runs: a read its SHARED lock (even in autocommit, even past
+        COMMIT), a write (UPDATE ... RETURNING) its RESERVED lock and its changes unpublished.
+        Asked from the connection's trace callback, a statement about to run is not counted (a
+        real cursor resets what it ran before first). (0, 0) for a closed connection; None where
+        this Python's sqlite3 does not let it be seen (`_STATEMENTS_SEEN`): the lock is unknown.
+
+        Read without running anything on the connection: a real cursor references its statement
+        for as long as it runs (CPython's sqlite3 lets go of it at its end, reset or close), and
+        a cursor that runs one has a description (it returned rows; one about to run has none)."""
+        if not _statements_seen():
+            return None
+        conn = self.conns.get(name)
+        if conn is None:
+            return 0, 0
+        reads = writes = 0
+        for cursor in conn.cursors.values():
+            if cursor.description is not None and _runs(cursor):
+                if cursor.rowcount == -1:  # a SELECT's; a write's counts the rows it changed
+                    reads += 1
+                else:
+                    writes += 1
+        return reads, writes
 
     def drop(self, name: str, epoch: int, ids) -> None:
         """Let go of cursors `ids` of connection `name` (its `epoch`): their statements are
@@ -539,6 +568,54 @@ def _state(real: sqlite3.Connection) -> dict:
     except sqlite3.ProgrammingError:  # closed
         return {"in_transaction": False, "total_changes": 0, "isolation_level": None,
                 "closed": True}
+
+
+def _runs(cursor: sqlite3.Cursor) -> bool:
+    """Does the real cursor reference a prepared statement (CPython's sqlite3: from its execute
+    until that statement is done, reset or closed)?"""
+    return any(type(obj) is _STATEMENT for obj in gc.get_referents(cursor))
+
+
+_STATEMENT: type | None = None
+_SEEN: list[bool] = []
+
+
+def _statements_seen() -> bool:
+    """Does `DbHost.unfinished` tell on this Python? Tried once, on a database in memory: a
+    cursor with rows left and one read to its end, a statement about to run (inside the trace
+    callback) and a one-row SELECT whose row was read (its statement is done)."""
+    global _STATEMENT
+    if _SEEN:
+        return _SEEN[0]
+    ok = False
+    try:
+        real = sqlite3.connect(":memory:")
+        try:
+            left, again = real.cursor(), real.cursor()
+            left.execute("SELECT 1 UNION ALL SELECT 2")
+            kinds = {type(obj) for obj in gc.get_referents(left)
+                     if type(obj).__name__ == "Statement"}
+            if len(kinds) == 1:
+                _STATEMENT = kinds.pop()
+                left.fetchone()
+                again.execute("SELECT 1 UNION ALL SELECT 2")
+                again.fetchone()
+                seen = []
+                real.set_trace_callback(
+                    lambda sql: seen.append(again.description is not None and _runs(again)))
+                again.execute("SELECT 3")  # its first run reset, this one about to run
+                real.set_trace_callback(None)
+                running = left.description is not None and _runs(left)
+                again.fetchone()  # its one row read: done
+                done_one = not _runs(again)
+                left.fetchall()
+                ok = running and seen == [False] and done_one and not _runs(left)
+        finally:
+            real.close()
+    except (sqlite3.Error, TypeError):
+        ok = False
+    _SEEN.append(ok)
+    return ok
 
 
 def _description(cursor: sqlite3.Cursor):

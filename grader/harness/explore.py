@@ -9,20 +9,25 @@ and the same schedule on a fresh database gives the same run, every time.
 
 Which statement would wait inside SQLite for the other's lock is known without a clock: both
 real connections are the judge's, and each gate reports its statement, whether its connection
-has a transaction open and whether that transaction already took the write lock. The lock
-each claimer holds between statements follows from that (rollback journal): RESERVED once a
-transaction took the write lock, SHARED in a transaction that has run a statement since its
-BEGIN, none otherwise. A statement that needs the write lock (BEGIN IMMEDIATE, a first write)
-waits while the other holds RESERVED, unless its own transaction already reads (then SQLite
-answers SQLITE_BUSY at once: a lock upgrade that could deadlock); BEGIN EXCLUSIVE, a COMMIT that
-publishes writes and a write outside a transaction also wait while the other holds SHARED. Such
-a statement is not *enabled*: it is never let go while the lock it waits for is held, so a
-schedule never leaves a claimer waiting inside SQLite. The clock is only a safety net for a wait
-this reasoning does not know (an unfinished SELECT keeps a read lock): a claimer let go that is
-not heard from within `STALL_WAIT` s while its statement runs (the central loop tells, `inside`)
-is taken as waiting (recorded in `stalls`), and the other may go on. One that runs code of its
-own for `PAUSE_WAIT` s between statements (not waiting for the database: a pause meant to let
-the other claim alone) stops the schedule: that run forced nothing and is never a pass.
+has a transaction open, whether that transaction already took the write lock, and which of its
+cursors still run a statement (`unfinished`: rows left unread; dbhost.DbHost.unfinished reads
+it off the real cursors). The lock each claimer holds between statements follows from that
+(rollback journal): RESERVED once a transaction took the write lock, SHARED in a transaction
+that has run a statement since its BEGIN, none otherwise; and at least SHARED while a cursor
+of its runs a read, in autocommit or past its COMMIT too (RESERVED while one runs a write,
+UPDATE ... RETURNING read in part). A statement that needs the write lock (BEGIN IMMEDIATE, a
+first write) waits while the other holds RESERVED, unless its own connection already reads (a
+transaction that read, or a cursor left running: then SQLite answers SQLITE_BUSY at once, a
+lock upgrade that could deadlock); BEGIN EXCLUSIVE, a COMMIT that publishes writes and a write
+outside a transaction also wait while the other holds SHARED. Such a statement is not
+*enabled*: it is never let go while the lock it waits for is held, so a schedule never leaves a
+claimer waiting inside SQLite. The clock is only a safety net for a wait this reasoning does
+not know (a lock kept by `PRAGMA locking_mode = EXCLUSIVE`; an unfinished statement on a Python
+whose sqlite3 does not let the judge see it): a claimer let go that is not heard from within
+`STALL_WAIT` s while its statement runs (the central loop tells, `inside`) is taken as waiting
+(recorded in `stalls`), and the other goes on at once. One that runs code of its own for
+`PAUSE_WAIT` s between statements (not waiting for the database: a pause meant to let the
+other claim alone) stops the schedule: that run forced nothing and is never a pass.
 
 Which schedules are run (`explore`): a first one by the default rule (the claimer that ran last
 goes on while it can, A first), then, as in dynamic partial-order reduction, for every
@@ -88,6 +93,10 @@ class Pending:
     sql: str
     holds_write: bool
     in_transaction: bool
+    #: the lock its connection's unfinished statements hold (a cursor whose rows were not all
+    #: read): SHARED for a read, RESERVED for a write (UPDATE ... RETURNING); NONE for none,
+    #: or where the judge cannot tell (then only the safety net knows of such a lock)
+    unfinished: int = 0
 
 
 @dataclass
@@ -155,6 +164,7 @@ class Schedule:
     stalled: set = field(default_factory=set)
     since_begin: dict = field(default_factory=dict)  # statements let go since the last BEGIN
     last_run: dict = field(default_factory=dict)  # actor -> (sql, in_transaction, holds_write)
+    kept: dict = field(default_factory=dict)  # actor -> `Pending.unfinished` when last let go
     steps: list = field(default_factory=list)
     #: (actor, step, sql) in the order the statements were let go (as `Lockstep.log`)
     log: list = field(default_factory=list)
@@ -180,7 +190,12 @@ class Schedule:
         return "".join(s.letter for s in self.steps)
 
     def arrived(self, actor: str, step: int, sql: str, holds_write: bool, asking: bool = True,
-                in_transaction: bool | None = None) -> None:
+                in_transaction: bool | None = None,
+                unfinished: tuple[int, int] | None = None) -> None:
+        """`actor` waits at its gate before statement `step` (`asking`; otherwise it ran without
+        asking, after "free": logged). `in_transaction`: its connection has a transaction open;
+        `unfinished`: (reads, writes), its cursors whose statement still runs (each keeps its
+        lock; dbhost.DbHost.unfinished), None where the judge cannot tell."""
         self.positions[actor] = step
         self.stalled.discard(actor)
         if not asking:  # after "free": logged as it ran
@@ -189,7 +204,9 @@ class Schedule:
         in_tx = bool(holds_write) if in_transaction is None else bool(in_transaction)
         if not in_tx:
             self.since_begin[actor] = 0
-        self.waiting[actor] = Pending(step, sql, bool(holds_write), in_tx)
+        reads, writes = unfinished if unfinished is not None else (0, 0)
+        kept = RESERVED if writes else SHARED if reads else NONE
+        self.waiting[actor] = Pending(step, sql, bool(holds_write), in_tx, kept)
 
     def finished(self, actor: str) -> None:
         self.done.add(actor)
@@ -254,16 +271,17 @@ class Schedule:
         if w is not None:
             if w.holds_write:
                 return RESERVED
-            return SHARED if w.in_transaction and self.since_begin[actor] > 0 else NONE
+            read = SHARED if w.in_transaction and self.since_begin[actor] > 0 else NONE
+            return max(read, w.unfinished)
         if actor not in self.last_run:  # not at its first statement yet
             return NONE
         sql, in_tx, holds = self.last_run[actor]  # under way (stalled): what it last ran
         v = verb(sql)
         if v in _ENDS:
-            return NONE
+            return self.kept[actor]  # a cursor left running keeps its lock past COMMIT
         if holds or (v != "PRAGMA" and takes_write_lock(sql)):
             return RESERVED
-        return SHARED if in_tx or v != "BEGIN" else NONE
+        return max(SHARED if in_tx or v != "BEGIN" else NONE, self.kept[actor])
 
     def blocked(self, actor: str) -> bool:
         """Would `actor`'s waiting statement wait inside SQLite for another claimer's lock?"""
@@ -272,23 +290,28 @@ class Schedule:
         if others == NONE:
             return False
         v = verb(w.sql)
-        reads = w.in_transaction and (w.holds_write or self.since_begin[actor] > 0)
+        # its connection reads already (a transaction that ran a statement, or a cursor left
+        # running): taking the write lock while the other holds it is SQLITE_BUSY at once, no
+        # wait (an upgrade that could deadlock)
+        reads = (w.in_transaction and (w.holds_write or self.since_begin[actor] > 0)) or \
+            w.unfinished != NONE
+        upgrade_refused = reads and others == RESERVED
         words = bare(w.sql).split(None, 2)
         if v == "BEGIN":
             if w.in_transaction:
                 return False  # an error at once: a transaction within a transaction
             kind = words[1].upper() if len(words) > 1 else ""
             if kind == "EXCLUSIVE":
-                return True
-            return kind == "IMMEDIATE" and others == RESERVED
+                return not upgrade_refused
+            return kind == "IMMEDIATE" and others == RESERVED and not reads
         if v in ("COMMIT", "END"):
             return w.holds_write and others == SHARED
         if v in ("ROLLBACK", "RELEASE", "SAVEPOINT", "PRAGMA", ""):
             return False
-        if not waits_for_write_lock(w.sql, w.holds_write):
+        if not waits_for_write_lock(w.sql, w.holds_write or w.unfinished == RESERVED):
             return False  # a read, or a write under a write lock it holds
         if not w.in_transaction:
-            return True  # autocommit write: RESERVED now, EXCLUSIVE at its end
+            return not upgrade_refused  # autocommit write: RESERVED now, EXCLUSIVE at its end
         return others == RESERVED and not reads
 
     # -- inside --------------------------------------------------------------------------------
@@ -329,6 +352,7 @@ class Schedule:
             self.sleeper = None  # woken: what runs now can change what it would do
         self.log.append((actor, w.step, w.sql))
         self.last_run[actor] = (w.sql, w.in_transaction, w.holds_write)
+        self.kept[actor] = w.unfinished
         self.since_begin[actor] = 0 if verb(w.sql) == "BEGIN" else self.since_begin[actor] + 1
         self.heard[actor] = self.clock()
 

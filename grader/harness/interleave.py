@@ -35,7 +35,8 @@ Giving up is recorded (`gave_up`), and the race check fails on it with a diagnos
 (a lockstep that was not completed forced nothing: such a run is never a pass).
 
 Messages inside the judge (plain tuples on queues, never on a pipe), claimer thread -> central
-loop: ("ready",), ("at", step, sql, holds_write, asking, in_transaction), ("done", outcome);
+loop: ("ready",), ("at", step, sql, holds_write, asking, in_transaction, unfinished),
+("done", outcome) (`unfinished`: dbhost.DbHost.unfinished of its connection);
 central loop -> claimer thread: "start", "go", "free" (free: the target stops asking for the
 rest of the claim; the statements it then runs come back with the claim's reply and are logged
 when it ends), "stop". The race check now runs `explore.Schedule` (the same interface: every
@@ -177,7 +178,8 @@ class Lockstep:
         self.positions[actor] = 0
 
     def arrived(self, actor: str, step: int, sql: str, holds_write: bool,
-                asking: bool = True, in_transaction: bool | None = None) -> None:
+                asking: bool = True, in_transaction: bool | None = None,
+                unfinished: tuple[int, int] | None = None) -> None:
         self.positions[actor] = step
         self.reported[actor] = (sql, holds_write)
         if asking:

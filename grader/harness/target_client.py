@@ -16,6 +16,8 @@ of an interpreter's start-up; `LAUNCH_ENV` or the `launcher` argument choose), a
     finish(conn, claim, now)              (same)
     work_once(conn, owner, send, clock, lease_ms)
     in_transaction(conn)                  -> bool, read on the real connection
+    unfinished(conn)                      -> (reads, writes) | None: its cursors whose statement
+                                          still runs, holding its lock (dbhost.DbHost.unfinished)
     journal_mode(conn)                    -> str (PRAGMA journal_mode on it)
     close_conn(conn)                      close it
     count(key)                            how often a fault trigger called harness_count(key)
@@ -328,6 +330,12 @@ class TargetProcess:
     def in_transaction(self, conn: str) -> bool:
         self._conn(conn)
         return self.db.in_transaction(conn)
+
+    def unfinished(self, conn: str) -> tuple[int, int] | None:
+        """(reads, writes): the cursors of that connection whose statement still runs (each
+        keeps its lock); None where that cannot be seen (dbhost.DbHost.unfinished)."""
+        self._conn(conn)
+        return self.db.unfinished(conn)
 
     def journal_mode(self, conn: str) -> str:
         """`PRAGMA journal_mode` on that connection."""
