@@ -175,6 +175,34 @@ def test_clock_reading_after_send_decides_finish(reference):
     assert store.get_job(judge, 1)["status"] == "leased"
 
 
+def test_a_cursor_freed_before_send_holds_no_lock_while_send_runs(tmp_path):
+    """work_once's claim read one row of three and let its cursor go (it returned): a real
+    cursor's statement is reset as it is freed, so while send runs no lock is left and another
+    connection writes at once. The judge is told of the freed cursor with the callback."""
+    path, judge = fresh_db(tmp_path)
+    spec = write_target(tmp_path, """
+        from solutions.queue import claim as _claim
+        def claim(conn, owner, now, lease_ms):
+            rows = conn.execute("SELECT id FROM jobs")
+            rows.fetchone()
+            return _claim(conn, owner, now, lease_ms)  # rows is freed as claim returns
+        def work_once(conn, owner, send, clock, lease_ms):
+            c = claim(conn, owner, clock(), lease_ms)
+            send(c)
+            return finish(conn, c, clock())
+    """)
+    seen = []
+    judge.execute("PRAGMA busy_timeout = 0")
+    with start(spec, path) as target:
+        def send(claim):
+            seen.append(target.unfinished("A"))
+            judge.execute("UPDATE jobs SET qty = qty WHERE id = 3")  # locked: raises
+        assert target.work_once("A", "A", send, Clock(0), LEASE_MS) is True
+        target.sync()
+    assert seen == [(0, 0)]
+    judge.close()
+
+
 def test_send_raising_comes_out_of_work_once_as_data(reference):
     target, _, judge = reference
     sent = []

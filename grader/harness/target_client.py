@@ -647,7 +647,7 @@ class TargetProcess:
             if name not in ("send", "clock"):
                 raise wire.WireError("callback: unknown name")
             wire.keys(message, ("msg", "id", "cb", "name") + (("arg",) if name != "clock" else ()),
-                      what="callback")
+                      ("drop",), what="callback")
             if wire.integer(message["id"], "callback id") != frame.call_id:
                 raise wire.WireError("callback for another call: out of turn")
             if frame.op != "work_once":
@@ -659,6 +659,8 @@ class TargetProcess:
             if cb != self._last_cb + 1:
                 raise wire.WireError("callback number out of sequence")
             arg = decode_value(message["arg"]) if name == "send" else None
+            if "drop" in message:  # cursors the code let go of before it called back
+                self._drop(message["drop"])
         except wire.WireError as exc:
             self._fail(str(exc))
         self._check_quiet()

@@ -36,6 +36,8 @@ Target -> judge:
     {"msg": "ready", "pid", "contained": ABI (0: no Landlock jail)}
     | {"msg": "load-error", "kind", "params": {str: str | int}}
     {"msg": "callback", "id", "cb", "name": "send", "arg": VALUE} | {..., "name": "clock"}
+     [, "drop": (as a reply's)]   the cursors let go of so far are reset before the judge
+     answers: a cursor freed before send holds no lock while send runs, as a real one
     {"msg": "db", "id", "cb", "req": REQUEST}   a proxy's request (dbhost's docstring)
     {"msg": "reply", "id", "value": VALUE | "raised": ERROR | "refused": str
      [, "own_connections": [path, ...]][, "drop": [[conn, epoch, [cursor, ...]], ...]]}
@@ -414,13 +416,19 @@ class Server:
             own = self.files.leave(watch)
             if own:
                 reply["own_connections"] = own
+        drop = self.dropped()
+        if drop:  # cursors let go of during the call: the judge resets their statements
+            reply["drop"] = drop
+        self.channel.send(reply)
+
+    def dropped(self) -> list:
+        """[[conn, epoch, [cursor, ...]], ...]: the cursors the code let go of that the judge
+        was not told of yet (at most 256 a connection), taken."""
         drop = [[name, proxy._epoch, proxy._drop[:256]] for name, proxy in self.proxies.items()
                 if proxy._drop]
         for proxy in self.proxies.values():
             proxy._drop = proxy._drop[256:]
-        if drop:  # cursors let go of during the call: the judge resets their statements
-            reply["drop"] = drop
-        self.channel.send(reply)
+        return drop
 
     def run(self, call: _Call):
         request = call.request
@@ -564,6 +572,9 @@ class Server:
         message = {"msg": "callback", "id": call.request["id"], "cb": cb, "name": name}
         if name != "clock":
             message["arg"] = arg
+        drop = self.dropped()
+        if drop:  # a cursor freed before send: its statement is reset before send runs
+            message["drop"] = drop
         self.channel.send(message)
         while True:
             request = self.channel.recv()
