@@ -7,7 +7,8 @@
    shows pass/fail counts, median and p90 wall time, and the loaded/unloaded ratio.
 2. Naive vs forced race: M trials of two spawned processes claiming one pending job with the
    read-before-BEGIN mutant, once released at the same instant with no forced interleaving
-   (naive) and once in lockstep (the race check's way): how often each catches the bug.
+   (naive) and once through every schedule that can matter (the race check's way,
+   grader.harness.explore): how often each catches the bug.
 
 3. With --launchers N: N full grades of the solution with target processes forked from one
    prepared interpreter (the zygote) against N with a fresh interpreter each, alternating:
@@ -38,7 +39,7 @@ from bench import measure, watch
 from bench.measure import percentile
 from grader.harness import children
 from grader.harness.zygote import LAUNCH_ENV
-from grader.harness.interleave import Lockstep
+from grader.harness.explore import Schedule, explore
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "tests" / "mutants"
@@ -130,25 +131,33 @@ class Load:
 
 # -- naive vs forced race ------------------------------------------------------------------------
 def race_trial(target: str, workdir: Path, forced: bool) -> bool:
-    """Two spawned claimers over one pending job; True if the run caught a bug (not exactly one
-    Claim and one None, or a row that does not show exactly one claim)."""
+    """Two spawned claimers over one pending job; True if the trial caught a bug (not exactly
+    one Claim and one None, or a row that does not show exactly one claim). Naive: both start at
+    the same instant and run freely (a schedule given up at once); forced: every schedule that
+    can matter, until one catches it."""
+    if forced:
+        return explore(lambda prefix, asleep: _race_run(target, workdir, Schedule(prefix, asleep))
+                       ).found is not None
+    return _race_run(target, workdir, Schedule(max_steps=0))[1]
+
+
+def _race_run(target: str, workdir: Path, policy: Schedule) -> tuple[Schedule, bool, bool]:
     path = workdir / "race.db"
     for suffix in ("", "-journal"):
         Path(str(path) + suffix).unlink(missing_ok=True)
     conn = store.connect(path)
     store.init_db(conn)
     job = store.enqueue(conn, 5, 1_000_000)
-    # Naive: both start at the same instant, then the barrier gives up at once (never waits).
-    lockstep = Lockstep() if forced else Lockstep(short=0.0, long=0.0)
     claimers = [children.spawn(target, path, actor, 0, 1000) for actor in ("A", "B")]
     try:
-        children.race(claimers, lockstep, timeout=15.0)
+        children.race(claimers, policy, timeout=15.0)
     finally:
         children.close(claimers)
     kinds = sorted(c.outcome["kind"] for c in claimers)
     row = store.get_job(conn, job)
     conn.close()
-    return kinds != ["claim", "none"] or row["token"] != 1
+    caught = kinds != ["claim", "none"] or row["token"] != 1
+    return policy, caught, caught
 
 
 def race_comparison(trials: int, target: str = str(RACE_MUTANT)) -> dict:
@@ -203,7 +212,7 @@ def table(report: dict) -> str:
         lines += ["", f"Race test on {race['target']}, {race['trials']} trials each:",
                   f"  naive (same instant, no forced interleaving): caught "
                   f"{race['naive_caught']}/{race['trials']}",
-                  f"  forced (lockstep through the trace callback): caught "
+                  f"  forced (every schedule through the trace callback): caught "
                   f"{race['forced_caught']}/{race['trials']}"]
     return "\n".join(lines)
 

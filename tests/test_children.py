@@ -1,4 +1,4 @@
-"""Claimers in target processes of their own (grader/harness/children.py): a lockstep race and a
+"""Claimers in target processes of their own (grader/harness/children.py): a scheduled race and a
 kill at a statement on the reference, and every other way a claimer can end, each as a plain
 outcome; nothing is unpickled, and nothing outlives `close`."""
 
@@ -18,7 +18,7 @@ import pytest
 from lab import store
 
 from grader.harness import children
-from grader.harness.interleave import Lockstep
+from grader.harness.explore import Schedule
 
 from conftest import CHANNEL_FDS, MUTANTS, by_check, grade
 
@@ -56,34 +56,34 @@ def ended(claimers) -> bool:
     return all(not c.thread.is_alive() and gone(c.pid) for c in claimers)
 
 
-def race(spec: str, path, actors=("A", "B"), lockstep=None, timeout=15):
+def race(spec: str, path, actors=("A", "B"), policy=None, timeout=15):
     claimers = [children.spawn(spec, path, a, 0, 1000) for a in actors]
-    lockstep = lockstep or Lockstep()
+    policy = policy or Schedule()
     try:
-        children.race(claimers, lockstep, timeout=timeout)
+        children.race(claimers, policy, timeout=timeout)
     finally:
         children.close(claimers)
     assert ended(claimers)
-    return claimers, lockstep
+    return claimers, policy
 
 
-def test_two_reference_claimers_in_lockstep_one_claim_one_none(tmp_path):
+def test_two_reference_claimers_one_statement_at_a_time_one_claim_one_none(tmp_path):
     path, job = pending_job(tmp_path)
-    claimers, lockstep = race("solutions.queue", path)
+    claimers, policy = race("solutions.queue", path)
     kinds = sorted(c.outcome["kind"] for c in claimers)
     assert kinds == ["claim", "none"]
-    # Both reached BEGIN IMMEDIATE together; the winner then ran on at once, holding the write
-    # lock, while the loser waited for it inside SQLite: no safety timeout ran out.
-    assert [step for _, step, _ in lockstep.log[:2]] == [1, 1]
+    # The first schedule: A's whole claim (B's BEGIN IMMEDIATE is never let go while A holds
+    # the write lock), then B's, which finds the job taken; no safety net ran out.
+    assert policy.schedule == "AAAAABBBB"
+    assert policy.stalls == [] and policy.gave_up is None
     winner = next(c for c in claimers if c.outcome["kind"] == "claim")
-    assert lockstep.passes and {actor for actor, _, _ in lockstep.passes} == {winner.actor}
-    assert lockstep.gave_up is None
+    assert winner.actor == "A"
     assert winner.outcome["claim"]["owner"] == winner.actor
     assert [step for step, _ in winner.outcome["statements"]] == [1, 2, 3, 4, 5]
     assert winner.outcome["statements"][0] == [1, "BEGIN IMMEDIATE"]
     # every statement of both, in the log once, each claimer's in its own order
     for c in claimers:
-        mine = [[step, sql] for actor, step, sql in lockstep.log if actor == c.actor]
+        mine = [[step, sql] for actor, step, sql in policy.log if actor == c.actor]
         assert mine == c.outcome["statements"]
 
 
@@ -93,19 +93,22 @@ _claim = claim
 
 def claim(conn, owner, now, lease_ms):
     if owner == "B":
-        time.sleep(1.0)  # A waits at its first statement longer than the lockstep's limit
+        time.sleep(1.0)  # code of its own before its first statement, past the pause limit
     return _claim(conn, owner, now, lease_ms)
 """
 
 
-def test_once_the_lockstep_gives_up_the_rest_runs_free_and_is_logged_at_the_end(tmp_path):
+def test_once_the_schedule_gives_up_the_rest_runs_free_and_is_logged_at_the_end(tmp_path):
+    """B runs code of its own (not a statement) past the pause limit before its first
+    statement: the schedule gives up for good (B named, at no statement yet), A waiting at its
+    first statement is let go free, and what both then ran is logged when they end."""
     path, _ = pending_job(tmp_path)
-    claimers, lockstep = race(write_target(tmp_path, SLOW_B), path,
-                              lockstep=Lockstep(short=0.1, long=0.1))
-    assert (lockstep.gave_up.actor, lockstep.gave_up.step) == ("A", 1)
+    claimers, policy = race(write_target(tmp_path, SLOW_B), path,
+                            policy=Schedule(stall=0.1, pause=0.1))
+    assert (policy.gave_up.actor, policy.gave_up.step, policy.why) == ("B", 0, "paused")
     assert sorted(c.outcome["kind"] for c in claimers) == ["claim", "none"]
     for c in claimers:
-        mine = [[step, sql] for actor, step, sql in lockstep.log if actor == c.actor]
+        mine = [[step, sql] for actor, step, sql in policy.log if actor == c.actor]
         assert mine == c.outcome["statements"]
 
 
@@ -197,7 +200,9 @@ def test_every_ending_of_a_claim_is_a_plain_outcome(tmp_path, actor, expected):
 def test_a_claim_that_hangs_is_no_answer_and_its_process_is_killed(tmp_path):
     path, _ = pending_job(tmp_path)
     started = time.monotonic()
-    claimers, _ = race(write_target(tmp_path, ENDINGS), path, actors=("hangs", "B"), timeout=2)
+    # past the pause limit the schedule gives up (hangs runs code of its own): B goes free
+    claimers, _ = race(write_target(tmp_path, ENDINGS), path, actors=("hangs", "B"), timeout=2,
+                       policy=Schedule(pause=0.5))
     outcomes = {c.actor: c.outcome for c in claimers}
     assert outcomes["hangs"] == {"kind": "no-answer"}
     assert outcomes["B"]["kind"] == "none"  # not held up by the one that hangs
@@ -314,10 +319,10 @@ def test_no_multiprocessing_and_no_pickle_on_the_judge_side(tmp_path):
     script = textwrap.dedent(f"""
         import json, sys
         from grader.harness import children
-        from grader.harness.interleave import Lockstep
+        from grader.harness.explore import Schedule
         claimers = [children.spawn("solutions.queue", {str(path)!r}, a, 0, 1000) for a in "AB"]
         try:
-            children.race(claimers, Lockstep(), timeout=15)
+            children.race(claimers, Schedule(), timeout=15)
         finally:
             children.close(claimers)
         print(json.dumps({{"kinds": sorted(c.outcome["kind"] for c in claimers),

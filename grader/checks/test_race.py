@@ -26,7 +26,7 @@ from grader.checkdef import check
 from . import txshape
 from .situations import leased
 from grader.harness.explore import MAX_SCHEDULES, Schedule, explore
-from grader.harness.interleave import GaveUp, sql_line, takes_write_lock, verb
+from grader.harness.interleave import sql_line
 from grader.harness.journal import busy_timeout_set, switched_to
 from grader.harness.scenario import CheckFailed, Lab
 from grader.results import Failure, Kind, Outcome, RowDiff
@@ -123,29 +123,14 @@ def wrong(lab: Lab, job: int, before: dict, outcomes: dict[str, dict], policy: S
     return False
 
 
-def narrate(lab: Lab, outcomes: dict[str, dict], lockstep) -> dict[str, dict]:
-    """The statements in the order they ran (as the gates let them go: a `Schedule`, or a
-    `Lockstep`), then each result (the claim events on the timeline, by actor)."""
-    gave_up = lockstep.gave_up
-    passes = first_passes(lockstep.passes)
-    stalls = set(getattr(lockstep, "stalls", ()))
-    for actor, step, sql in lockstep.log:
-        if (actor, step) in passes:  # said before the statement that runs on, not after it
-            taken = lock_taken_at(lockstep.log, actor, step)
-            if taken is None:
-                lab.note("race.runs-on-held", actor=actor, other=passes[actor, step], step=step)
-            else:
-                lab.note("race.runs-on", actor=actor, other=passes[actor, step], step=step,
-                         since=taken[0], sql=sql_line(taken[1]))
+def narrate(lab: Lab, outcomes: dict[str, dict], policy: Schedule) -> dict[str, dict]:
+    """The statements in the order they ran (as the gates let them go), then each result (the
+    claim events on the timeline, by actor). A schedule given up says so in its own failure."""
+    stalls = set(policy.stalls)
+    for actor, step, sql in policy.log:
         lab.note("race.step", step=step, actor=actor, sql=sql_line(sql))
         if (actor, step) in stalls:
             lab.note("race.stalled", actor=actor, other=_other(lab, actor), step=step)
-        if gave_up and isinstance(lockstep, Schedule):
-            pass  # a schedule that ran too long: its own failure says so
-        elif gave_up and (gave_up.actor, gave_up.step) == (actor, step):
-            key = "race.gave-up" if gave_up.holds_write else "race.gave-up-slow"
-            lab.note(key, actor=actor, other=_other(lab, actor), step=step,
-                     waited=f"{gave_up.waited:g}")
     events = {}
     for actor, o in outcomes.items():
         event = {"op": "claim", "actor": actor, "t": lab.world.t0, "lease_ms": lab.world.lease_ms}
@@ -176,37 +161,11 @@ def untrusted(lab: Lab, outcomes: dict[str, dict], events: dict[str, dict]) -> N
                                       step=events[actor], timeline=lab.timeline))
 
 
-def lock_taken_at(log: list, actor: str, step: int) -> tuple[int, str] | None:
-    """(step, sql) of the statement by which `actor` took the write lock it holds at `step`: the
-    first statement that may take it in the transaction `step` belongs to (BEGIN IMMEDIATE, or
-    the first write after a deferred BEGIN). None when the log does not show it."""
-    mine = [(s, sql) for a, s, sql in log if a == actor and s < step]
-    transaction = []
-    for s, sql in reversed(mine):
-        if verb(sql) in ("COMMIT", "END", "ROLLBACK"):
-            break
-        transaction.insert(0, (s, sql))
-        if verb(sql) == "BEGIN":
-            break
-    return next(((s, sql) for s, sql in transaction if takes_write_lock(sql)), None)
-
-
-def first_passes(passes: list) -> dict[tuple[str, int], str]:
-    """(actor, step) -> other, for the first statement of each stretch where `actor` ran on
-    holding the write lock while the other waited for it (one note per stretch, not per step)."""
-    first, last = {}, {}
-    for actor, step, others in passes:
-        if last.get(actor) != step - 1:
-            first[actor, step] = ", ".join(others)
-        last[actor] = step
-    return first
-
-
 def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict],
-          gave_up: GaveUp | None = None, current: dict | None | str = "check") -> None:
+          current: dict | None | str = "check") -> None:
     """The verdict on what the claims did (`current`: the job's row after them; by default the
-    check's database's); last, a run whose lockstep was given up (the claims ran freely from
-    there, so nothing was forced) fails on its own diagnosis: never a pass."""
+    check's database's). A schedule given up is failed by the check itself (race-paused,
+    race-too-long): never a pass."""
     kinds = {actor: o["kind"] for actor, o in outcomes.items()}
     for actor, o in outcomes.items():
         if o["kind"] == "load-error":
@@ -257,9 +216,6 @@ def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict],
     stamp = outcomes[winner]["claim"]
     if current != expected or stamp != _stamp_of(current):
         fail("race-row", winner=winner, loser=_other(lab, winner))
-    if gave_up is not None:
-        fail("race-lockstep-incomplete", actor=gave_up.actor, other=_other(lab, gave_up.actor),
-             step=gave_up.step, waited=f"{gave_up.waited:g}")
 
 
 def shortened_busy_timeout(o: dict) -> dict | None:

@@ -11,8 +11,8 @@ rows read on the judge's own connection), the judge's databases: the real connec
 proxies the code under grade is handed (`dbhost`, in the judge: the trace, the gate, the fault
 counts live there) and those proxies (`dbproxy`, in the target process, holding no database
 handle), a real connection whose trace callback never replaces the grader's (`watched`), the
-statement barrier for concurrent claims
-(`interleave`), the race and crash claimers, each a target process on a gated connection
+statement gates' reading of SQL (`interleave`), every order of two claims' statements that can
+matter (`explore`), the race and crash claimers, each a target process on a gated connection
 (`children`), the integration workers, judge threads each driving a target process (`workers`),
 the HTTP receiver (`receiver`), spotting a journal-mode switch in traced SQL (`journal`), and
 the world a check runs in, drawn from one seed: times, lease length, names, quantities, job

@@ -5,7 +5,7 @@ test_crash.py). Each claimer is a target process (`target_client.TargetProcess`:
 interpreter that imports the code under grade; this module never does) handed a proxy of a
 *gated* connection to the check's database, which the judge holds (`dbhost`): before each
 statement of its claim runs, the judge's trace callback asks the central loop, which decides when
-it may run (`interleave`); a kill stops it before that statement and closes the connection as a
+it may run (`interleave`, `explore`); a kill stops it before that statement and closes the connection as a
 dead process would leave it. Nothing crosses a pipe but the target process's validated JSON
 lines: no multiprocessing, no pickle.
 
@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 
 from lab.store import Claim
 
-from .interleave import ANSWER_WAIT, Lockstep, is_statement
+from .explore import Schedule
+from .interleave import ANSWER_WAIT, is_statement
 from .target_client import (Foreign, ProtocolError, RaisedInTarget, TargetEnded, TargetLoadError,
                             TargetProcess, TargetTimeout)
 
@@ -197,42 +198,43 @@ def steps(statements: list[tuple[str, str]]) -> list[list]:
 
 
 # -- the central loop ------------------------------------------------------------------------------
-def race(claimers: list[Claimer], lockstep: Lockstep, timeout: float,
+def race(claimers: list[Claimer], schedule: Schedule, timeout: float,
          start_timeout: float = START_TIMEOUT) -> None:
-    """Start all claimers at the same instant and run them in lockstep; fill in outcomes."""
+    """Start all claimers at the same instant and let their statements go as `schedule` says
+    (explore.Schedule: one at a time); fill in outcomes."""
     clock = time.monotonic
     for c in claimers:
-        lockstep.join(c.actor)
+        schedule.join(c.actor)
     events = _start(claimers)
     _wait_ready(claimers, events, clock() + start_timeout)
     for c in claimers:
         if c.ready and c.outcome is None:
             c.answers.put("start")
-    if hasattr(lockstep, "inside"):  # explore.Schedule: is the claimer's statement running?
-        lockstep.inside = lambda actor: in_statement(_by_actor(claimers, actor))
+    # is the claimer's statement running (SQLite has control), or its own code?
+    schedule.inside = lambda actor: in_statement(_by_actor(claimers, actor))
     end_by = clock() + timeout
     while _live(claimers):
         # a wait that ran out first: what it frees (a claimer taken as stalled, the other let
         # go) is answered now, not after the next message (which the stalled one may never send)
-        lockstep.expire()
-        for actor, answer in lockstep.releasable():
+        schedule.expire()
+        for actor, answer in schedule.releasable():
             _by_actor(claimers, actor).answers.put(answer)
         left = end_by - clock()
         if left <= 0:
             break
-        wait = lockstep.next_timeout()
+        wait = schedule.next_timeout()
         for c, message in _messages(events, left if wait is None else min(wait, left)):
             if c.outcome is not None:
                 continue  # too late: the loop has decided about this one
             if message[0] == "at":
-                lockstep.arrived(c.actor, *message[1:])
+                schedule.arrived(c.actor, *message[1:])
             elif message[0] == "done":
                 # the statements it ran without asking (after "free"), in its order
                 for step, sql in message[1].get("statements", ()):
-                    if step > lockstep.positions.get(c.actor, 0):
-                        lockstep.arrived(c.actor, step, sql, False, asking=False)
+                    if step > schedule.positions.get(c.actor, 0):
+                        schedule.arrived(c.actor, step, sql, False, asking=False)
                 c.outcome = message[1]
-                lockstep.finished(c.actor)
+                schedule.finished(c.actor)
     _give_up(claimers)
 
 

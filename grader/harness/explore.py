@@ -140,8 +140,8 @@ def conflict(a: Step, b: Step) -> bool:
 
 @dataclass
 class Schedule:
-    """The central loop's policy (the interface `children.race` drives, as `Lockstep`'s): follow
-    `prefix` (role letters) while it can, then the default rule; one statement at a time."""
+    """The central loop's policy (what `children.race` drives): follow `prefix` (role letters)
+    while it can, then the default rule; one statement at a time."""
 
     prefix: str = ""
     #: (letter, its statement) asleep from the last position of `prefix`: that claimer's
@@ -166,9 +166,8 @@ class Schedule:
     last_run: dict = field(default_factory=dict)  # actor -> (sql, in_transaction, holds_write)
     kept: dict = field(default_factory=dict)  # actor -> `Pending.unfinished` when last let go
     steps: list = field(default_factory=list)
-    #: (actor, step, sql) in the order the statements were let go (as `Lockstep.log`)
+    #: (actor, step, sql) in the order the statements were let go (or ran, once free)
     log: list = field(default_factory=list)
-    passes: list = field(default_factory=list)  # always empty: nobody runs on past a gate
     stalls: list = field(default_factory=list)  # (actor, step): taken as waiting, on the clock
     diverged: int | None = None  # the position where `prefix` could not be followed
     gave_up: GaveUp | None = None

@@ -1,4 +1,4 @@
-"""Force an interleaving of SQL statements between processes, through SQLite's trace callback.
+"""What the gates of the race and crash checks read off a statement, and the central loop's words.
 
 Each claimer is a target process (`target_client.TargetProcess`) whose connection was opened
 *gated*: the real connection is the judge's (`dbhost`), and during the claim its trace callback,
@@ -7,52 +7,32 @@ in the judge's process, asks before each statement runs (step, sql, holds_write,
 cannot run a statement the gate has not let through, nor hide one from it. `holds_write` is
 worked out there by a `WriteLockWatch`. On the judge side each claimer's calls run in a thread of
 their own (`children`), which hands every statement to one central loop and waits for its answer.
-That loop
-decides who goes on:
+That loop decides who goes on:
 
-- `Lockstep` (the race's policy before `explore.Schedule`): statement number k of one process
-  runs only once every other process has reached its statement k too (or finished). Two claims
-  that read before they write therefore both read before either writes, on every run.
+- the race check (grader/checks/test_race.py): `explore.Schedule`, one statement at a time in
+  the order of a schedule, every order that can matter one run each (`explore.explore`); it
+  knows without a clock which statement would wait for the other's lock. (It replaced a
+  lockstep, statement k of each claim together, which forced one interleaving only.)
 - the crash check (grader/checks/test_crash.py) needs no policy object: `children.run_to_kill`
   answers "go" to each statement of a claimer spawned with `kill_at=k` until it reports it is
   about to run statement k, then kills its process there with SIGKILL (statement k never runs).
 
-Why the lockstep never waits on a correct claim: a process that holds the write lock may be
-waited for by the other, which is then blocked *inside* SQLite (busy handler) and can never reach
-the barrier. The parent knows when that is so, without any clock: the holder reported its
-statement from inside a transaction that took the write lock, and the other was let go at a
-statement that needs that lock (BEGIN IMMEDIATE, a write) and has not been heard from since. It
-cannot get past that statement before the holder's transaction ends, so the holder runs on at
-once (recorded in `passes`), and the barrier holds again from the holder's next statement outside
-its transaction: the blocked process then runs its whole transaction before the holder goes on.
-So a claim written as two transactions (the second one outside BEGIN IMMEDIATE) is caught on
-every run too: the other claim always runs between them.
-
-The clocks are only safety nets: a process that may hold the write lock waits at most `short`
-seconds for a situation the rule above does not recognise, a process that holds none at most
-`long` (a loaded machine); then the lockstep gives up for good (`gave_up`) and both run freely.
-Giving up is recorded (`gave_up`), and the race check fails on it with a diagnosis of its own
-(a lockstep that was not completed forced nothing: such a run is never a pass).
+Here: reading a statement (`verb`, `bare`, `takes_write_lock`, `waits_for_write_lock`,
+`changes_database`), the `WriteLockWatch`, and `GaveUp` (a schedule given up: never a pass).
 
 Messages inside the judge (plain tuples on queues, never on a pipe), claimer thread -> central
 loop: ("ready",), ("at", step, sql, holds_write, asking, in_transaction, unfinished),
-("done", outcome) (`unfinished`: dbhost.DbHost.unfinished of its connection);
-central loop -> claimer thread: "start", "go", "free" (free: the target stops asking for the
-rest of the claim; the statements it then runs come back with the claim's reply and are logged
-when it ends), "stop". The race check now runs `explore.Schedule` (the same interface: every
-order that can matter, one statement at a time) rather than a Lockstep.
+("done", outcome) (`unfinished`: dbhost.DbHost.unfinished of its connection); central loop ->
+claimer thread: "start", "go", "free" (free: the target stops asking for the rest of the claim;
+the statements it then runs come back with the claim's reply and are logged when it ends),
+"stop".
 """
 
 from __future__ import annotations
 
 import re
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-#: How long a process that may hold the write lock waits for the other at a barrier.
-SHORT_WAIT = 0.3
-#: How long a process holding no write lock waits for the other (only a safety net).
-LONG_WAIT = 5.0
 #: How long a claimer's thread waits for the central loop's answer (a safety net: the loop
 #: always answers, or says "stop").
 ANSWER_WAIT = 30.0
@@ -139,107 +119,11 @@ class WriteLockWatch:
 
 
 @dataclass
-class Waiting:
-    step: int
-    since: float
-    holds_write: bool
-    sql: str = ""
-
-
-@dataclass
 class GaveUp:
-    """The lockstep stopped: `actor` waited `waited` s at `step` for the others."""
+    """A schedule given up (explore.Schedule: too many statements, or `actor` ran code of its
+    own too long at `step`): the rest ran freely, so it forced nothing and is never a pass."""
 
     actor: str
     step: int
-    waited: float  # the limit that ran out (short or long), not the measured time
+    waited: float  # the limit that ran out (0 for too many statements), not the measured time
     holds_write: bool
-
-
-@dataclass
-class Lockstep:
-    """Parent side policy: statement k of each process runs once all have reached k (or ended)."""
-
-    short: float = SHORT_WAIT
-    long: float = LONG_WAIT
-    clock: object = time.monotonic
-    positions: dict = field(default_factory=dict)  # actor -> last step reported
-    reported: dict = field(default_factory=dict)  # actor -> (sql, holds_write) of that step
-    waiting: dict = field(default_factory=dict)  # actor -> Waiting
-    done: set = field(default_factory=set)
-    gave_up: GaveUp | None = None
-    #: (actor, step, sql) in the order the statements were let go (or reported, once free)
-    log: list = field(default_factory=list)
-    #: (actor, step, [others]): actor held the write lock at `step` and ran on while the others
-    #: waited inside SQLite for that lock.
-    passes: list = field(default_factory=list)
-
-    def join(self, actor: str) -> None:
-        self.positions[actor] = 0
-
-    def arrived(self, actor: str, step: int, sql: str, holds_write: bool,
-                asking: bool = True, in_transaction: bool | None = None,
-                unfinished: tuple[int, int] | None = None) -> None:
-        self.positions[actor] = step
-        self.reported[actor] = (sql, holds_write)
-        if asking:
-            self.waiting[actor] = Waiting(step, self.clock(), holds_write, sql)
-        else:
-            self.log.append((actor, step, sql))
-
-    def finished(self, actor: str) -> None:
-        self.done.add(actor)
-        self.waiting.pop(actor, None)
-
-    def releasable(self) -> list[tuple[str, str]]:
-        """(actor, answer) for every waiting process that may go on now; forgets them."""
-        released = []
-        for actor, w in list(self.waiting.items()):
-            if self.gave_up is not None:
-                self._release(released, actor, "free")
-                continue
-            behind = [other for other, pos in self.positions.items()
-                      if other != actor and other not in self.done and pos < w.step]
-            blocked = [other for other in behind if self.holds_write(w) and self.blocked(other)]
-            if blocked != behind:
-                continue
-            if blocked:
-                self.passes.append((actor, w.step, blocked))
-            self._release(released, actor, "go")
-        return released
-
-    def _release(self, released: list, actor: str, answer: str) -> None:
-        w = self.waiting.pop(actor)
-        self.log.append((actor, w.step, w.sql))
-        released.append((actor, answer))
-
-    @staticmethod
-    def holds_write(w: Waiting) -> bool:
-        """Does the waiting process surely hold the write lock? The gate's flag says a write was
-        let go in this transaction; a ROLLBACK is where a write that failed (SQLITE_BUSY) ends
-        up, so it is not taken as proof. (A rollback waits at the barrier as any statement.)"""
-        return w.holds_write and verb(w.sql) not in ("", "ROLLBACK")
-
-    def blocked(self, actor: str) -> bool:
-        """Was `actor` let go at a statement that waits for a write lock, and not heard from
-        since? While another process holds that lock, it is inside SQLite's busy handler."""
-        if actor in self.waiting or actor in self.done or actor not in self.reported:
-            return False
-        return waits_for_write_lock(*self.reported[actor])
-
-    def next_timeout(self) -> float | None:
-        """Seconds until some waiting process's wait runs out (None: nobody waits)."""
-        if not self.waiting:
-            return None
-        now = self.clock()
-        return max(0.0, min(self._limit(w) - now for w in self.waiting.values()))
-
-    def expire(self) -> None:
-        """Give up the lockstep if some wait has run out."""
-        now = self.clock()
-        for actor, w in self.waiting.items():
-            if self.gave_up is None and now >= self._limit(w):
-                self.gave_up = GaveUp(actor, w.step, self._limit(w) - w.since, w.holds_write)
-
-    def _limit(self, w: Waiting) -> float:
-        return w.since + (self.short if w.holds_write else self.long)

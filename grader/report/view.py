@@ -488,8 +488,7 @@ HINT_OF_DETAIL = {
 #: never claims: the sentence sends the student to the claim checks).
 NO_HINT_DETAILS = ("integration-worker-exited", "timeline-unreproduced",
                    "tx-journal-nothing-written", "work-once-never-claims",
-                   "tx-claim-wrote-nothing", "tx-finish-wrote-nothing",
-                   "race-lockstep-incomplete")
+                   "tx-claim-wrote-nothing", "tx-finish-wrote-nothing")
 
 
 def fitting_hint(check_id: str, failure: Failure, lang: str) -> str | None:

@@ -2,11 +2,13 @@
 
 The claim reads the pending job before BEGIN IMMEDIATE and updates it by id (two real workers
 double-claim). In the race, each claimer leaves its pid in a table of its own in the database
-(the only thing the two share) and reads the other's; the one with the lower pid then stops for longer than the lockstep waits
-for a process that holds no lock (grader.harness.interleave.LONG_WAIT). The lockstep gave up,
-both claims ran freely, the other claimer finished alone, and the race passed: +7 where the
-same claim without the stall (STALL = False, its honest counterpart) fails the race. A race
-whose lockstep was not completed is now a failure with its own diagnosis.
+(the only thing the two share) and reads the other's; the one with the lower pid then stops for
+longer than the lockstep (the race's policy then) waited for a process that held no lock (5 s).
+The lockstep gave up, both claims ran freely, the other claimer finished alone, and the race
+passed: +7 where the same claim without the stall (STALL = False, its honest counterpart) fails
+the race. The explorer's schedule has the same limit for code of its own between statements
+(grader.harness.explore.PAUSE_WAIT); a race whose schedule was given up is now a failure with
+its own diagnosis.
 Self-contained: nothing of the reference or the tests is imported."""
 
 import os
