@@ -163,7 +163,7 @@ def test_every_order_that_matters_is_explored():
 
 
 def test_a_claimer_not_heard_from_is_taken_as_waiting_only_on_the_safety_net():
-    """A wait the lock model does not know (a read lock kept by an unfinished SELECT): the
+    """A wait the lock model does not know (PRAGMA locking_mode = EXCLUSIVE keeps a lock): the
     claimer let go stays unheard of; B is not let go before the stall limit, then is, and the
     stall is recorded."""
     now = [0.0]
