@@ -112,7 +112,7 @@ class Pending:
     #: the lock its connection's unfinished statements hold (a cursor whose rows were not all
     #: read): SHARED for a read, RESERVED for a write (UPDATE ... RETURNING); NONE for none,
     #: or where the judge cannot tell (then only the safety net knows of such a lock)
-    unfinished: int = 0
+    unfinished: int = NONE
 
 
 @dataclass
