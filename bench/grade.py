@@ -38,7 +38,7 @@ from lab import store
 from bench import measure, watch
 from bench.measure import percentile
 from grader.harness import children
-from grader.harness.zygote import LAUNCH_ENV
+from grader.harness.launch import LAUNCH_ENV
 from grader.harness.explore import Schedule, explore
 
 ROOT = Path(__file__).resolve().parent.parent

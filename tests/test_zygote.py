@@ -22,9 +22,10 @@ import pytest
 
 from lab import store
 from lab.store import Claim
-from grader.harness import target_client, zygote
+from grader.harness import launch, target_client, zygote
+from grader.harness.launch import spawn
 from grader.harness.target_client import (RaisedInTarget, TargetEnded, TargetLoadError,
-                                          TargetProcess, spawn)
+                                          TargetProcess)
 
 ROOT = Path(__file__).resolve().parent.parent
 LEASE_MS = 1000
@@ -140,11 +141,11 @@ def fd_count(pid: int) -> int | None:
 
 
 def test_the_default_launcher_follows_the_environment(monkeypatch):
-    monkeypatch.setenv(target_client.LAUNCH_ENV, "spawn")
+    monkeypatch.setenv(launch.LAUNCH_ENV, "spawn")
     assert target_client.default_launcher() is spawn
-    monkeypatch.setenv(target_client.LAUNCH_ENV, "zygote")
+    monkeypatch.setenv(launch.LAUNCH_ENV, "zygote")
     assert target_client.default_launcher() is zygote.launch_forked
-    monkeypatch.delenv(target_client.LAUNCH_ENV)
+    monkeypatch.delenv(launch.LAUNCH_ENV)
     assert target_client.default_launcher() is zygote.launch
     with TargetProcess("solutions.queue") as target:
         assert isinstance(target._process, zygote.ForkedTarget)
@@ -291,7 +292,8 @@ def claim(conn, owner, now, lease_ms):
 OWNER_REPORTS = """
 import json, os, resource, sys
 from grader.harness import zygote
-from grader.harness.target_client import TargetProcess, spawn
+from grader.harness.launch import spawn
+from grader.harness.target_client import TargetProcess
 
 spec, path, workdir, log = sys.argv[1:5]
 assert zygote.start()  # before the limits, umask and variables below: they must be carried
@@ -353,7 +355,8 @@ def test_a_forked_target_is_set_up_as_a_spawned_one(tmp_path):
 OWNER_IN_A_CHANGED_CHECKOUT = """
 import json, os, sys
 from grader.harness import zygote
-from grader.harness.target_client import TargetLoadError, TargetProcess, spawn
+from grader.harness.launch import spawn
+from grader.harness.target_client import TargetLoadError, TargetProcess
 
 assert zygote.start()
 TargetProcess("solutions.queue", launcher=zygote.launch_forked).close()  # it has listed '.'

@@ -95,6 +95,7 @@ from typing import Any, Callable
 from lab.store import BUSY_TIMEOUT_MS, Claim
 
 from . import wire, workroot, zygote
+from .launch import LAUNCH_ENV, spawn
 from .dbhost import DbHost, RequestError
 from .interleave import WriteLockWatch, is_statement
 
@@ -772,9 +773,6 @@ class TargetProcess:
 
 
 # -- starting the target process -------------------------------------------------------------------
-LAUNCH_ENV = zygote.LAUNCH_ENV  # "spawn", "zygote" or "auto" (the default): see there
-
-
 def default_launcher() -> Callable:
     """The launcher that LAUNCH_ENV names (read at each start)."""
     how = os.environ.get(LAUNCH_ENV, "auto")
@@ -783,35 +781,6 @@ def default_launcher() -> Callable:
     if how == "zygote":
         return zygote.launch_forked
     return zygote.launch
-
-
-def spawn(spec: str, *, python: str = sys.executable, cwd: str | None = None,
-          env: dict | None = None, log: str | None = None):
-    """A launcher: start the target server in a fresh interpreter. Returns (process, the fd the
-    judge writes requests to, the fd it reads messages from). Every launcher returns that; its
-    process has `pid`, `returncode`, `poll()` and `wait(timeout)` as a Popen; a process that is
-    not a Popen has `kill_group()` (kill its process group and know it dead: close) and
-    `kill_now()` (SIGKILL its process group from any thread, signal only: kill) as well."""
-    to_target, out = os.pipe()
-    in_, from_target = os.pipe()
-    log_file = open(log, "ab") if log else subprocess.DEVNULL
-    try:
-        process = subprocess.Popen(
-            [python, "-m", "grader.harness.target_server",
-             "--in", str(to_target), "--out", str(from_target), spec],
-            pass_fds=(to_target, from_target), stdin=subprocess.DEVNULL,
-            stdout=log_file, stderr=log_file, cwd=cwd, env=env, start_new_session=True,
-            close_fds=True)
-    except BaseException:
-        os.close(in_)
-        os.close(out)
-        raise
-    finally:
-        os.close(to_target)
-        os.close(from_target)
-        if log:
-            log_file.close()
-    return process, out, in_
 
 
 def _kill(process, *fds: int, db: DbHost | None = None, scratch: str | None = None) -> None:

@@ -22,7 +22,7 @@ a JSON object and, by SCM_RIGHTS, the zygote's end of a fresh per-request stream
     {"op": "settle"}                                  fds: lease
     {"op": "exit"}                                    fds: lease
 
-A start forks. The child does what the Popen path does before exec (`target_client.spawn`),
+A start forks. The child does what the Popen path does before exec (`launch.spawn`),
 then becomes the target server: setsid(); stdin on /dev/null, stdout and stderr on the log or
 /dev/null; every other fd closed (the door, other leases, other targets' fds); signal handlers
 as a fresh interpreter has them; the requester's umask and resource limits (the sandbox sets
@@ -52,7 +52,7 @@ spawned targets each have their own); `random` is reseeded at fork by the standa
 Seen from outside, a forked target's parent is the zygote, not its judge, and its
 /proc/PID/cmdline is the zygote's, without the spec.
 
-The judge side falls back to `target_client.spawn` (a fresh interpreter, as before) where the
+The judge side falls back to `launch.spawn` (a fresh interpreter, as before) where the
 zygote cannot serve a start: not Linux, no fd passing, a `python` other than the zygote's, an
 environment that differs in what an interpreter reads at start-up (PYTHON*, LC_*, LANG, HOME),
 another uid, or a zygote that died or does not answer. `launch_forked` never falls back (for
@@ -60,7 +60,8 @@ tests).
 
 Where it lives: this module is the judge's side (start, launch, ForkedTarget);
 `grader.harness.zygote_server` is the zygote process, on the fork loop it shares with the
-batch's fork server (`grader.harness.forkloop`).
+batch's fork server (`grader.harness.forkloop`); what a launcher is, `LAUNCH_ENV` and `spawn` are
+`grader.harness.launch`, which this module imports and which imports none of the grader.
 """
 
 from __future__ import annotations
@@ -78,16 +79,13 @@ import time
 
 from .forkloop import (MAX_REQUEST, REAP_TIMEOUT, RLIMITS, close_fds, read_line, readable,
                        startup_env)
+from .launch import LAUNCH_ENV, spawn
 
 try:
     import resource
 except ImportError:  # not on this platform: no zygote either (see supported())
     resource = None
 
-#: How target processes start when TargetProcess is given no launcher: "spawn" (a fresh
-#: interpreter each), "zygote" (forked by the zygote; an error if it cannot run) or "auto" (the
-#: zygote where it can run, else spawn). The default is auto.
-LAUNCH_ENV = "LEASELAB_TARGET_LAUNCH"
 #: How long a requester waits for the zygote's `pid` (its own start-up included, on the first
 #: request) before it takes the zygote as unusable and spawns instead.
 ANSWER_TIMEOUT = 10.0
@@ -281,22 +279,20 @@ def settle(timeout: float = REAP_TIMEOUT + 1) -> None:
 def launch(spec: str, *, python: str = sys.executable, cwd: str | None = None,
            env: dict | None = None, log: str | None = None):
     """A launcher for TargetProcess: the zygote forks the target server; where it cannot, a
-    fresh interpreter starts it (`target_client.spawn`). A process starts its zygote on its
+    fresh interpreter starts it (`launch.spawn`). A process starts its zygote on its
     first launch, unless it is a fork of a process that had this module and gave it none: a
     check's judge, forked for one check, would pay for a zygote to start one or two targets
     (the grading process calls start() before forking them)."""
     try:
         return _launch(spec, python, cwd, env, log, may_start=not _forked)
     except ZygoteUnavailable:
-        from .target_client import spawn
-
         return spawn(spec, python=python, cwd=cwd, env=env, log=log)
 
 
 def launch_forked(spec: str, *, python: str = sys.executable, cwd: str | None = None,
                   env: dict | None = None, log: str | None = None):
     """A launcher for TargetProcess that only forks (starting a zygote if this process has
-    none): ZygoteUnavailable where it cannot. Takes and returns what `target_client.spawn`
+    none): ZygoteUnavailable where it cannot. Takes and returns what `launch.spawn`
     does."""
     return _launch(spec, python, cwd, env, log, may_start=True)
 
