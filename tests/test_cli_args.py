@@ -150,7 +150,7 @@ def test_a_command_and_an_output_format_are_each_declared_once(monkeypatch, tmp_
     monkeypatch.setattr(outputs, "FORMATS", outputs.FORMATS + (extra,))
     monkeypatch.setitem(messages.catalogue(), "cli.option.two-words",
                         {"en": "write two words here", "ja": "二語をここに書き出す"})
-    assert "cli.option.two-words" in messages.OUTPUT_OPTION.keys()
+    assert "cli.option.two-words" in outputs.OUTPUT_OPTION.keys()
     path = str(tmp_path / "r.txt")
     assert outputs.asked(cli.parser("en").parse_args(["--two-words", path])) == {
         "--two-words": path}

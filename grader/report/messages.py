@@ -7,7 +7,9 @@ check's failure adds. Terminal, JSON and HTML reports all read from here.
 
 Keys built at run time are built by a `Family` declared below (`OUTCOME("failed")` ->
 `outcome.failed`), each with its finite set of members, so tests/test_catalogue.py can enumerate
-every key the grader may ask for and find the keys nobody asks for.
+every key the grader may ask for and find the keys nobody asks for. A family whose members a
+module of this package declares is declared in that module (`outputs.OUTPUT_OPTION`, the report
+files' flags): this module imports none of the package.
 
 Strict mode (`LEASELAB_STRICT_MESSAGES=1`, on in the project's tests): a missing key, a language
 that is not in LANGS or lacks the text, a placeholder the caller did not give, or a family member
@@ -136,14 +138,6 @@ DETAIL_HINT = Family("hint.detail.{}", (
     "tokens.not-quarantined-for-requeue", "selection.only-spent-job-changes",
     "grader-write-locked", "grader-read-locked",
 ))
-def _declared_output_names() -> tuple[str, ...]:
-    from grader.report.outputs import FORMATS
-
-    return tuple(f.name for f in FORMATS)
-
-
-#: The --help line of a report file's flag (each format declared in grader.report.outputs).
-OUTPUT_OPTION = Family("cli.option.{}", _declared_output_names)
 #: A check's outcome (grader.results.CheckResult.outcome).
 OUTCOME = Family("outcome.{}", ("passed", "failed", "errored", "timed_out", "not_implemented",
                                  "resource_limit"))
@@ -204,7 +198,7 @@ CLI_COMMAND = Family("cli.command.{}", _declared_commands)
 FAMILIES = (CHECK_TITLE, CHECK_WHY, CHECK_HINT, WRONG_TYPE_HINT, WRONG_VALUE_HINT, DETAIL_HINT,
             OUTCOME, LIMIT, KIND, CAUSE, TIMELINE, DETAIL, RACE_CHILD, LOCK_BLOCKED, STAMP_FORGED, CRASH_STATE,
             INTEGRATION_EVENT, INSTRUCTOR_STATUS, INSTRUCTOR_NOT_GRADED, INSTRUCTOR_TOO_LARGE, ROSTER_PROBLEM,
-            QUIZ_ERROR, CLI_COMMAND, OUTPUT_OPTION)
+            QUIZ_ERROR, CLI_COMMAND)
 
 
 def default_lang(environ=os.environ) -> str:

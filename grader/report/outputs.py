@@ -20,7 +20,7 @@ from typing import Callable
 from .. import arguments
 from ..config import Config
 from . import files
-from .messages import LANGS, OUTPUT_OPTION, text
+from .messages import LANGS, Family, text
 from .view import ReportView
 
 #: A Python file's suffixes: never a report's.
@@ -34,7 +34,7 @@ HTML_GENERATOR = '<meta name="generator" content="lease-lab">'
 @dataclass(frozen=True)
 class Format:
     """One output format, declared once: `--<name> PATH` writes `write(report, config)` to PATH;
-    its help is `cli.option.<name>` in the catalogue (`messages.OUTPUT_OPTION`)."""
+    its help is `cli.option.<name>` in the catalogue (`OUTPUT_OPTION`)."""
     name: str  # the flag without its dashes: a word, or words joined by "-"
     noun: str  # what its file is, in a refusal ("an HTML report")
     write: Callable[[ReportView, Config], str]
@@ -56,6 +56,15 @@ class Format:
     def add_to(self, parser, help: str) -> None:
         """Add the flag to an argparse parser (or group), with `help` (e.g. `self.help(lang)`)."""
         parser.add_argument(self.flag, dest=self.dest, metavar="PATH", help=help)
+
+
+def _declared_names() -> tuple[str, ...]:
+    return tuple(f.name for f in FORMATS)
+
+
+#: The --help line of a report file's flag, one per format in FORMATS (a catalogue family,
+#: declared here beside the formats: grader.report.messages imports no module of the package).
+OUTPUT_OPTION = Family("cli.option.{}", _declared_names)
 
 
 # Each writer imports its module when a grade writes that file: a terminal grade imports none
