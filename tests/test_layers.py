@@ -4,7 +4,8 @@ from it, so the student copy (which leaves that folder out) works without it. Ea
 imports only what its docstring's "May import" says (PACKAGE_IMPORTS, which the docstrings are
 checked against), and inside packages: the target process's modules import no module of the
 judge's, and only the pytest plugin imports pytest. No module uses another module's underscore
-names: what is shared has a public name.
+names: what is shared has a public name. No two grader modules import each other, directly or
+through others: an import goes one way.
 
 Every import statement is read from the source, those inside functions included."""
 
@@ -200,6 +201,69 @@ def test_only_the_pytest_plugin_imports_pytest_and_only_pytest_imports_it():
              for line, target in imports(p)
              if target.split(".")[0] in ("pytest", "_pytest") or target == plugin]
     assert not wrong, "\n".join(wrong)
+
+
+# -- no import cycles ---------------------------------------------------------------------------------
+def import_graph(files) -> dict[str, set[str]]:
+    """Each grader module -> the grader modules it imports (a package's `__init__` counts as a
+    module; a module's own packages, which importing it imports anyway, are left out)."""
+    graph = {}
+    for path in files:
+        module = module_name(path)
+        graph[module] = {target for _, target in imports(path)
+                         if target.split(".")[0] == "grader" and is_module(target)
+                         and target != module and not module.startswith(target + ".")}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_no_import_cycle_between_grader_modules():
+    """An import goes one way: no two grader modules import each other, directly or through
+    others, not even from inside a function (a deferred import hides a circle, it does not
+    remove it)."""
+    graph = import_graph(GRADER_FILES)
+    found = cycles(graph)
+    assert not found, "\n".join(
+        " <-> ".join(c) + ": " + "; ".join(f"{a} imports {b}" for a in c
+                                            for b in sorted(graph[a] & set(c)))
+        for c in found)
+
+
+def test_the_cycle_rule_finds_a_circle_through_a_third_module():
+    graph = {"grader.a": {"grader.b"}, "grader.b": {"grader.c"}, "grader.c": {"grader.a"},
+             "grader.d": {"grader.a"}, "grader.e": {"grader.e"}}
+    assert cycles(graph) == [["grader.a", "grader.b", "grader.c"]]
 
 
 # -- no module uses another module's underscore names --------------------------------------------------
