@@ -230,6 +230,22 @@ def by_check(results: dict) -> dict[str, dict]:
     return {t["extra_data"]["check_id"]: t for t in results["tests"]}
 
 
+def points(*check_ids: str) -> int:
+    """The points the registry (grader.checkdef) gives these checks, summed. A test that expects
+    a score reads it here, never as a literal: re-weighting a check breaks no other test."""
+    from grader.checkdef import all_checks
+
+    checks = all_checks()
+    return sum(checks[check_id].points for check_id in check_ids)
+
+
+def family_checks(name: str) -> list[str]:
+    """The ids of the checks of one family (`boundaries`), in lesson order."""
+    from grader.checkdef import all_checks
+
+    return [check_id for check_id, info in all_checks().items() if info.family.name == name]
+
+
 @pytest.fixture(scope="session")
 def solution_results(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict]:
     return grade("solutions.queue", tmp_path_factory.mktemp("solution"), shared=True)

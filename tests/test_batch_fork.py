@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from grader.harness import jail
-from conftest import ROOT, run_grader
+from conftest import ROOT, points, run_grader
 from grader.instructor import isolated
 
 ATTACKS = ROOT / "tests" / "attacks"
@@ -163,8 +163,9 @@ def test_inside_forking_a_grade_is_forked_and_the_server_ends_with_it(tmp_path, 
         outcome = isolated.grade(ROOT / "solutions" / "queue.py", tmp_path / "work",
                                  limit=LIMIT * 5, select="finish-at-expiry",
                                  with_folder=False, seed=3, check_jobs=1)
-    assert (outcome.status, outcome.results["score"], outcome.seed) == ("graded", 4, 3)
-    assert "Score: 4 / 4" in outcome.log
+    full = points("finish-at-expiry")
+    assert (outcome.status, outcome.results["score"], outcome.seed) == ("graded", full, 3)
+    assert f"Score: {full} / {full}" in outcome.log
     assert isolated._server is None and _children() == before  # the server has ended
 
 
@@ -180,7 +181,7 @@ def test_outside_forking_a_grade_runs_in_a_fresh_interpreter(tmp_path, monkeypat
                              limit=LIMIT * 5, select="finish-at-expiry", with_folder=False,
                              seed=3)
     assert used == ["fresh"]
-    assert (outcome.status, outcome.results["score"]) == ("graded", 4)
+    assert (outcome.status, outcome.results["score"]) == ("graded", points("finish-at-expiry"))
 
 
 def test_a_start_up_environment_the_server_cannot_apply_runs_afresh(tmp_path, monkeypatch):
@@ -197,7 +198,7 @@ def test_a_start_up_environment_the_server_cannot_apply_runs_afresh(tmp_path, mo
                                  limit=LIMIT * 5, select="finish-at-expiry",
                                  with_folder=False, seed=3)
     assert used == ["fresh"]
-    assert (outcome.status, outcome.results["score"]) == ("graded", 4)
+    assert (outcome.status, outcome.results["score"]) == ("graded", points("finish-at-expiry"))
 
 
 def _verdicts(outcome: isolated.Outcome) -> tuple:

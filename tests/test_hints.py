@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MUTANTS, ROOT, by_check, grade, run_grader
+from conftest import MUTANTS, ROOT, by_check, grade, points, run_grader
 
 from grader import config as configs
 from grader.report import history, messages
@@ -25,6 +25,11 @@ BOUNDARY = MUTANTS / "boundary_finish_at_expiry_accepted.py"
 ROWCOUNT = MUTANTS / "outcome_finish_returns_rowcount.py"
 NO_QUARANTINE = MUTANTS / "quarantine_missing.py"
 HINT = messages.text("check.finish-at-expiry.hint", "en")
+#: local_run's two checks as the registry weighs them: under BOUNDARY finish-before-expiry passes
+#: (PASSING points) and finish-at-expiry fails (FIXED points, won by the fix), of BOTH.
+PASSING, FIXED = points("finish-before-expiry"), points("finish-at-expiry")
+BOTH = PASSING + FIXED
+SCORE = f"Score: {PASSING} / {BOTH}"  # BOUNDARY's score on local_run's two checks
 WITH_HISTORY = {"LEASELAB_NO_HISTORY": ""}
 
 
@@ -296,12 +301,13 @@ def test_progress_line_names_what_was_fixed_and_what_now_fails(tmp_path):
     assert said("progress.first") in " ".join(first.stdout.split())
     shutil.copyfile(ROOT / "solutions" / "queue.py", folder / "queue.py")
     fixed = " ".join(local_run(folder).stdout.split())
-    assert said("progress.line", points=said("progress.points-whole", delta="+4", before=2,
-                                              now=6, max_score=6),
+    assert said("progress.line", points=said("progress.points-whole", delta=f"+{FIXED}",
+                                              before=PASSING, now=BOTH, max_score=BOTH),
                 changes=said("progress.fixed", ids="finish-at-expiry")) in fixed
     shutil.copyfile(BOUNDARY, folder / "queue.py")
     broken = " ".join(local_run(folder).stdout.split())
-    assert said("progress.broken", ids="finish-at-expiry") in broken and "-4 points" in broken
+    assert said("progress.broken", ids="finish-at-expiry") in broken
+    assert f"-{FIXED} points" in broken
 
 
 def test_a_subset_run_compares_only_the_checks_both_runs_graded(tmp_path):
@@ -321,15 +327,16 @@ def test_a_run_after_a_subset_run_compares_with_the_last_run_of_the_same_checks(
     """issue 29: 2 -> (a -k run) -> 6 points said "+0, nothing fixed"; it is +4 since the last
     run that graded the same checks, and the line says that other runs came between."""
     folder = student_folder(tmp_path)
-    local_run(folder)  # 2 of 6: finish-at-expiry fails
+    local_run(folder)  # PASSING of BOTH: finish-at-expiry fails
     shutil.copyfile(ROOT / "solutions" / "queue.py", folder / "queue.py")
     local_run(folder, select="finish-at-expiry")  # the fix, graded alone
     line = " ".join(local_run(folder).stdout.split())
-    assert said("progress.line", points=said("progress.points-earlier", delta="+4", count=2,
-                                              before=2, now=6, max_score=6),
+    assert said("progress.line", points=said("progress.points-earlier", delta=f"+{FIXED}",
+                                              count=2, before=PASSING, now=BOTH,
+                                              max_score=BOTH),
                 changes=said("progress.fixed", ids="finish-at-expiry")) in line
     again = " ".join(local_run(folder).stdout.split())  # the run before graded the same checks
-    assert said("progress.same-whole", now=6, max_score=6) in again
+    assert said("progress.same-whole", now=BOTH, max_score=BOTH) in again
 
 
 @pytest.mark.parametrize("content", [
@@ -343,7 +350,7 @@ def test_a_broken_history_never_stops_a_grade(tmp_path, content):
     (folder / FILE_NAME).write_bytes(content)
     proc = local_run(folder)
     assert proc.returncode == 1, proc.stderr
-    assert "Score: 2 / 6" in proc.stdout and proc.stderr == ""
+    assert SCORE in proc.stdout and proc.stderr == ""
     data = json.loads((folder / FILE_NAME).read_text(encoding="utf-8"))  # rewritten, whole
     assert data["targets"]["queue.py"]["streak"] == {"finish-at-expiry": 1}
 
@@ -352,13 +359,13 @@ def test_a_history_that_cannot_be_written_or_is_not_a_file_is_ignored(tmp_path):
     folder = student_folder(tmp_path)
     (folder / FILE_NAME).mkdir()
     proc = local_run(folder)
-    assert proc.returncode == 1 and proc.stderr == "" and "Score: 2 / 6" in proc.stdout
+    assert proc.returncode == 1 and proc.stderr == "" and SCORE in proc.stdout
     (folder / FILE_NAME).rmdir()
     if os.geteuid() != 0:  # root writes anywhere
         folder.chmod(0o555)
         try:
             proc = local_run(folder)
-            assert proc.returncode == 1 and proc.stderr == "" and "Score: 2 / 6" in proc.stdout
+            assert proc.returncode == 1 and proc.stderr == "" and SCORE in proc.stdout
         finally:
             folder.chmod(0o755)
         assert not (folder / FILE_NAME).exists()

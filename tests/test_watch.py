@@ -25,7 +25,7 @@ from grader.report import messages, summary
 from grader.report.view import report_view
 from grader.results import CheckResult, Failure, Kind, Outcome, check_result_to_json
 
-from conftest import run_grader
+from conftest import points, run_grader
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "tests" / "mutants"
@@ -222,8 +222,8 @@ def test_a_save_during_a_grade_starts_the_grade_over(tmp_path):
 
 
 @pytest.mark.parametrize("select, shows", [
-    ("finish-at-expiry", "Score: 4 / 4"),               # the first pass only
-    ("race-one-winner", "Score: 7 / 7"),                # the second pass only
+    ("finish-at-expiry", "Score: {0} / {0}".format(points("finish-at-expiry"))),  # 1st pass only
+    ("race-one-winner", "Score: {0} / {0}".format(points("race-one-winner"))),    # 2nd pass only
     ("no-such-check", "no check matches -k 'no-such-check'"),
 ])
 def test_k_selects_in_both_passes(tmp_path, select, shows):
