@@ -804,6 +804,18 @@ def test_statements_are_bounded_and_the_rest_counted(liars):
     target.sync()
 
 
+def test_one_bound_for_text_on_both_sides_of_the_wire():
+    """wire.bounded is how the target server cuts what it tells (type names, reprs, messages) and
+    how the judge cuts a traced statement: what it makes, `wire.string` takes back."""
+    assert wire.bounded("abc", 3) == "abc" and wire.bounded("abcd", 3) == "ab…"
+    assert wire.bounded("a\ud800b", 100) == "a\\ud800b"  # a lone surrogate, escaped
+    cut = wire.bounded("é\udfff" * 50, 20)
+    assert wire.string(cut, "cut", 20) == cut and len(cut) == 20 and cut[-1] == "…"
+    from grader.harness import target_client, target_server
+
+    assert not hasattr(target_client, "_bounded") and not hasattr(target_server, "_clean")
+
+
 CALLBACK_ABUSE = """
 import os
 import threading

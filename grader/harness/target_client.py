@@ -614,7 +614,7 @@ class TargetProcess:
         frame = self._stack[-1] if self._stack else None
         if frame is not None and frame.op in CALLS:
             if len(frame.statements) < wire.MAX_STATEMENTS:
-                frame.statements.append((name, _bounded(sql, wire.MAX_SQL)))
+                frame.statements.append((name, wire.bounded(sql, wire.MAX_SQL)))
             else:
                 frame.dropped += 1
         watch = self._watches.get(name)
@@ -629,7 +629,7 @@ class TargetProcess:
             return
         asked = time.monotonic()
         try:
-            answer = frame.statement(frame.step, _bounded(sql, wire.MAX_SQL), holds_write)
+            answer = frame.statement(frame.step, wire.bounded(sql, wire.MAX_SQL), holds_write)
             if type(answer) is not str or answer not in ("go", "free"):
                 raise TypeError(f"the judge's statement callable answered {answer!r}: "
                                 "only 'go' or 'free'")
@@ -848,7 +848,9 @@ def decode_value(value) -> Any:
 
 def _raised(function: str, exc: sqlite3.Error) -> RaisedInTarget:
     """A sqlite3 error of a request the judge ran on a target's connection (setup SQL), told as
-    the error a call raised."""
+    the error a call raised. Not target_server.describe_error, which tells what the code under
+    grade raised: its place in that code, its chain, a callback's error; this error is the
+    judge's own (no place, no chain, the message cut at MAX_MESSAGE without "…")."""
     kind = next((k.__name__ for k in type(exc).__mro__ if k.__module__ == "sqlite3"), "Error")
     first = (str(exc).strip().splitlines() or [""])[0]
     return RaisedInTarget(function, type=f"sqlite3.{type(exc).__name__}",
@@ -902,10 +904,6 @@ def _weakly(owner, method) -> Callable:
         if target is not None:
             method(target, *args)
     return call
-
-
-def _bounded(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _what(message: dict) -> str:

@@ -275,7 +275,7 @@ class FileWatch:
 
     def _record(self, path: str) -> None:
         if path not in self.seen and len(self.seen) < MAX_OWN:
-            self.seen.append(_clean(path, wire.MAX_MESSAGE))
+            self.seen.append(wire.bounded(path, wire.MAX_MESSAGE))
 
     def _fds(self, skip: set[int] | frozenset = frozenset()) -> dict[int, tuple[int, int]]:
         """{fd: (st_dev, st_ino)} of the open fds but those in `skip` (not the one listdir
@@ -665,7 +665,7 @@ def type_name(kind: type) -> str:
         text = name if module == "builtins" else f"{module}.{name}"
     except BaseException:
         text = "?"
-    return _clean(str(text), wire.MAX_NAME)
+    return wire.bounded(str(text), wire.MAX_NAME)
 
 
 def safe_repr(value) -> str:
@@ -676,7 +676,7 @@ def safe_repr(value) -> str:
             raise TypeError("repr did not return a str")
     except BaseException as exc:
         text = f"<{type_name(type(value))} whose repr raised {type(exc).__name__}>"
-    return _clean(text, wire.MAX_REPR)
+    return wire.bounded(text, wire.MAX_REPR)
 
 
 def describe_error(exc: BaseException, raised_by_callbacks: list) -> dict:
@@ -700,12 +700,12 @@ def describe_error(exc: BaseException, raised_by_callbacks: list) -> dict:
 
 def one_line(exc: BaseException) -> str:
     """`Type: first line of the message`, bounded; never raises."""
-    name = _clean(str(type(exc).__name__), wire.MAX_NAME)
+    name = wire.bounded(str(type(exc).__name__), wire.MAX_NAME)
     try:
         lines = str(exc).strip().splitlines()
     except BaseException:
         lines = ["<message unreadable>"]
-    return _clean(f"{name}: {lines[0]}" if lines else name, wire.MAX_MESSAGE)
+    return wire.bounded(f"{name}: {lines[0]}" if lines else name, wire.MAX_MESSAGE)
 
 
 def where(exc: BaseException) -> str | None:
@@ -730,7 +730,7 @@ def where(exc: BaseException) -> str | None:
     except BaseException:
         return None
     found = found or in_stdlib
-    return None if found is None else _clean(found, wire.MAX_MESSAGE)
+    return None if found is None else wire.bounded(found, wire.MAX_MESSAGE)
 
 
 def _sqlite_class(exc: BaseException) -> str | None:
@@ -757,12 +757,6 @@ def _chain(exc: BaseException) -> list[str]:
     except BaseException:
         pass
     return chain
-
-
-def _clean(text: str, limit: int) -> str:
-    """At most `limit` characters, encodable as UTF-8 (lone surrogates escaped)."""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _field(request: dict, key: str, kind: type):
@@ -923,9 +917,9 @@ def serve(read_fd: int, write_fd: int, spec: str) -> int:
     try:
         module = targets.load(spec)
     except targets.TargetError as exc:
-        params = {_clean(str(k), wire.MAX_NAME): v if type(v) is int else
-                  _clean(str(v), wire.MAX_MESSAGE) for k, v in list(exc.params.items())[:10]}
-        channel.send({"msg": "load-error", "kind": _clean(exc.kind, wire.MAX_NAME),
+        params = {wire.bounded(str(k), wire.MAX_NAME): v if type(v) is int else
+                  wire.bounded(str(v), wire.MAX_MESSAGE) for k, v in list(exc.params.items())[:10]}
+        channel.send({"msg": "load-error", "kind": wire.bounded(exc.kind, wire.MAX_NAME),
                       "params": params})
         return 0
     channel.send({"msg": "ready", "pid": os.getpid(), "contained": contained})

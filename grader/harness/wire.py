@@ -190,6 +190,14 @@ def obj(value, what: str) -> dict:
     return value
 
 
+def bounded(text: str, limit: int) -> str:
+    """`text` made fit for a str field of `limit` characters: encodable as UTF-8 (lone surrogates
+    escaped), cut to `limit - 1` characters and "…" when longer. The writing side's counterpart of
+    `string`: the target server bounds what it tells, the judge what it keeps of a trace."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 # -- SQLite values (the proxy connection's parameters and rows: grader.harness.dbproxy) ------------
 def sql_value(value):
     """A value SQLite gives or takes (None, int, float, str, bytes) as JSON: None, int and str as
