@@ -31,8 +31,36 @@ def test_points_add_up_to_100_over_unique_kebab_case_ids():
 
 
 def test_contract_lists_every_check_as_the_grader_does():
-    assert check_list.markdown("en") in CONTRACT, \
-        "run: python -m grader checks --markdown, and paste it into docs/contract.md"
+    assert check_list.markdown("en") in CONTRACT and check_list.counted() in CONTRACT, \
+        "run: python -m grader checks --markdown --update docs/contract.md"
+
+
+def test_checks_update_writes_the_table_and_the_count_into_the_contract(tmp_path):
+    """A contract whose table lacks a check (and counts one check fewer) is brought up to date:
+    the file becomes docs/contract.md as it is; a second run changes nothing."""
+    rows = CONTRACT.split("\n")
+    last_check = max(i for i, line in enumerate(rows) if line.startswith("| `"))
+    stale = "\n".join(rows[:last_check] + rows[last_check + 1:])
+    count = len(all_checks())
+    assert f"over {count} checks" in stale
+    stale = stale.replace(f"over {count} checks", f"over {count - 1} checks", 1)
+    path = tmp_path / "contract.md"
+    path.write_text(stale, encoding="utf-8")
+    proc = run_grader("checks", "--markdown", "--update", str(path), env={"LANG": "ja_JP.UTF-8"})
+    assert proc.returncode == 0 and proc.stdout == f"{path}: updated\n", proc.stderr
+    assert path.read_text(encoding="utf-8") == CONTRACT
+    proc = run_grader("checks", "--markdown", "--update", str(path))
+    assert proc.returncode == 0 and proc.stdout == f"{path}: already up to date\n"
+
+
+def test_checks_update_refuses_a_file_without_the_table(tmp_path):
+    path = tmp_path / "notes.md"
+    path.write_text("# Notes\n\n| a | b |\n", encoding="utf-8")
+    proc = run_grader("checks", "--markdown", "--update", str(path))
+    assert proc.returncode == 2 and "no check table" in proc.stderr
+    assert path.read_text(encoding="utf-8") == "# Notes\n\n| a | b |\n"
+    proc = run_grader("checks", "--update", str(path))
+    assert proc.returncode == 2 and "--update needs --markdown" in proc.stderr
 
 
 def test_readme_test_command_is_what_ci_runs():
