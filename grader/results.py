@@ -2,8 +2,10 @@
 these objects (grader.report), whichever process or platform they were produced in.
 
 A check that did not pass carries a `Failure`: an outcome, a kind and the facts of that kind.
-Its JSON form (`to_json`, `from_json`) is plain data: it crosses the sandbox pipe and pytest's
-metadata, and a passed run is `{"outcome": "passed"}` there (`result_to_json`).
+Its JSON form (`to_json`, `from_json`) is plain data: a run's result crosses a lane's pipe
+(grader.runner.lanes) and a forked judge's (grader.harness.sandbox) as `result_to_json` (a
+passed run is `{"outcome": "passed"}`), a whole `CheckResult` watch's pipe and a pytest-json-report
+file's item metadata (grader.plugin) as `check_result_to_json`.
 
 No imports from the rest of the grader: the harness, the checks, the reports and the
 instructor tools all stand on this.

@@ -11,8 +11,7 @@ That loop decides who goes on:
 
 - the race check (grader/checks/test_race.py): `explore.Schedule`, one statement at a time in
   the order of a schedule, every order that can matter one run each (`explore.explore`); it
-  knows without a clock which statement would wait for the other's lock. (It replaced a
-  lockstep, statement k of each claim together, which forced one interleaving only.)
+  knows without a clock which statement would wait for the other's lock.
 - the crash check (grader/checks/test_crash.py) needs no policy object: `children.run_to_kill`
   answers "go" to each statement of a claimer spawned with `kill_at=k` until it reports it is
   about to run statement k, then kills its process there with SIGKILL (statement k never runs).

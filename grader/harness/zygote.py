@@ -1,5 +1,5 @@
 """The zygote: a prepared process that forks target servers, so that starting a target process
-costs a fork, not an interpreter's start-up (~70 ms, ~40 times a grade).
+costs a fork, not an interpreter's start-up (docs/DEVELOPING.md has the figures).
 
 The zygote is a fresh interpreter (`python -m grader.harness.zygote_server`) that the judge side
 starts once, lazily, on the first `launch` in a process (the *owner*), or earlier with

@@ -1,5 +1,5 @@
 """The batch's fork server: one prepared process that forks a grade per submission, so that a
-grade costs a fork, not the grader's start-up (an interpreter and its imports, ~0.3-0.4 s).
+grade costs a fork, not the grader's start-up (an interpreter and its imports).
 
 `batch` starts it once, before its threads (`isolated.forking()`): a fresh interpreter,
 `python -m grader.instructor.fork_server`, with the environment every grade gets but its
