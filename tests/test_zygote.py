@@ -768,3 +768,24 @@ def test_a_lease_event_served_twice_never_blocks_the_zygote():
     proc = subprocess.run([sys.executable, "-c", SERVED_TWICE], capture_output=True, text=True,
                           timeout=60, cwd=Path(__file__).resolve().parent.parent)
     assert proc.stdout.split() == ["returned", "True", "-9"], proc.stderr
+
+
+def test_a_folder_changed_within_its_mtime_is_listed_again_before_the_jail(tmp_path, monkeypatch):
+    """A forked target lists the folders of sys.path again before its jail, as a fresh
+    interpreter would (importlib.invalidate_caches), even one whose mtime did not move (a file
+    written within the file system's time resolution); only the interpreter's own folders are
+    trusted to be as their mtime says."""
+    import importlib.machinery
+
+    from grader.harness import zygote_server
+
+    folder = tmp_path / "checkout"
+    folder.mkdir()
+    monkeypatch.syspath_prepend(str(folder))
+    assert importlib.machinery.PathFinder.find_spec("leaselab_new_module") is None  # listed
+    stamp = folder.stat()
+    (folder / "leaselab_new_module.py").write_text("X = 1\n")
+    os.utime(folder, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # as if in the same tick
+    assert importlib.machinery.PathFinder.find_spec("leaselab_new_module") is None  # stale
+    zygote_server._refresh_listings()
+    assert importlib.machinery.PathFinder.find_spec("leaselab_new_module") is not None

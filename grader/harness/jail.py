@@ -76,15 +76,29 @@ def c_library() -> ctypes.CDLL:
     return _libc
 
 
+_abi: int | None = None
+
+
 def abi() -> int:
-    """The kernel's Landlock ABI version (0: none)."""
-    try:
-        libc = c_library()
-        version = libc.syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0),
-                               ctypes.c_uint32(_CREATE_RULESET_VERSION))
-    except (OSError, AttributeError):
-        return 0
-    return max(0, int(version))
+    """The kernel's Landlock ABI version (0: none); asked once per process (the zygote asks
+    before it forks: its children have the answer)."""
+    global _abi
+    if _abi is None:
+        try:
+            libc = c_library()
+            version = libc.syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0),
+                                   ctypes.c_uint32(_CREATE_RULESET_VERSION))
+        except (OSError, AttributeError):
+            version = 0
+        _abi = max(0, int(version))
+    return _abi
+
+
+def prepare() -> None:
+    """What entering the jail needs that is the same for every target (the Landlock ABI, the
+    seccomp program): made once, by a zygote before it forks its targets."""
+    abi()
+    _seccomp_program()
 
 
 def python_folders() -> list[str]:
@@ -230,27 +244,44 @@ def _assemble(code: list[tuple]) -> list[tuple[int, int, int, int]]:
 
 def native_arch() -> int | None:
     """This process's AUDIT_ARCH_* value, where a filter for it is known; else None."""
-    import platform
+    return {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}.get(os.uname().machine)
 
-    return {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}.get(platform.machine())
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+_program: tuple | None = None  # (struct sock_fprog, the filter array it points to) or ()
+
+
+def _seccomp_program() -> tuple:
+    """The target's filter as the kernel takes it, built once per process; () where there is
+    none (not Linux, an unknown arch)."""
+    global _program
+    if _program is None:
+        arch = native_arch()
+        if arch is None or not sys.platform.startswith("linux"):
+            _program = ()
+        else:
+            program = target_filter(arch)
+            filters = (ctypes.c_uint64 * len(program))(
+                *[int.from_bytes(struct.pack("=HBBI", *f), "little") for f in program])
+            _program = (_SockFprog(len(program), ctypes.cast(filters, ctypes.c_void_p)),
+                        filters)
+    return _program
 
 
 def deny_sysv_ipc() -> bool:
     """Install the target's seccomp filter on this process (and every process it starts): no
     System V IPC, no new process (`target_filter`); False where it cannot be (not Linux, an
     unknown arch, no seccomp): the threat model says so."""
-    arch = native_arch()
-    if arch is None or not sys.platform.startswith("linux"):
+    program = _seccomp_program()
+    if not program:
         return False
-    libc = c_library()
-    program = target_filter(arch)
-    filters = (ctypes.c_uint64 * len(program))(
-        *[int.from_bytes(struct.pack("=HBBI", *f), "little") for f in program])
-
-    class SockFprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-    prog = SockFprog(len(program), ctypes.cast(filters, ctypes.c_void_p))
+    try:
+        libc = c_library()
+    except (OSError, AttributeError):
+        return False
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return False
-    return libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) == 0
+    return libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(program[0]), 0, 0) == 0

@@ -99,7 +99,6 @@ import signal
 import sqlite3
 import sys
 import sysconfig
-import tempfile
 import threading
 import traceback
 
@@ -842,7 +841,7 @@ def readable(spec: str, sealed: bool) -> list[str]:
         root = os.path.dirname(grader_dir)
         # only the file where its folder holds the grader or the places the judge's databases
         # live in (a target in /tmp itself would otherwise read every check's database)
-        guarded = [root, tempfile.gettempdir(), *DATABASE_PLACES]
+        guarded = [root, *_temporary_folders(), *DATABASE_PLACES]
         inside = any(os.path.commonpath([folder, os.path.realpath(place)]) == folder
                      for place in guarded)
         places.append(origin if inside else folder)
@@ -852,6 +851,13 @@ def readable(spec: str, sealed: bool) -> list[str]:
 #: Where the judge's databases may live besides the temporary folder (grader.harness.workroot's
 #: RAM_FOLDER).
 DATABASE_PLACES = ("/dev/shm",)
+
+
+def _temporary_folders() -> list[str]:
+    """Every folder `tempfile.gettempdir()` could pick (the variables it reads, then the
+    system's): a superset of its answer, without the file it writes in each to test it."""
+    names = [os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")]
+    return [os.path.abspath(name) for name in names if name] + ["/tmp", "/var/tmp", "/usr/tmp"]
 
 
 def module_origin(spec: str) -> str | None:
