@@ -75,8 +75,8 @@ imported the server adds an audit hook (`sys.addaudithook`: it cannot be removed
 event in Connection.__init__, whatever the factory), and records those whose file, resolved
 (relative to the cwd of the moment, a file: URI's path, symlinks; hard links by inode), is one of
 the judge's databases (each call's request names its file) or its -journal / -wal / -shm. As a
-cross-check, at the end of each of those calls and at each callback it lists /proc/self/fd: an
-open descriptor on one of those files (where no jail denied it: a kernel without Landlock) is
+cross-check, where no jail denies those files (a kernel without Landlock), at the end of each
+of those calls and at each callback it lists /proc/self/fd: an open descriptor on one of them is
 recorded too. What was recorded since the last reply goes back as "own_connections" (at most
 MAX_OWN distinct paths; absent when none); a call nested in another one's callback reports only
 what it opened itself. A connection to any other file (a scratch database in its TMPDIR,
@@ -157,6 +157,9 @@ class FileWatch:
         self.opening = False  # the server is opening one of its own connections
         self.seen: list[str] = []  # recorded since the last take (distinct, at most MAX_OWN)
         self.ignored: set[int] = set()  # during a nested call: the fds the outer ones opened
+        # /proc/self/fd is listed (the cross-check) unless a jail denies the databases' folder:
+        # then no descriptor on them can be opened here, and listing finds none
+        self.descriptors = True
         # bound now: code under grade that patches os or os.path later does not change them
         self._stat, self._listdir, self._readlink = os.stat, os.listdir, os.readlink
         self._fstat = os.fstat
@@ -205,8 +208,9 @@ class FileWatch:
         self.scan()
         saved = (self.seen, self.ignored)
         self.seen = []
-        self.ignored = self.ignored | {fd for fd, file in self._fds().items()
-                                       if file in self.inodes and fd not in self.server_fds}
+        if self.descriptors:
+            self.ignored = self.ignored | {fd for fd, file in self._fds().items()
+                                           if file in self.inodes and fd not in self.server_fds}
         return saved
 
     def leave(self, saved) -> list[str]:
@@ -223,7 +227,7 @@ class FileWatch:
         return seen
 
     def scan(self) -> None:
-        if not self.inodes:
+        if not self.inodes or not self.descriptors:
             return
         # the server's own fds and the outer calls' are never recorded: not even looked at
         for fd, file in self._fds(skip=self.server_fds | self.ignored).items():
@@ -919,6 +923,8 @@ def serve(read_fd: int, write_fd: int, spec: str) -> int:
     if writable is not None:
         contained = jail.enter(read=readable(spec, sealed),
                                write=[p for p in writable.split(os.pathsep) if p])
+        if contained:  # the databases' folder cannot be opened: no descriptor to look for
+            file_watch().descriptors = False
         jail.deny_sysv_ipc()
     try:
         module = targets.load(spec)
