@@ -125,6 +125,18 @@ def test_a_lane_that_dies_costs_only_its_own_check(monkeypatch):
     assert len(results) == 6
 
 
+def test_lanes_started_before_the_preflight_start_again_on_a_brief_it_changes(monkeypatch):
+    """The lanes run their first units while the preflight runs, on the brief it nearly always
+    gives (nothing hung); a brief that says otherwise ends them, and every check is run on it:
+    none keeps a verdict of the guess."""
+    monkeypatch.setattr(runner, "briefing",
+                        lambda impl, scale: (None, {"hung": [["claim", 0.5]]}))
+    results = runner.run_checks("solutions.queue", jobs=2, select="boundaries")
+    assert len(results) == 6
+    assert all(r.outcome == Outcome.TIMED_OUT and r.result.kind == Kind.NOT_GRADED
+               for r in results), [(r.id, r.outcome) for r in results]
+
+
 # -- parts ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("total", [0, 1, 7, 100, 101])
 @pytest.mark.parametrize("count", [1, 3, 4, 8])

@@ -7,8 +7,10 @@ no fd of a lane). It is a subreaper of its own, so what a check left detached co
 lane that ran it and is swept there, at the end of that check, as with one lane; nothing of one
 lane's checks is ever killed by another's sweep.
 
-Before its first unit a lane is told what the preflight found (one line, a JSON object: the
-runner's `Settings.briefed`): every lane runs every check knowing the same. The grading process
+Before its first unit a lane is told a brief (one line, a JSON object: the runner's
+`Settings.briefed`): at once the one the preflight nearly always gives (`GUESS`: nothing hung),
+so that the lanes work while the preflight runs; a preflight that gives another ends them, and
+new lanes run every unit on it. Every lane runs every check knowing the same. The grading process
 then hands a lane one unit at a time (a line: the unit's number) and the lane
 answers with one line: `{"unit", "runs": [result JSON, ...], "duration"}`. Results are data, read
 with json, never unpickled. Units are handed out in `order` (long ones first), results come back
@@ -130,15 +132,17 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
         meanwhile: Callable[[], tuple[object, dict]] = lambda: (None, {"hung": []}),
         long_first: int | None = None) -> Iterator:
     """Run `units` on `jobs` lanes; yield first the answer `meanwhile()` returns, called here
-    once the lanes are forked (the runner's preflight, `(answer, brief)`), then, once every lane
-    has the brief (`settings.briefed`), (unit number, (runs, duration)) as each is done.
+    once the lanes are forked and have their first unit (the runner's preflight, `(answer,
+    brief)`; the lanes start on the brief `GUESS`, and start again on the brief if it is
+    another), then (unit number, (runs, duration)) as each is done.
     Every lane but the last takes the `long` units first, the last the `short` ones first
     (the lesson's first checks are done early), a lane whose queue is empty from the other: the short units are shared at the end, where the long ones would leave a lane
     running alone. `long_first`: how many lanes take the long units first instead (0: none,
     every lane runs the short ones before). Closing the generator ends the lanes at once."""
     hygiene.become_subreaper()
     before = hygiene.child_pids()
-    queue = _Queues(long, short, long_lanes(jobs) if long_first is None else long_first)
+    first = long_lanes(jobs) if long_first is None else long_first
+    queue = _Queues(long, short, first)
     reported = Reported(units)
     lanes: list[_Lane] = []
     ended: list[_Lane] = []  # replaced after they died: still to be reaped
@@ -146,12 +150,28 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
     try:
         for _ in range(min(jobs, len(units))):
             lanes.append(_Lane(units, settings, lanes))
-        answer, brief = meanwhile()
-        yield answer
+        # While the preflight runs, each lane already runs its first unit on the brief it
+        # nearly always gives (nothing hung): what it then gives is the same, so is every
+        # verdict. If it gives another, those lanes end and their units run again on it.
         for number, lane in enumerate(lanes):
-            lane.brief(brief)
+            lane.brief(GUESS)
             index = queue.take(number)
             lane.give(index, settings, reported.quiet(index))
+        answer, brief = meanwhile()
+        if brief != GUESS:
+            for lane in lanes:
+                lane.close()
+                _end(lane.pid, at_once=True)
+            ended += lanes
+            queue, reported = _Queues(long, short, first), Reported(units)
+            lanes = []
+            for number in range(len(ended)):
+                lane = _Lane(units, settings, lanes)
+                lanes.append(lane)
+                lane.brief(brief)
+                index = queue.take(number)
+                lane.give(index, settings, reported.quiet(index))
+        yield answer
         while any(lane.unit is not None for lane in lanes):
             busy = [lane for lane in lanes if lane.unit is not None]
             for lane, readable in _ready(busy):
@@ -187,6 +207,10 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
         hygiene.end_strays(before)  # what the lanes' checks left to us
         for lane in lanes + ended:  # reaped: nothing writes there any more
             workroot.remove(lane.folder)
+
+
+#: The brief the lanes start on while the preflight runs: no function hung.
+GUESS = {"hung": []}
 
 
 class Reported:
