@@ -242,3 +242,31 @@ def test_results_name_the_seed_and_the_oracle(tmp_path):
     assert results["extra_data"]["seed"] == 7
     (test,) = results["tests"]
     assert test["extra_data"]["oracle"].startswith("grader/checks/model.py")
+
+
+RESHAPES = '''
+from solutions.queue import claim, work_once
+from solutions.queue import finish as honest_finish
+
+def finish(conn, claim, now):
+    """The reference's finish, but a rejected one empties the table without changing a row:
+    DROP and CREATE (SQLite counts no change for either)."""
+    done = honest_finish(conn, claim, now)
+    if not done:
+        sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'jobs'").fetchone()[0]
+        conn.execute("DROP TABLE jobs")
+        conn.execute(sql)
+    return done
+'''
+
+
+def test_a_change_no_row_count_tells_is_seen_at_its_step(tmp_path, scratch):
+    """The table is not read again after a step that changed no row on either side (the
+    connections' total_changes, the model); a statement that changes it otherwise (its schema)
+    is seen all the same, at the step that made it, as a direct call sees it."""
+    path = tmp_path / "reshapes.py"
+    path.write_text(RESHAPES)
+    direct = first_found(load(path), scratch, 1, 100)
+    assert direct is not None
+    with TargetProcess(str(path), writable=[scratch]) as target:
+        assert first_found(target, scratch, 1, direct[0] + 1) == direct

@@ -60,6 +60,11 @@ class QueueModel:
             raise ValueError(f"not a column: {sorted(unknown)}")
         self.rows[job].update(values)
 
+    def table(self) -> list[tuple]:
+        """Every row as a tuple of `COLUMNS`, by id: as `SELECT <COLUMNS> ... ORDER BY id`
+        returns them."""
+        return [tuple(row[column] for column in COLUMNS) for _, row in sorted(self.rows.items())]
+
     def row(self, job: int) -> dict | None:
         row = self.rows.get(job)
         return None if row is None else {column: row[column] for column in COLUMNS}

@@ -249,6 +249,8 @@ class Database:
     def __init__(self, path: Path, queue, ids: Callable[[int], int] | None = None):
         self.queue = queue
         self.ids, self.enqueued = ids, 0  # None: lab.store.enqueue numbers the jobs
+        self._agreed: tuple | None = None  # (what changes moved, the model's table) when the
+        # table last agreed with the model (`agrees`)
         self.operator = store.connect(path, busy_timeout_ms=1000)
         self.operator.execute("PRAGMA synchronous = OFF")  # no check here is about durability
         store.init_db(self.operator)
@@ -284,6 +286,26 @@ class Database:
     def row(self, job):
         with judge_write(reading=True):
             return store.get_job(self.operator, job)
+
+    def agrees(self, model: QueueModel) -> bool:
+        """Whether the table holds exactly the model's rows (`QueueModel.table`). Not read again
+        when nothing can have changed since it last agreed: no connection to it changed a row
+        (the operator's, the code's: their total_changes), nor did the model."""
+        wanted = model.table()
+        marker = self._marker()
+        if marker is not None and self._agreed == (marker, wanted):
+            return True
+        with judge_write(reading=True):
+            table = self.operator.execute(
+                f"SELECT {', '.join(store.COLUMNS)} FROM jobs ORDER BY id").fetchall()
+        self._agreed = (marker, wanted) if table == wanted else None
+        return self._agreed is not None
+
+    def _marker(self) -> tuple | None:
+        """What moves whenever a connection to the table changes it (None: not known)."""
+        db = getattr(self.queue, "db", None)  # a TargetProcess's real connections
+        changes = db.changes(self.name) if db is not None else None
+        return None if changes is None else (self.operator.total_changes, changes)
 
     def rows(self) -> dict[int, dict]:
         """Every row by id, read in one statement: for each job what `row` gives (None for one
@@ -364,7 +386,10 @@ def compare(index: int, step: Step, got: Outcome, expected: Outcome, db,
     # operator's steps run on a connection of the judge's): asked after those alone.
     if step.op in ("claim", "finish", "work_once") and not got.skipped and db.in_transaction():
         return Difference(index, "transaction", True, False)
-    # A Database reads the whole table at once; the Lab's operator (the replay) row by row.
+    # A Database reads the whole table at once (and, where it agrees, no more); the Lab's
+    # operator (the replay) row by row.
+    if isinstance(db, Database) and db.agrees(model):
+        return None
     table = db.rows() if isinstance(db, Database) else None
     for job in sorted(model.rows):
         current = table.get(job) if table is not None else db.row(job)

@@ -122,6 +122,9 @@ class _Conn:
         self.student_trace: list[str] | None = None  # collecting for a proxy's trace callback
         self.serving = False  # a proxy's request runs: the statements are the code's
         self.judge_triggers: set[str] = set()  # the triggers the judge created (lower case)
+        # the code ran a statement that may change the database otherwise than row by row (its
+        # schema, a PRAGMA that sets): its total_changes no longer tells every change (`changes`)
+        self.reshaped = False
 
 
 class DbHost:
@@ -230,6 +233,19 @@ class DbHost:
     def count(self, key: str) -> int:
         """How often a trigger called harness_count(key) on any connection here."""
         return self.counts.get(key, 0)
+
+    def changes(self, name: str) -> int | None:
+        """The rows connection `name` has inserted, updated or deleted so far (triggers'
+        included: SQLite's total_changes), a number that moves with every change it makes to
+        the database; None where that is not known (not open, closed, or the code ran a
+        statement that changes it otherwise: `_Conn.reshaped`)."""
+        conn = self.conns.get(name)
+        if conn is None or conn.reshaped:
+            return None
+        try:
+            return conn.real.total_changes
+        except sqlite3.ProgrammingError:  # closed
+            return None
 
     def state(self, name: str) -> dict:
         """What a proxy reads without asking: in_transaction, total_changes, isolation_level."""
@@ -508,6 +524,14 @@ _CREATE_TRIGGER = (sqlite3.SQLITE_CREATE_TRIGGER, sqlite3.SQLITE_CREATE_TEMP_TRI
 _DROP_TRIGGER = (sqlite3.SQLITE_DROP_TRIGGER, sqlite3.SQLITE_DROP_TEMP_TRIGGER)
 
 
+#: What a statement that changes the database only row by row is made of (each change counted
+#: by total_changes): anything else the code prepares marks its connection `reshaped`.
+_ROW_ACTIONS = frozenset(getattr(sqlite3, name) for name in (
+    "SQLITE_READ", "SQLITE_SELECT", "SQLITE_TRANSACTION", "SQLITE_FUNCTION", "SQLITE_SAVEPOINT",
+    "SQLITE_INSERT", "SQLITE_UPDATE", "SQLITE_DELETE", "SQLITE_RECURSIVE")
+    if hasattr(sqlite3, name))
+
+
 def _authorize(conn: _Conn, action, arg1, arg2, database, source):
     """The authorizer of connection `conn`.
 
@@ -518,6 +542,9 @@ def _authorize(conn: _Conn, action, arg1, arg2, database, source):
     file: the code's SQL runs here, in the judge's process, outside the target's jail, so ATTACH
     of a file and VACUUM INTO (both SQLITE_ATTACH with the file's name; a plain VACUUM's is '')
     and the PRAGMAs that move the process's temporary files are refused ("not authorized")."""
+    if conn.serving and action not in _ROW_ACTIONS and (action != sqlite3.SQLITE_PRAGMA
+                                                         or arg2 is not None):
+        conn.reshaped = True
     if action == sqlite3.SQLITE_FUNCTION:
         if arg2 is not None and arg2.lower() == COUNTER and (
                 source is None or source.lower() not in conn.judge_triggers):
