@@ -270,3 +270,20 @@ def test_a_change_no_row_count_tells_is_seen_at_its_step(tmp_path, scratch):
     assert direct is not None
     with TargetProcess(str(path), writable=[scratch]) as target:
         assert first_found(target, scratch, 1, direct[0] + 1) == direct
+
+
+def test_a_timeline_in_a_world_changes_only_its_instants_quantities_and_ids():
+    """generate.in_world builds each step anew: every other field of the step is kept as it
+    was drawn (a field added to Step is kept too)."""
+    import dataclasses
+
+    moved = {"now", "deadline", "qty", "job", "forge"}
+    for index in range(40):
+        steps = generate.timeline(1, index)
+        placed = generate.in_world(steps, 10_000, lambda q: 2 * q, lambda n: 100 + n)
+        assert len(placed) == len(steps)
+        for step, there in zip(steps, placed):
+            for field in dataclasses.fields(timelines.Step):
+                if field.name not in moved:
+                    assert getattr(there, field.name) == getattr(step, field.name), field.name
+            assert there.now == step.now + 10_000

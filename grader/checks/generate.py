@@ -9,7 +9,6 @@ names come from a wide alphabet and times and lease lengths span their allowed r
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from typing import Callable
 
@@ -58,13 +57,15 @@ def in_world(steps: list[Step], t0: int, qty: Callable[[int], int] = int,
     as the world numbers them (`ids(n)`: the n-th job's id, increasing), so an operator's step
     names the same job and a forged id the same job, or the same gap between ids, as in the
     lesson's numbering. The timeline means the same; only its values change."""
-    return [dataclasses.replace(
-        step, now=step.now + t0,
+    return [Step(
+        step.op, now=step.now + t0, owner=step.owner, lease_ms=step.lease_ms,
+        qty=qty(step.qty) if step.op == "enqueue" else step.qty,
         deadline=step.deadline + t0 if step.op in ("enqueue", "move_deadline")
         and step.deadline != EPOCH else step.deadline,
-        qty=qty(step.qty) if step.op == "enqueue" else step.qty,
+        max_attempts=step.max_attempts, ref=step.ref,
+        forge=_forged_in_world(step.forge, t0, ids),
         job=ids(step.job) if step.op in OPERATOR_STEPS else step.job,
-        forge=_forged_in_world(step.forge, t0, ids)) for step in steps]
+        send_ms=step.send_ms, send_error=step.send_error) for step in steps]
 
 
 OPERATOR_STEPS = ("requeue", "quarantine", "move_deadline")

@@ -11,11 +11,13 @@ Rows are dicts with the columns of `lab.store.COLUMNS`, as `lab.store.get_job` r
 
 from __future__ import annotations
 
+import operator
 from typing import Callable
 
 from lab.store import COLUMNS, Claim
 
 PENDING, LEASED, DONE, QUARANTINED = "pending", "leased", "done", "quarantined"
+_COLUMNS_OF = operator.itemgetter(*COLUMNS)  # a row's values, in the order of COLUMNS
 
 
 def lesson_ids(n: int) -> int:
@@ -63,7 +65,7 @@ class QueueModel:
     def table(self) -> list[tuple]:
         """Every row as a tuple of `COLUMNS`, by id: as `SELECT <COLUMNS> ... ORDER BY id`
         returns them."""
-        return [tuple(row[column] for column in COLUMNS) for _, row in sorted(self.rows.items())]
+        return [_COLUMNS_OF(row) for _, row in sorted(self.rows.items())]
 
     def row(self, job: int) -> dict | None:
         row = self.rows.get(job)

@@ -387,7 +387,7 @@ class TargetProcess:
     def finish(self, conn: str, claim: Claim, now: int) -> Any:
         if type(claim) is not Claim:
             raise TypeError("finish: the stamp must be a lab.store.Claim")
-        fields = dataclasses.asdict(claim)
+        fields = {name: getattr(claim, name) for name, _ in wire.CLAIM_FIELDS}
         for name, kind in wire.CLAIM_FIELDS:
             _int(fields[name]) if kind is int else _str(fields[name])
         self._not_hung("finish")
