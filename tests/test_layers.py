@@ -181,7 +181,8 @@ def test_the_target_process_imports_nothing_of_the_judge():
 #: The zygote process's modules (the zygote forks target servers from its own state): they import
 #: the target process's modules and each other only, never the judge's side (the launcher
 #: grader.harness.zygote, target_client): grader/harness/zygote.py, "nothing else".
-ZYGOTE_PROCESS = {"grader.harness.zygote_server", "grader.harness.forkloop"}
+ZYGOTE_PROCESS = {"grader.harness.zygote_server", "grader.harness.forkloop",
+                  "grader.harness.compiled"}
 
 
 def test_the_zygote_process_imports_only_what_a_target_server_needs():

@@ -737,9 +737,11 @@ def test_the_zygote_never_imports_the_code_under_grade_or_the_checks(tmp_path):
     assert "grader.harness.target_server" in ours and "lab.store" in ours
     assert not {m for m in ours if m.startswith(("solutions", "grader.checks", "grader.report",
                                                  "grader.runner", "grader.cli", "lab.queue"))}
-    # beyond what a spawned target server has: the zygote itself and its loop, never the judge's
-    # side (the launcher, the target client)
-    assert ours - seen["spawn"] <= {"grader.harness.zygote_server", "grader.harness.forkloop"}
+    # beyond what a spawned target server has: the zygote itself, its loop and its compile of
+    # the code under grade (which runs none of it), never the judge's side (the launcher, the
+    # target client)
+    assert ours - seen["spawn"] <= {"grader.harness.zygote_server", "grader.harness.forkloop",
+                                    "grader.harness.compiled"}
 
 
 SERVED_TWICE = """
@@ -789,3 +791,43 @@ def test_a_folder_changed_within_its_mtime_is_listed_again_before_the_jail(tmp_p
     assert importlib.machinery.PathFinder.find_spec("leaselab_new_module") is None  # stale
     zygote_server._refresh_listings()
     assert importlib.machinery.PathFinder.find_spec("leaselab_new_module") is not None
+
+
+def test_a_target_file_changed_between_starts_runs_as_it_is_now(tmp_path):
+    """The zygote compiles the code under grade once for the targets it forks
+    (grader.harness.compiled): a file changed between two starts runs as it is at each, back
+    and forth, as a fresh interpreter would run it; and what a target raises names its file."""
+    path = fresh_db(tmp_path)
+    for version in ("first", "second", "first"):
+        spec = write_target(tmp_path, f'''
+            def claim(conn, owner, now, lease_ms):
+                raise ValueError("{version}")
+            ''')
+        with TargetProcess(spec, launcher=zygote.launch_forked) as target:
+            assert isinstance(target._process, zygote.ForkedTarget)
+            target.open("A", path)
+            with pytest.raises(RaisedInTarget) as raised:
+                target.claim("A", "w", 0, LEASE_MS)
+            assert version in str(raised.value)
+
+
+def test_the_zygote_compiles_the_code_under_grade_as_the_import_system_would(tmp_path):
+    """What grader.harness.compiled keeps is the code object importlib would make of the same
+    bytes at the same path; other bytes, another path or another optimisation are compiled as
+    before."""
+    import importlib.machinery
+
+    from grader.harness import compiled
+
+    source = tmp_path / "mine.py"
+    source.write_text("VALUE = 6 * 7\n")
+    compiled.install()
+    compiled.prepare(str(source), str(tmp_path))
+    data, code = compiled._kept[str(source)]
+    loader = importlib.machinery.SourceFileLoader("mine", str(source))
+    assert loader.source_to_code(data, str(source)) is code
+    fresh = compile(data, str(source), "exec", dont_inherit=True)
+    assert code.co_code == fresh.co_code and code.co_filename == fresh.co_filename
+    assert loader.source_to_code(data + b"\n", str(source)) is not code
+    assert loader.source_to_code(data, str(tmp_path / "other.py")) is not code
+    assert loader.source_to_code(data, str(source), _optimize=2) is not code

@@ -3,7 +3,8 @@
 The judge (a check's body, run by `sandbox` in a lane of the runner or in a forked child, and
 whatever it started swept after it: `hygiene`) never imports the code under grade. That code runs in a target process of its own (`target_server`), forked for each check
 from one prepared interpreter (`zygote`, the judge's side; `zygote_server`, the zygote itself,
-on the fork loop it shares with the batch's fork server, `forkloop`) or spawned (`launch`: the
+on the fork loop it shares with the batch's fork server, `forkloop`, which compiles the code
+under grade once for its targets, `compiled`) or spawned (`launch`: the
 launchers' protocol, `spawn`, `LAUNCH_ENV`), jailed with Landlock (`jail`), and driven
 by the judge through a proxy (`target_client`) over a data-only, strictly validated line
 protocol (`wire`). Lives here too: loading the target inside that process (`target`), what a

@@ -51,6 +51,9 @@ class Zygote(ForkLoop):
             lease.close()
             close_fds(fds)
             return
+        from . import compiled  # (imported by main)
+
+        compiled.prepare(spec, cwd)  # the code under grade compiled here, once, not in each
         self.fork(lease, fds, lambda: self.become_target(lease, spec, cwd, env, limits, umask,
                                                          read_fd, write_fd, log_fd))
 
@@ -174,9 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     door, code = server_door(argv, "grader.harness.zygote_server")
     if door is None:
         return code
-    from . import jail, target_server  # noqa: F401  (what every child needs, imported once here)
+    from . import compiled, jail, target_server  # noqa: F401  (what every child needs, once)
 
     jail.prepare()
+    compiled.install()
 
     gc.collect()
     gc.freeze()  # the children share these pages rather than copy them at their first GC
