@@ -139,11 +139,103 @@ def test_a_shrink_keeps_only_timelines_that_differ_the_same_way():
     def how(candidate):
         if not candidate:
             return None
-        return ("claim", "returned", None) if len(candidate) >= 4 else ("enqueue", "returned",
-                                                                       None)
+        return shrink.Found(("claim", "returned", None) if len(candidate) >= 4
+                            else ("enqueue", "returned", None), len(candidate) - 1)
 
     small = shrink.shrink(steps, how)
-    assert len(small) == 4 and how(small) == ("claim", "returned", None)
+    assert len(small) == 4 and how(small) == shrink.Found(("claim", "returned", None), 3)
+
+
+# -- the shrink's cost: steps replayed, never the steps after the first difference ------------------
+def load_mutant(name: str):
+    import importlib.util
+    import sys
+
+    sys.path.insert(0, str(MUTANTS))
+    try:
+        spec = importlib.util.spec_from_file_location(f"shrunk_{name}", MUTANTS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(MUTANTS))
+
+
+def a_long_crowd() -> list[Step]:
+    """Thirty jobs of assorted values, thirty claims by assorted workers over a few instants,
+    then work that goes on: 91 steps, which a claim that looks only at the first five live jobs
+    first gets wrong at its sixth claim (step 35)."""
+    owners = timelines.OWNERS
+    steps = [Step("enqueue", now=0, qty=n, deadline=10 ** 7 + n, max_attempts=2 + n % 3)
+             for n in range(1, 31)]
+    steps += [Step("claim", now=5 + n // 7, owner=owners[n % len(owners)], lease_ms=5000 + n)
+              for n in range(30)]
+    steps += [Step("finish", now=6000 + n, ref=n) for n in range(30)]
+    return steps + [Step("claim", now=20_000, owner="B", lease_ms=1000)]
+
+
+class Counted:
+    """A shrink's `how` over a module (in this process), counting what each replay played."""
+
+    def __init__(self, module, folder):
+        self.queue, self.folder = timelines.Direct(module), folder
+        self.lengths: list[int] = []  # each candidate's length
+        self.played = 0  # steps played, each replay up to its first difference
+
+    def __call__(self, steps: list[Step]):
+        path = self.folder / f"{len(self.lengths)}.db"
+        found = timelines.first_difference(steps, self.queue, path)
+        path.unlink()
+        self.lengths.append(len(steps))
+        self.played += len(steps) if found is None else found.step + 1
+        return None if found is None else shrink.Found(timelines.how(steps, found), found.step)
+
+
+def replayed_in_a_target(name: str, steps: list[Step], folder) -> timelines.Difference | None:
+    with TargetProcess(str(MUTANTS / f"{name}.py"), writable=[folder]) as target:
+        return timelines.first_difference(steps, target, folder / "again.db")
+
+
+def test_a_long_timeline_is_cut_after_its_first_difference_before_anything_else(tmp_path):
+    """With nothing to spend, the shrink still drops every step after the first difference
+    (they never play a part), and replays nothing."""
+    name = "blind_claim_first_five_live_jobs"
+    steps, how = a_long_crowd(), Counted(load_mutant(name), tmp_path)
+    want = how(steps)
+    assert want.step == 35 and len(steps) == 91
+    how.lengths.clear()
+    small = shrink.shrink(steps, how, want, budget=0)
+    assert small == steps[:36] and how.lengths == []
+    found = replayed_in_a_target(name, small, tmp_path)
+    assert found is not None and found.step == 35
+
+
+@pytest.mark.parametrize("budget", [300, shrink.BUDGET])
+def test_a_long_failing_timeline_shrinks_within_a_budget_of_steps(budget, tmp_path):
+    """The shrink replays no step after the difference (no candidate is longer than the cut
+    timeline), spends at most its budget of steps (the last replay may go past it), and what
+    it returns differs as the timeline did, at its last step, played again in a target
+    process. Given the whole budget it reaches the crowd's minimal form: six jobs, six claims
+    by A at one instant, every value plain."""
+    name = "blind_claim_first_five_live_jobs"
+    steps, how = a_long_crowd(), Counted(load_mutant(name), tmp_path)
+    want = how(steps)
+    how.lengths.clear()
+    how.played = 0
+    small = shrink.shrink(steps, how, want, budget=budget)
+    assert max(how.lengths) <= want.step + 1
+    spent = how.played + shrink.REPLAY * len(how.lengths)
+    assert spent <= budget + shrink.REPLAY + want.step + 1, spent
+    assert how(small) == shrink.Found(want.how, len(small) - 1)
+    found = replayed_in_a_target(name, small, tmp_path)
+    assert found is not None and found.step == len(small) - 1
+    assert timelines.how(small, found) == want.how
+    if budget == shrink.BUDGET:
+        plain = shrink.LESSON
+        assert [s.op for s in small] == ["enqueue"] * 6 + ["claim"] * 6
+        assert all(s.qty == plain.qty and s.max_attempts == 3 for s in small[:6])
+        assert all((s.owner, s.now, s.lease_ms) == ("A", 0, plain.lease_ms) for s in small[6:])
+        assert spent < budget  # it finished, not stopped
 
 
 # -- what is shown when the shrunk timeline does not differ again ---------------------------------

@@ -2,13 +2,19 @@
 code under grade still differs from the model in the same way (Hypothesis' shrinking, by hand
 and small).
 
-`how(steps)` replays a candidate on a fresh database and says how it differs from the model
-(`timelines.how`: the step's function and what differs there), or None. A candidate is kept only
-if it differs exactly as the timeline it shrinks did: a smaller timeline that differs in another
-way (at another function, or in another thing) shows another story, not this bug's. Every
-candidate is tried in a fixed order, so the same timeline always shrinks to the same result.
-Plainer values are the world's (`Plain`): its job ids, quantities, lease and start, so the
-shrunk timeline reads in the same world as the rest of the grade.
+`how(steps)` replays a candidate on a fresh database and says how it differs from the model and
+at which step (a `Found`: `timelines.how`, the step's function and what differs there), or None.
+A candidate is kept only if it differs exactly as the timeline it shrinks did: a smaller
+timeline that differs in another way (at another function, or in another thing) shows another
+story, not this bug's. A timeline that differs at step k is cut after k, the timeline given
+before anything else and every candidate kept: a replay stops at its first difference, so the
+steps after it never played a part, and a shrink that kept them would replay them with every
+candidate. Every candidate is tried in a fixed order, so the same timeline always shrinks to
+the same result. The work is bounded by the steps replayed (`BUDGET`), not by the number of
+replays: a long timeline's replays cost more, and a shrink that runs out stops with the smallest
+timeline found so far, which differed as wanted when it was replayed. Plainer values are the
+world's (`Plain`): its job ids, quantities, lease and start, so the shrunk timeline reads in the
+same world as the rest of the grade.
 """
 
 from __future__ import annotations
@@ -19,9 +25,26 @@ from typing import Callable, Hashable
 from .model import QueueModel, lesson_ids
 from .timelines import OWNERS, Step, play_step, stamps_after
 
-How = Callable[[list[Step]], Hashable | None]
-#: Replays a shrink may spend: a bound on time, not on quality (it stops with what it has).
-BUDGET = 400
+
+@dataclasses.dataclass(frozen=True)
+class Found:
+    """How a timeline differs from the model (`how`: what `timelines.how` says) and the index
+    of the step it first differs at (`step`)."""
+
+    how: Hashable
+    step: int
+
+
+How = Callable[[list[Step]], "Found | None"]
+#: Steps a shrink may replay in all (a bound on time, not on quality: it stops with what it
+#: has). A replay costs the steps it plays (up to its first difference) and REPLAY more (its
+#: fresh database and connection: about two steps' time). The blind mutants' shrinks spend
+#: 30-600 (2026-12-05); a crowd of 17 jobs held at once (34 steps that cannot go) about
+#: 4,600. A step through a target process is about 0.4 ms of wall time on a quiet core: the
+#: whole budget about 2.5 s (the bound before, 400 replays, let an 80-step timeline replay
+#: up to 32,000 steps).
+BUDGET = 6000
+REPLAY = 2
 DEADLINE = 1_000_000  # a deadline out of the way, as in the hand-written checks
 
 
@@ -41,15 +64,17 @@ class Plain:
 LESSON = Plain()
 
 
-def shrink(steps: list[Step], how: How, want: Hashable | None = None,
+def shrink(steps: list[Step], how: How, want: Found | None = None,
            budget: int = BUDGET, plain: Plain = LESSON) -> list[Step]:
-    """The smallest timeline found that still differs as `steps` does (`want`: how it does,
-    as `how` says; asked when not given), or `steps` itself if none smaller does."""
+    """The smallest timeline found that still differs as `steps` does (`want`: how and where
+    it does, as `how` says; asked when not given), or `steps` cut after the step it differs
+    at if none smaller does."""
     if want is None:
         want = how(steps)
         if want is None:
             return steps
-    tries = Tries(how, want, budget)
+    steps = steps[:want.step + 1]  # the steps after the first difference play no part
+    tries = Tries(how, want.how, budget)
     while True:
         smaller = _drop_steps(steps, tries, plain.ids)
         smaller = _simplify_values(smaller, tries, plain)
@@ -59,8 +84,8 @@ def shrink(steps: list[Step], how: How, want: Hashable | None = None,
 
 
 class Tries:
-    """Whether a candidate differs as wanted, with a budget: once spent, every further
-    candidate counts as not differing."""
+    """Whether a candidate differs as wanted, within a budget of steps replayed: once spent,
+    every further candidate counts as not differing."""
 
     def __init__(self, how: How, want: Hashable, budget: int):
         self.how, self.want, self.left = how, want, budget
@@ -69,11 +94,15 @@ class Tries:
     def spent(self) -> bool:
         return self.left <= 0
 
-    def __call__(self, steps: list[Step]) -> bool:
-        if self.spent:
-            return False
-        self.left -= 1
-        return self.how(steps) == self.want
+    def __call__(self, steps: list[Step]) -> list[Step] | None:
+        """`steps` cut after the step it differs at, if it differs as wanted; else None."""
+        if self.spent or not steps:
+            return None
+        found = self.how(steps)
+        self.left -= REPLAY + (len(steps) if found is None else found.step + 1)
+        if found is None or found.how != self.want:
+            return None
+        return steps[:found.step + 1]
 
 
 def _drop_steps(steps: list[Step], differs: Tries, ids: Callable[[int], int]) -> list[Step]:
@@ -83,9 +112,9 @@ def _drop_steps(steps: list[Step], differs: Tries, ids: Callable[[int], int]) ->
     while size >= 1:
         start = len(steps) - size
         while start >= 0:
-            candidate = _without(steps, start, size, ids)
-            if candidate and differs(candidate):
-                steps = candidate
+            kept = differs(_without(steps, start, size, ids))
+            if kept is not None:
+                steps = kept
             start -= 1 if size == 1 else size
             start = min(start, len(steps) - size)
         size //= 2
@@ -136,44 +165,74 @@ def _made(steps: list[Step], ids: Callable[[int], int]) -> list[tuple[int, int |
 
 
 def _simplify_values(steps: list[Step], differs: Tries, plain: Plain) -> list[Step]:
-    """Plainer values, one field of one step at a time: owners A, B, C, the world's qty for
-    1, three attempts, no forgery, a send that takes no time, the world's lease and a deadline
-    out of the way; then times closer together and closer to the world's start."""
-    for index in range(len(steps)):
+    """Plainer values: first one field in every step at once, then one field of one step at a
+    time: owners A, B, C, the world's qty for 1, three attempts, no forgery, a send that takes
+    no time, the world's lease and a deadline out of the way; then times closer together and
+    closer to the world's start."""
+    steps = _simplify_everywhere(steps, differs, plain)
+    index = 0
+    while index < len(steps):  # (a candidate kept may differ earlier, and be cut there)
         for field_changes in _simpler(steps[index], plain):
             for change in field_changes:  # the first that still differs wins
-                candidate = steps[:index] + [change] + steps[index + 1:]
-                if differs(candidate):
-                    steps = candidate
+                kept = differs(steps[:index] + [change] + steps[index + 1:])
+                if kept is not None:
+                    steps = kept
                     break
+            if index >= len(steps):
+                break
+        index += 1
     return _earlier(_closer(steps, differs), differs, plain.t0)
+
+
+#: The fields a shrink simplifies, by step.
+USED = {"enqueue": ("qty", "max_attempts", "deadline"), "claim": ("owner", "lease_ms"),
+        "finish": ("ref", "forge"), "work_once": ("owner", "lease_ms", "send_ms", "send_error")}
 
 
 def _simpler(step: Step, plain: Plain = LESSON) -> list[list[Step]]:
     """For each field worth simplifying, the simpler versions of `step`, simplest first."""
-    used = {"enqueue": ("qty", "max_attempts", "deadline"), "claim": ("owner", "lease_ms"),
-            "finish": ("ref", "forge"), "work_once": ("owner", "lease_ms", "send_ms", "send_error")}
-    values = {"owner": list(plain.owners), "qty": [plain.qty], "max_attempts": [3],
-              "forge": [()], "send_ms": [0], "send_error": [""], "lease_ms": [plain.lease_ms],
-              "deadline": [step.now + plain.far], "ref": list(range(step.ref))}
+    values = _plainer(step, plain)
     return [[dataclasses.replace(step, **{name: value}) for value in values[name]
              if value != getattr(step, name)]
-            for name in used.get(step.op, ())
+            for name in USED.get(step.op, ())
             if values[name] and getattr(step, name) != values[name][0]]
+
+
+def _plainer(step: Step, plain: Plain) -> dict[str, list]:
+    """Each field's plainer values for `step`, plainest first."""
+    return {"owner": list(plain.owners), "qty": [plain.qty], "max_attempts": [3],
+            "forge": [()], "send_ms": [0], "send_error": [""], "lease_ms": [plain.lease_ms],
+            "deadline": [step.now + plain.far], "ref": list(range(step.ref))}
+
+
+def _simplify_everywhere(steps: list[Step], differs: Tries, plain: Plain) -> list[Step]:
+    """One candidate per field (a finish's stamp aside): that field at its plainest in every
+    step that has it. A crowd of steps alike (dozens of jobs enqueued, held by several
+    workers) is plain after a few replays, not one per step and field."""
+    for name in ("owner", "qty", "max_attempts", "deadline", "lease_ms", "forge", "send_ms",
+                 "send_error"):
+        candidate = [dataclasses.replace(step, **{name: _plainer(step, plain)[name][0]})
+                     if name in USED.get(step.op, ()) else step for step in steps]
+        if candidate != steps:
+            kept = differs(candidate)
+            steps = steps if kept is None else kept
+    return steps
 
 
 def _closer(steps: list[Step], differs: Tries) -> list[Step]:
     """Close the gap before each step (the step and everything after it move earlier by the
     same amount, deadlines set from then on included), as far as it still differs."""
-    for index in range(1, len(steps)):
+    index = 1
+    while index < len(steps):
         gap = steps[index].now - steps[index - 1].now - steps[index - 1].send_ms
         for delta in (gap, gap - 1, gap // 2):
             if delta <= 0:
                 continue
-            candidate = steps[:index] + [_moved(s, delta) for s in steps[index:]]
-            if differs(candidate):
-                steps = candidate
+            kept = differs(steps[:index] + [_moved(s, delta) for s in steps[index:]])
+            if kept is not None:
+                steps = kept
                 break
+        index += 1
     return steps
 
 
@@ -195,6 +254,5 @@ def _earlier(steps: list[Step], differs: Tries, t0: int = 0) -> list[Step]:
     if delta <= 0:
         return steps
     candidate = [_moved(s, delta, forged=True) for s in steps]
-    if all(s.deadline >= 0 for s in candidate) and differs(candidate):
-        return candidate
-    return steps
+    kept = differs(candidate) if all(s.deadline >= 0 for s in candidate) else None
+    return steps if kept is None else kept

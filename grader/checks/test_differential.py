@@ -34,7 +34,7 @@ from grader.harness.target_client import (FunctionHung, ProtocolError, TargetEnd
 
 from . import generate
 from .model import QueueModel, lesson_ids
-from .shrink import Plain, shrink
+from .shrink import Found, Plain, shrink
 from .timelines import (Difference, Outcome, Step, compare, first_difference, how, play_step,
                         stamp_for, stamps_after)
 
@@ -66,7 +66,8 @@ def test_random_timelines(lab, part):
                     # (a cache keyed by its file) never carries from one candidate to the next
                     paths = (scratch / lab.world.file(f"shrink-{n}") for n in itertools.count())
                     small = shrink(steps, lambda s: _how(s, lab.target, next(paths), ids),
-                                   want=how(steps, found), plain=plain_values(lab.world, ids))
+                                   want=Found(how(steps, found), found.step),
+                                   plain=plain_values(lab.world, ids))
                 show_failing(lab, small, steps, index)
     except TargetProcessError as exc:  # not in a call through the Lab (those are its failures)
         _target_failed(lab, exc, index)
@@ -102,9 +103,11 @@ def plain_values(world, ids=None) -> Plain:
                  far=world.far - world.t0, ids=ids or world.job_id)
 
 
-def _how(steps: list[Step], queue, path: Path, ids) -> tuple | None:
+def _how(steps: list[Step], queue, path: Path, ids) -> Found | None:
+    """How and where `steps` differs, replayed on a fresh database at `path` (then removed)."""
     try:
-        return how(steps, first_difference(steps, queue, path, ids))
+        found = first_difference(steps, queue, path, ids)
+        return None if found is None else Found(how(steps, found), found.step)
     finally:
         for suffix in ("", "-journal"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
