@@ -115,6 +115,36 @@ def test_timelines_cover_the_domain():
     assert min(sizes) <= 1 and max(sizes) >= 20
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_last_timeline_of_a_hundred_ends_with_a_full_queue(seed):
+    """Timeline 99 is the timeline as drawn, then a full queue: its last claim, at the same
+    instant as the claims before it, takes a job behind at least 17 live jobs, every one held
+    on a valid lease, 17 of them with attempts and time left (what a claim that pages through
+    the live jobs, LIMIT 16, or filters them in SQL first, would see)."""
+    import random
+
+    drawn = generate.Drawing(random.Random(f"{seed}:99"),
+                             random.Random(f"{seed}:99:edges")).draw(None)
+    steps = generate.timeline(seed, 99)
+    assert steps[:len(drawn)] == drawn and len(steps) > len(drawn)  # appended, nothing changed
+    model = QueueModel()
+    for step in steps[:-1]:
+        timelines.play_step(step, model, model, [])
+    last = steps[-1]
+    assert last.op == "claim" and {s.now for s in steps[len(drawn):]} == {last.now}
+    claim = model.claim(last.owner, last.now, last.lease_ms)
+    assert claim is not None
+    below = [row for job, row in model.rows.items() if job < claim.id
+             and row["status"] in ("pending", "leased")]
+    assert len(below) >= 17 and all(row["status"] == "leased" and row["lease_until"] > last.now
+                                    for row in below)
+    assert sum(row["attempts"] < row["max_attempts"] and row["deadline"] > last.now
+               for row in below) >= 17
+    other = generate.Drawing(random.Random(f"{seed}:98"),
+                             random.Random(f"{seed}:98:edges")).draw(None)
+    assert generate.timeline(seed, 98) == other  # the others as drawn
+
+
 def test_same_seed_same_timelines_other_seed_others():
     assert generate.timeline(5, 3) == generate.timeline(5, 3)
     assert generate.timeline(5, 3) != generate.timeline(6, 3)

@@ -4,7 +4,8 @@ A shadow model follows the timeline as it is drawn, so that the clock can land e
 instants that matter (a lease's end, a job's deadline, one before, one after), finishes can hand
 in the current stamp or a stale one, and operator edits pick jobs in the right state. Sizes
 vary from one job to dozens, workers hold several leases at once and come back for more, worker
-names come from a wide alphabet and times and lease lengths span their allowed range.
+names come from a wide alphabet and times and lease lengths span their allowed range. The last
+timeline of each hundred ends with a full queue: a claim behind at least 17 jobs held at once.
 """
 
 from __future__ import annotations
@@ -28,9 +29,21 @@ EPOCH = 0
 
 
 def timeline(seed: int | str, index: int = 0, length: int | None = None) -> list[Step]:
-    """The `index`-th timeline of `seed` (the same arguments always give the same steps)."""
-    return Drawing(random.Random(f"{seed}:{index}"),
-                   random.Random(f"{seed}:{index}:edges")).draw(length)
+    """The `index`-th timeline of `seed` (the same arguments always give the same steps); one
+    in every FULL_QUEUE_EVERY ends with a full queue (`Drawing.full_queue`)."""
+    drawing = Drawing(random.Random(f"{seed}:{index}"), random.Random(f"{seed}:{index}:edges"))
+    drawing.draw(length)
+    if index % FULL_QUEUE_EVERY == FULL_QUEUE_EVERY - 1:
+        drawing.full_queue()
+    return drawing.steps
+
+
+#: One timeline in this many (the last of each hundred: the check plays exactly one) ends with
+#: a full queue. Appended after the timeline as drawn, so that whatever the rest of the
+#: timeline shows (the first difference of any other bug) stays where it was.
+FULL_QUEUE_EVERY = 100
+#: How many jobs a full queue holds at once before its last claim (drawn between the two).
+HELD = (17, 20)
 
 
 #: How a timeline numbers its jobs (n: the n-th enqueued), besides 1, 2, 3 (most timelines):
@@ -181,6 +194,29 @@ class Drawing:
                           deadline=deadline, max_attempts=3))
         for _ in range(edges.randint(5, 9)):
             self.add(Step("claim", now=self.now, owner=edges.choice(self.owners),
+                          lease_ms=edges.choice([self.lease, 3 * self.lease])))
+
+    def full_queue(self) -> None:
+        """A run of claims at one instant through a queue fuller than a claim that looks only
+        at the first few live jobs sees: HELD and one more jobs enqueued, each with attempts
+        to spare after a claim, then a claim by one of several workers for each job claimable
+        now (those before them first). Each claim takes the lowest claimable id, so the last
+        finds every live job below its own held on a valid lease, at least HELD of them still
+        with attempts and time left: a claim that pages through the live jobs N at a time,
+        or scans only the first N rows, for any N up to HELD, comes back with None. Its values
+        come from the domain's edges' source (the rest of the timeline is drawn before it, as
+        it was)."""
+        edges, now = self.edges, self.now
+        held = edges.randint(*HELD)
+        before = sum(1 for row in self.model.rows.values()
+                     if self.model.lease_not_valid(row, now)
+                     and row["attempts"] < row["max_attempts"] and row["deadline"] > now)
+        for _ in range(held + 1):
+            self.add(Step("enqueue", now=now, qty=edges.choice([1, 2, 5]),
+                          deadline=now + edges.choice([self.lease, 2 * self.lease, FAR]),
+                          max_attempts=edges.choice([2, 3, 3, 4])))
+        for _ in range(before + held + 1):
+            self.add(Step("claim", now=now, owner=edges.choice(self.owners),
                           lease_ms=edges.choice([self.lease, 3 * self.lease])))
 
     def deadline_moved_between_claims(self) -> None:
