@@ -155,9 +155,10 @@ def test_same_seed_same_timelines_other_seed_others():
 #: two claims, quarantine, requeue, the claim that picks wrong).
 BLIND = sorted(p.stem for p in MUTANTS.glob("blind_*.py"))
 HANDFUL = 7
-#: A bug that needs many jobs at once: more than 5 held on valid leases (6 enqueues, 5 claims
-#: and the claim that finds none).
-MANY = {"blind_claim_first_five_live_jobs": 12}
+#: A bug that needs many jobs at once: more than N held on valid leases (N + 1 enqueues, N
+#: claims and the claim that finds none).
+MANY = {"blind_claim_first_five_live_jobs": 12, "blind_claim_first_nine_live_jobs": 20,
+        "blind_claim_first_sixteen_live_jobs": 34}
 
 
 @pytest.mark.parametrize("name", sorted(FOUND) + BLIND)

@@ -1,0 +1,32 @@
+"""claim reads a page of nine live jobs (LIMIT 9), then picks a claimable one in Python.
+
+"A page of the queue is enough: the front is where the work is": but when the first nine live
+jobs are all held on valid leases, the tenth is claimable and claim returns None. The same bug
+as a page of five, found only by a crowd of at least nine jobs held at once."""
+
+from _claim_parts import in_write_transaction, lease, quarantine
+from _kit import reference_finish as finish
+from _kit import work_once_with
+
+EXPECT_FAIL = {"random-timelines"}
+EXPECT_TEXT = {"random-timelines": "Came back: None"}
+
+PAGE = 9
+
+
+def claim(conn, owner, now, lease_ms):
+    def body():
+        quarantine(conn, now)
+        page = conn.execute("SELECT id, status, lease_until, attempts, max_attempts, deadline"
+                            " FROM jobs WHERE status IN ('pending', 'leased')"
+                            " ORDER BY id LIMIT ?", (PAGE,)).fetchall()
+        for job, status, until, attempts, most, deadline in page:
+            free = status == "pending" or until <= now
+            if free and attempts < most and deadline > now:
+                return lease(conn, job, owner, now, lease_ms)
+        return None
+
+    return in_write_transaction(conn, body)
+
+
+work_once = work_once_with(claim, finish)
