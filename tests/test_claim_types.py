@@ -10,8 +10,8 @@ from lab.store import Claim
 
 from grader.harness import children
 from grader.harness.claimtypes import shown, wrong_field
-from grader.harness.target_client import decode_value
-from grader.harness.target_server import encode_value
+from grader.harness.values import decode_value, encode_value
+
 
 def over_the_wire(value):
     """What the judge gets for `value` returned in the target process."""

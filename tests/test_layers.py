@@ -165,8 +165,9 @@ def test_the_docstring_says_what_the_package_may_import(package):
 #: The harness modules the target process runs (grader.harness.target_server and what it
 #: imports): they never import a module of the judge's side (target_client, dbhost, scenario,
 #: sandbox...), which hold the real database and what is believed about the code under grade.
+#: `wire` and `values` (the codec of what a call returns or raises) are imported by both sides.
 TARGET_PROCESS = {"grader.harness." + m for m in ("target_server", "target", "jail", "dbproxy",
-                                                  "wire")}
+                                                  "wire", "filewatch", "values")}
 
 
 def test_the_target_process_imports_nothing_of_the_judge():

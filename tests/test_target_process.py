@@ -26,9 +26,9 @@ from lab.store import Claim
 from grader.harness import wire
 from grader.harness.target_client import (
     Foreign, ProtocolError, RaisedInTarget, RequestRefused, SendFailed, TargetClosed,
-    TargetEnded, TargetLoadError, TargetProcess, TargetTimeout, decode_value,
+    TargetEnded, TargetLoadError, TargetProcess, TargetTimeout,
 )
-from grader.harness.target_server import encode_value
+from grader.harness.values import decode_value, encode_value
 
 from conftest import CHANNEL_FDS, gone
 

@@ -27,7 +27,7 @@ negative for a signal) | {"kind": "no-answer"} |
 {"kind": "protocol-error", "error"} (the target process broke the channel's rules: nothing it
 said can be believed; a check reports it as errored) | {"kind": "own-connection", "paths",
 "returned"} (claim opened a connection of its own to the check's database, whatever it returned
-or raised: target_server, "The file watched"; a check fails with that diagnosis) | {"kind": "grader-error", "error"} (a bug
+or raised: filewatch; a check fails with that diagnosis) | {"kind": "grader-error", "error"} (a bug
 on the judge's side); the ones that ran claim to its end also carry
 "statements": [[step, sql], ...] (its statements on the gated connection, numbered from 1).
 """

@@ -345,7 +345,7 @@ class Lab:
 
     def _own_connections(self, function: str, event: dict, **outcome) -> None:
         """The call opened a connection of its own to the check's database (the target process
-        saw it: target_server, "The file watched"): that breaks the contract, whatever its SQL
+        saw it: filewatch): that breaks the contract, whatever its SQL
         looked like, and what the check saw of it cannot be believed. The event shows what
         the call returned (or raised) all the same."""
         own, self.target.own_connections = self.target.own_connections, []

@@ -28,7 +28,7 @@ of an interpreter's start-up; `LAUNCH_ENV` or the `launcher` argument choose), a
                                           work_once opened (or tried to: the jail denies them)
                                           of its own to a database opened here (or its side
                                           files), as the target process saw them
-                                          (target_server, "The file watched"); [] when none
+                                          (filewatch); [] when none
     close()                               kill the process group, for sure
 
 Message shapes are in `target_server`'s docstring. Every message from the target is checked
@@ -98,6 +98,8 @@ from . import wire, workroot, zygote
 from .launch import LAUNCH_ENV, spawn
 from .dbhost import DbHost, RequestError
 from .interleave import WriteLockWatch, is_statement
+# what a call returns or raises (Foreign: importable from here, as the calls' documented type)
+from .values import Foreign, RaisedInTarget, decode_error, decode_value  # noqa: F401
 
 CALLS = ("claim", "finish", "work_once")  # the calls of the code under grade
 
@@ -108,7 +110,6 @@ EXTRA_WRITABLE = "LEASELAB_EXTRA_WRITABLE"
 CALL_TIMEOUT = 10.0  # seconds the target may keep control before it is taken as hung
 START_TIMEOUT = 20.0  # a fresh interpreter that imports the target, on a loaded machine
 _SCALARS = (type(None), bool, int, str)
-MAX_OWN = 8  # paths in a reply's own_connections (target_server.MAX_OWN)
 
 
 #: What of the judge's environment a target process gets: what an interpreter reads at start-up
@@ -184,36 +185,6 @@ class SendFailed(Exception):
     """Raise this from a judge-side send/clock: the target raises its own SendFailed(message).
     A subclass that is also a ConnectionError or TimeoutError makes the target's one also that
     builtin (what the network would raise: code that catches only those catches it)."""
-
-
-class RaisedInTarget(Exception):
-    """A call into the target raised. Only data: the exception itself stayed in the target."""
-
-    def __init__(self, function: str, type: str, message: str, where: str | None,
-                 not_implemented: bool, sqlite_error: str | None, send_failed: str | None,
-                 chain: list[str]):
-        super().__init__(message)
-        self.function = function
-        self.type = type  # "module.QualName"; builtins bare: "ValueError"
-        self.message = message  # "Name: first line of the message"
-        self.where = where  # file:line in the target's code, if any frame was there
-        self.not_implemented = not_implemented
-        self.sqlite_error = sqlite_error  # "OperationalError", ... for sqlite3 errors
-        self.send_failed = send_failed  # "same": the very SendFailed a callback raised
-        self.chain = chain  # one line per __cause__/__context__, innermost last
-
-
-@dataclasses.dataclass(frozen=True)
-class Foreign:
-    """A value that is not plain data: its type's name and a bounded repr, nothing more."""
-
-    type: str
-    repr: str
-    #: a lab.store.Claim whose field is of a wrong type: {"field", "value", "type", "wanted"}
-    wrong_field: dict | None = None
-
-    def __repr__(self) -> str:
-        return self.repr
 
 
 @dataclasses.dataclass
@@ -301,7 +272,7 @@ class TargetProcess:
         """Open (or reopen) connection `name` (in the judge: `db`); `gated`: its claims ask
         before each statement; `synchronous_off`: PRAGMA synchronous = OFF on it once opened.
         The target process learns the file with the first call on it, and watches it for
-        connections of the code's own (target_server, "The file watched"): its jail denies them,
+        connections of the code's own (filewatch): its jail denies them,
         and the watch names the mistake."""
         if type(gated) is not bool or type(synchronous_off) is not bool:
             raise TypeError("open: gated and synchronous_off are bools")
@@ -807,48 +778,10 @@ def _kill(process, *fds: int, db: DbHost | None = None, scratch: str | None = No
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-# -- values ----------------------------------------------------------------------------------------
-def decode_value(value) -> Any:
-    """A VALUE from the target back to None / bool / int / str / Claim / Foreign."""
-    value = wire.obj(value, "value")
-    kind = value.get("kind")
-    if kind == "none":
-        wire.keys(value, ("kind",), what="none value")
-        return None
-    if kind in ("bool", "int", "str"):
-        wire.keys(value, ("kind", "value"), what=f"{kind} value")
-        if kind == "bool":
-            return wire.boolean(value["value"], "value")
-        if kind == "int":
-            return wire.integer(value["value"], "value")
-        return wire.string(value["value"], "value", wire.MAX_STR)
-    if kind == "claim":
-        wire.keys(value, ("kind", "value"), what="claim value")
-        fields = wire.obj(value["value"], "claim")
-        wire.keys(fields, tuple(name for name, _ in wire.CLAIM_FIELDS), what="claim")
-        return Claim(**{name: wire.integer(fields[name], f"claim {name}") if field_type is int
-                        else wire.string(fields[name], f"claim {name}", wire.MAX_STR)
-                        for name, field_type in wire.CLAIM_FIELDS})
-    if kind == "other":
-        wire.keys(value, ("kind", "type", "repr"), ("wrong_field",), what="other value")
-        wrong = None
-        if "wrong_field" in value:
-            wrong = wire.obj(value["wrong_field"], "wrong_field")
-            wire.keys(wrong, ("field", "value", "type", "wanted"), what="wrong_field")
-            if wrong["field"] not in [name for name, _ in wire.CLAIM_FIELDS] or \
-                    wrong["wanted"] not in ("int", "str"):
-                raise wire.WireError("wrong_field names no Claim field")
-            wrong = {"field": wrong["field"], "wanted": wrong["wanted"],
-                     "value": wire.string(wrong["value"], "wrong_field value", wire.MAX_REPR),
-                     "type": wire.string(wrong["type"], "wrong_field type", wire.MAX_NAME)}
-        return Foreign(wire.string(value["type"], "type", wire.MAX_NAME),
-                       wire.string(value["repr"], "repr", wire.MAX_REPR), wrong)
-    raise wire.WireError("value of unknown kind")
-
-
+# -- helpers ---------------------------------------------------------------------------------------
 def _raised(function: str, exc: sqlite3.Error) -> RaisedInTarget:
     """A sqlite3 error of a request the judge ran on a target's connection (setup SQL), told as
-    the error a call raised. Not target_server.describe_error, which tells what the code under
+    the error a call raised. Not values.describe_error, which tells what the code under
     grade raised: its place in that code, its chain, a callback's error; this error is the
     judge's own (no place, no chain, the message cut at MAX_MESSAGE without "…")."""
     kind = next((k.__name__ for k in type(exc).__mro__ if k.__module__ == "sqlite3"), "Error")
@@ -859,33 +792,12 @@ def _raised(function: str, exc: sqlite3.Error) -> RaisedInTarget:
                           send_failed=None, chain=[])
 
 
-def decode_error(error, function: str) -> RaisedInTarget:
-    """An ERROR from the target as a RaisedInTarget (only checked data in it)."""
-    error = wire.obj(error, "raised")
-    wire.keys(error, ("type", "message", "where", "not_implemented", "sqlite_error",
-                      "send_failed", "chain"), what="raised")
-    send_failed = error["send_failed"]
-    if send_failed not in (None, "same", "instance"):
-        raise wire.WireError("raised: send_failed is not null, same or instance")
-    chain = wire.array(error["chain"], "chain", wire.MAX_CHAIN)
-    return RaisedInTarget(
-        function,
-        type=wire.string(error["type"], "raised type", wire.MAX_NAME),
-        message=wire.string(error["message"], "raised message", wire.MAX_MESSAGE),
-        where=wire.optional_string(error["where"], "raised where", wire.MAX_MESSAGE),
-        not_implemented=wire.boolean(error["not_implemented"], "not_implemented"),
-        sqlite_error=wire.optional_string(error["sqlite_error"], "sqlite_error", wire.MAX_NAME),
-        send_failed=send_failed,
-        chain=[wire.string(line, "chain entry", wire.MAX_MESSAGE) for line in chain],
-    )
-
-
 def _own_connections(value, op: str) -> list[str]:
-    """A reply's own_connections (when present): 1 to MAX_OWN distinct paths, on the reply to
+    """A reply's own_connections (when present): 1 to wire.MAX_OWN distinct paths, on the reply to
     a claim / finish / work_once only."""
     if op not in ("claim", "finish", "work_once"):
         raise wire.WireError(f"own_connections in a reply to {op}")
-    paths = wire.array(value, "own_connections", MAX_OWN)
+    paths = wire.array(value, "own_connections", wire.MAX_OWN)
     if not paths:
         raise wire.WireError("own_connections is empty")
     paths = [wire.string(path, "own_connections path", wire.MAX_MESSAGE) for path in paths]

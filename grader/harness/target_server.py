@@ -67,22 +67,9 @@ thread's to be answered; a call does not end (its reply is not sent) before the 
 during it, from whatever thread, have had their answers; a nested call is served on the thread
 whose callback the judge nested it in.
 
-The file watched (`FileWatch`): the contract is that claim / finish / work_once use the
-connection they are given. The target process cannot open the check's database at all (its jail
-denies the folder the judge keeps it in); what it tries is still named. Before the target is
-imported the server adds an audit hook (`sys.addaudithook`: it cannot be removed) that sees every
-`sqlite3.connect` and every direct `sqlite3.Connection(...)` (Python raises the "sqlite3.connect"
-event in Connection.__init__, whatever the factory), and records those whose file, resolved
-(relative to the cwd of the moment, a file: URI's path, symlinks; hard links by inode), is one of
-the judge's databases (each call's request names its file) or its -journal / -wal / -shm. As a
-cross-check, where no jail denies those files (a kernel without Landlock), at the end of each
-of those calls and at each callback it lists /proc/self/fd: an open descriptor on one of them is
-recorded too. What was recorded since the last reply goes back as "own_connections" (at most
-MAX_OWN distinct paths; absent when none); a call nested in another one's callback reports only
-what it opened itself. A connection to any other file (a scratch database in its TMPDIR,
-":memory:") is the code's own business: not recorded. This is a diagnosis, never a verdict's
-only ground: code that silenced it would still have failed to open the file (jailed), or would
-be seen by nothing the judge believes.
+The file watched (`filewatch`): connections of its own that claim / finish / work_once open,
+or try to, to the judge's databases (or their side files), named by an audit hook that cannot
+be removed and reported in a reply's "own_connections".
 """
 
 from __future__ import annotations
@@ -93,30 +80,21 @@ import importlib.machinery
 import importlib.util
 import os
 import random
-import reprlib
 import resource
 import signal
 import sqlite3
 import sys
-import sysconfig
 import threading
-import traceback
 
 from lab.store import Claim
 
 from . import dbproxy, jail, wire
 from . import target as targets
+from .filewatch import file_watch
+from .values import describe_error, encode_value
 
 PROTOCOL_BUG = 3  # exit code: the judge sent something this server does not understand
-MAX_OWN = 8  # distinct paths in a reply's own_connections
 _HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
-#: The standard library's folders (`where` passes over their frames), and site-packages, which
-#: may lie inside them and is not the standard library.
-_STDLIB_DIRS, _SITE_DIRS = (
-    tuple(sorted({os.path.join(os.path.abspath(sysconfig.get_paths()[key]), "") for key in keys}))
-    for keys in (("stdlib", "platstdlib"), ("purelib", "platlib")))
-
-
 CALLS = ("claim", "finish", "work_once")  # the calls of the code under grade
 
 
@@ -144,173 +122,6 @@ class _Call:
         self.sends = 0  # work_once: how often send was called (the local clock moves on)
         self.thread = threading.get_ident()  # the thread that runs it (its statements are gated)
         self.in_flight = 0  # its callbacks under way, on any thread (the call ends after them)
-
-
-class FileWatch:
-    """Connections to the server's databases that the server did not open (module docstring,
-    "The file watched"). One per process: `install()` adds its audit hook."""
-
-    def __init__(self):
-        self.files: set[str] = set()  # real paths: the databases opened, with their side files
-        self.inodes: set[tuple[int, int]] = set()  # (st_dev, st_ino) of those databases
-        self.server_fds: set[int] = set()  # fds on those databases the server's connections hold
-        self.opening = False  # the server is opening one of its own connections
-        self.seen: list[str] = []  # recorded since the last take (distinct, at most MAX_OWN)
-        self.ignored: set[int] = set()  # during a nested call: the fds the outer ones opened
-        # /proc/self/fd is listed (the cross-check) unless a jail denies the databases' folder:
-        # then no descriptor on them can be opened here, and listing finds none
-        self.descriptors = True
-        # bound now: code under grade that patches os or os.path later does not change them
-        self._stat, self._listdir, self._readlink = os.stat, os.listdir, os.readlink
-        self._fstat = os.fstat
-        self._realpath, self._join, self._getcwd = os.path.realpath, os.path.join, os.getcwd
-        self._fspath = os.fspath
-
-    def install(self) -> "FileWatch":
-        sys.addaudithook(self._hook)
-        return self
-
-    # -- the server's own connections --------------------------------------------------------
-    def open(self, connect):
-        """`connect()` opens a connection of the server's: its path's fds are the server's."""
-        before = self._fds()
-        self.opening = True
-        try:
-            conn = connect()
-        finally:
-            self.opening = False
-        self.server_fds |= {fd for fd, file in self._fds().items() if before.get(fd) != file}
-        return conn
-
-    def add(self, path: str) -> None:
-        """`path` is a database the server opened (after it is opened: it exists)."""
-        real = self._realpath(path)
-        self.files.update(real + suffix for suffix in ("", "-journal", "-wal", "-shm"))
-        try:
-            st = self._stat(real)
-            self.inodes.add((st.st_dev, st.st_ino))
-        except OSError:
-            pass
-
-    def closed(self) -> None:
-        """A connection of the server's was closed: forget its fds (those SQLite keeps open
-        for a lock another connection holds stay the server's)."""
-        now = self._fds()
-        self.server_fds = {fd for fd in self.server_fds if now.get(fd) in self.inodes}
-
-    # -- what the code under grade opened ----------------------------------------------------
-    def enter(self, nested: bool):
-        """A call of the code under grade starts; `nested`: inside another one's callback. What
-        the outer call opened stays the outer call's (its reply says it): the state to give
-        `leave`."""
-        if not nested:
-            return None
-        self.scan()
-        saved = (self.seen, self.ignored)
-        self.seen = []
-        if self.descriptors:
-            self.ignored = self.ignored | {fd for fd, file in self._fds().items()
-                                           if file in self.inodes and fd not in self.server_fds}
-        return saved
-
-    def leave(self, saved) -> list[str]:
-        """The call ends: what it opened of its own (`take`); the outer call's state again."""
-        own = self.take()
-        if saved is not None:
-            self.seen, self.ignored = saved
-        return own
-
-    def take(self) -> list[str]:
-        """Scan the fds, then what was recorded since the last take (and forget it)."""
-        self.scan()
-        seen, self.seen = self.seen, []
-        return seen
-
-    def scan(self) -> None:
-        if not self.inodes or not self.descriptors:
-            return
-        # the server's own fds and the outer calls' are never recorded: not even looked at
-        for fd, file in self._fds(skip=self.server_fds | self.ignored).items():
-            if file in self.inodes:
-                try:
-                    self._record(self._readlink(f"/proc/self/fd/{fd}"))
-                except OSError:
-                    pass
-
-    def _hook(self, event: str, args: tuple) -> None:
-        if event != "sqlite3.connect" or self.opening or not self.files:
-            return
-        try:
-            for path in self._candidates(args[0]):
-                if self._is_database(path):
-                    self._record(path)
-                    return
-        except BaseException:  # never fail the connect itself
-            pass
-
-    def _candidates(self, database) -> list[str]:
-        """The file(s) `database` may name: as a path, and as a file: URI's path."""
-        name = self._fspath(database)
-        if isinstance(name, bytes):
-            name = name.decode("utf-8", "surrogateescape")
-        if type(name) is not str or name in ("", ":memory:"):
-            return []
-        names = [name]
-        if name.startswith("file:"):
-            from urllib.parse import unquote
-
-            rest = name[5:].split("#", 1)[0].split("?", 1)[0]
-            if rest.startswith("//"):  # file://host/path: the path
-                slash = rest.find("/", 2)
-                rest = rest[slash:] if slash >= 0 else ""
-            if rest and rest != ":memory:":
-                names.append(unquote(rest))
-        return [self._realpath(self._join(self._getcwd(), n)) for n in names]
-
-    def _is_database(self, real: str) -> bool:
-        if real in self.files:
-            return True
-        try:
-            st = self._stat(real)
-        except OSError:
-            return False
-        return (st.st_dev, st.st_ino) in self.inodes
-
-    def _record(self, path: str) -> None:
-        if path not in self.seen and len(self.seen) < MAX_OWN:
-            self.seen.append(wire.bounded(path, wire.MAX_MESSAGE))
-
-    def _fds(self, skip: set[int] | frozenset = frozenset()) -> dict[int, tuple[int, int]]:
-        """{fd: (st_dev, st_ino)} of the open fds but those in `skip` (not the one listdir
-        itself used a moment ago: it is closed by the time it is looked at); {} where /proc
-        cannot be read. fstat: the file an fd is open on, as a stat of /proc/self/fd/N would
-        follow it there, without walking that path."""
-        found = {}
-        try:
-            names = self._listdir("/proc/self/fd")
-        except OSError:
-            return found
-        for name in names:
-            try:
-                fd = int(name)
-                if fd in skip:
-                    continue
-                st = self._fstat(fd)
-                found[fd] = (st.st_dev, st.st_ino)
-            except (OSError, ValueError):
-                pass
-        return found
-
-
-#: The process's FileWatch (its audit hook cannot be removed: installed once, by `serve`).
-_file_watch: FileWatch | None = None
-
-
-def file_watch() -> FileWatch:
-    global _file_watch
-    if _file_watch is None:
-        _file_watch = FileWatch().install()
-    return _file_watch
 
 
 class Channel:
@@ -388,7 +199,7 @@ class Server:
             reply = {"refused": str(refused)}
         except BaseException as exc:  # the target's error, whatever it is, goes back as data
             try:
-                reply = {"raised": describe_error(exc, call.raised)}
+                reply = {"raised": describe_error(exc, call.raised, SendFailed)}
             except BaseException:  # a hostile exception class: say only that it was one
                 reply = {"raised": {"type": "?", "message": "?", "where": None,
                                     "not_implemented": False, "sqlite_error": None,
@@ -611,155 +422,6 @@ class Server:
             while self.talking:
                 self.turn.wait()
             self.talking = True
-
-
-# -- values and errors as plain data ---------------------------------------------------------------
-_REPR = reprlib.Repr()
-_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 4, 200, 400, 100
-_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = 20
-
-
-def encode_value(value) -> dict:
-    """`value` as plain data, its kind decided by its exact type."""
-    kind = type(value)
-    if value is None:
-        return {"kind": "none"}
-    if kind is bool:
-        return {"kind": "bool", "value": value}
-    if kind is int and wire.INT_MIN <= value <= wire.INT_MAX:
-        return {"kind": "int", "value": value}
-    if kind is str and len(value) <= wire.MAX_STR and _utf8(value):
-        return {"kind": "str", "value": value}
-    other = {"kind": "other", "type": type_name(kind), "repr": safe_repr(value)}
-    if kind is Claim:
-        fields = {name: vars(value).get(name) for name, _ in wire.CLAIM_FIELDS}
-        if all(_plain(fields[name], field_type) for name, field_type in wire.CLAIM_FIELDS):
-            return {"kind": "claim", "value": fields}
-        for name, field_type in wire.CLAIM_FIELDS:  # the first field of the wrong type
-            if type(fields[name]) is not field_type:
-                other["wrong_field"] = {"field": name, "value": safe_repr(fields[name]),
-                                        "type": type_name(type(fields[name])),
-                                        "wanted": field_type.__name__}
-                break
-    return other
-
-
-def _plain(value, kind) -> bool:
-    if type(value) is not kind:
-        return False
-    if kind is int:
-        return wire.INT_MIN <= value <= wire.INT_MAX
-    return len(value) <= wire.MAX_STR and _utf8(value)
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-        return True
-    except UnicodeEncodeError:
-        return False
-
-
-def type_name(kind: type) -> str:
-    """`module.QualName` of a type; builtins by their bare name."""
-    try:
-        module = kind.__module__
-        name = kind.__qualname__
-        text = name if module == "builtins" else f"{module}.{name}"
-    except BaseException:
-        text = "?"
-    return wire.bounded(str(text), wire.MAX_NAME)
-
-
-def safe_repr(value) -> str:
-    """A bounded repr; never raises (a repr that fails says so)."""
-    try:
-        text = _REPR.repr(value)
-        if type(text) is not str:
-            raise TypeError("repr did not return a str")
-    except BaseException as exc:
-        text = f"<{type_name(type(value))} whose repr raised {type(exc).__name__}>"
-    return wire.bounded(text, wire.MAX_REPR)
-
-
-def describe_error(exc: BaseException, raised_by_callbacks: list) -> dict:
-    """What the judge needs to know of an exception the target raised."""
-    if any(exc is error for error in raised_by_callbacks):
-        send_failed = "same"
-    elif isinstance(exc, SendFailed):
-        send_failed = "instance"
-    else:
-        send_failed = None
-    return {
-        "type": type_name(type(exc)),
-        "message": one_line(exc),
-        "where": where(exc),
-        "not_implemented": isinstance(exc, NotImplementedError),
-        "sqlite_error": _sqlite_class(exc),
-        "send_failed": send_failed,
-        "chain": _chain(exc),
-    }
-
-
-def one_line(exc: BaseException) -> str:
-    """`Type: first line of the message`, bounded; never raises."""
-    name = wire.bounded(str(type(exc).__name__), wire.MAX_NAME)
-    try:
-        lines = str(exc).strip().splitlines()
-    except BaseException:
-        lines = ["<message unreadable>"]
-    return wire.bounded(f"{name}: {lines[0]}" if lines else name, wire.MAX_MESSAGE)
-
-
-def where(exc: BaseException) -> str | None:
-    """file:line of the innermost frame outside the harness and the standard library (the
-    target's code, usually: a send run by concurrent.futures and re-raised by `.result()` is
-    placed at the target's line, not in concurrent/futures); a frame of the standard library
-    only when there is no other."""
-    found = in_stdlib = None
-    try:
-        for frame in traceback.extract_tb(exc.__traceback__):
-            path = os.path.abspath(frame.filename)
-            if path.startswith(_HARNESS_DIR) or "importlib" in path:
-                continue
-            try:
-                text = f"{os.path.relpath(path)}:{frame.lineno}"
-            except ValueError:
-                text = f"{path}:{frame.lineno}"
-            if path.startswith(_STDLIB_DIRS) and not path.startswith(_SITE_DIRS):
-                in_stdlib = text
-            else:
-                found = text
-    except BaseException:
-        return None
-    found = found or in_stdlib
-    return None if found is None else wire.bounded(found, wire.MAX_MESSAGE)
-
-
-def _sqlite_class(exc: BaseException) -> str | None:
-    if not isinstance(exc, sqlite3.Error):
-        return None
-    try:
-        for kind in type(exc).__mro__:
-            if kind.__dict__.get("__module__") == "sqlite3":
-                return kind.__name__
-    except BaseException:
-        pass
-    return "Error"
-
-
-def _chain(exc: BaseException) -> list[str]:
-    chain, seen = [], {id(exc)}
-    try:
-        current = exc.__cause__ or exc.__context__
-        while isinstance(current, BaseException) and id(current) not in seen and \
-                len(chain) < wire.MAX_CHAIN:
-            seen.add(id(current))
-            chain.append(one_line(current))
-            current = current.__cause__ or current.__context__
-    except BaseException:
-        pass
-    return chain
 
 
 def _field(request: dict, key: str, kind: type):

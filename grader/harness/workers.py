@@ -34,7 +34,7 @@ arrival order: {"worker", "op", "t", ...}, where op is one of
 
 (exited, timed-out and protocol also say `during`: start-up, open, work_once or sync; returned
 and raised also carry `own_connections`, [path, ...], when that work_once opened connections of
-its own to the check's database: target_server, "The file watched"). A worker's
+its own to the check's database: filewatch). A worker's
 last event is "stopped". After every work_once, before its outcome becomes an event, and before a
 worker says it stopped, it makes a round trip with its target (`sync`): a reply the code under
 grade forged on the channel shows up there as a protocol error, never as a result. Every wait is
@@ -304,7 +304,7 @@ class _Worker:
 
 def _own(target: TargetProcess) -> dict:
     """{"own_connections": [path, ...]} when the last work_once opened connections of its own
-    to the database (target_server, "The file watched"), else {}: a field of its event."""
+    to the database (filewatch), else {}: a field of its event."""
     own = list(target.own_connections)
     return {"own_connections": own} if own else {}
 
