@@ -1,85 +1,12 @@
 """The judge's databases: the real sqlite3 connections behind the proxies the code under grade holds.
 
-The code under grade never holds a database handle. The `conn` handed to claim, finish and
-work_once is a `dbproxy.ProxyConnection` in the target process; each of its operations is one
-request over the channel, served here, in the judge's process, on a real connection that the
-target process never sees (its jail denies the database's folder). What the judge believes about
-how the code ran is therefore read here, on the trusted side: the statements it ran (this
-connection's trace), whether a transaction is open or a lock held, the race's statement gate, the
-fault triggers' firings. Nothing the code under grade does in its own process can patch, mute or
-forge them.
-
-A `DbHost` holds the connections of one target process by name, each a `watched` connection opened
-as `lab.store.connect` opens one. The judge's own uses (setup SQL, TEMP triggers, reading
-`in_transaction`) are plain method calls; a proxy's request is `serve(request)`, which runs the
-very sqlite3 call the proxy stands for on the real objects, so every result and every exception
-is the real module's (the proxy re-raises the same class with the same message).
-
-Requests (from `dbproxy`, one JSON object each; `conn` and `epoch` name the connection: a name
-opened again is a new epoch, and a proxy of an older one is a closed connection):
-    {"op": "execute", "conn", "epoch", "cur", "sql", "params": P | null}
-    {"op": "executemany", "conn", "epoch", "cur", "sql", "seq": [P, ...]}
-        P is [B, ...] | {name: B} | false (parameters of a type sqlite3 does not take)
-    {"op": "executescript", "conn", "epoch", "cur", "sql"}
-        -> {"description": [name, ...] | null, "lastrowid": int | null, "rowcount0": int,
-            "rowcount": int, "rows": [[V, ...]], "done": bool[, "later": ERROR]}
-    {"op": "fetch", "conn", "epoch", "cur", "n": int (-1: all)}
-        -> {"rows": [[V, ...]], "done": bool, "rowcount": int}
-    {"op": "close_cursor" | "commit" | "rollback" | "close", "conn", "epoch"[, "cur"]} -> null
-    {"op": "exit", "conn", "epoch", "error": bool}   `with conn:` ending -> null
-    {"op": "set", "conn", "epoch", "attr": "isolation_level" | "autocommit", "value"} -> null
-
-  Any request may carry "drop": [cur, ...] (cursors the code under grade no longer holds: their
-  statements are reset, as a real cursor's is when it is freed), "trace": true (the code set
-  a trace callback of its own: the reply carries the statements traced during the request) and
-  "raw_text": true (the code's text_factory is not str: a TEXT value that is not UTF-8 comes
-  back as {"t": base64 of its bytes} for the proxy's text_factory, where with str the real
-  module raises its "Could not decode to UTF-8" error here).
-
-Replies: {"ok": RESULT, "state": {"in_transaction", "total_changes", "isolation_level"}
-[, "trace": [sql, ...]]} or {"error": ERROR, "state": ...}; ERROR is {"class", "message"
-[, "code", "name"]}: a class of sqlite3's (OperationalError, ...) or one of `BUILTIN_ERRORS`,
-its message, and sqlite_errorcode / sqlite_errorname where the error has them (a
-UnicodeEncodeError also its "unicode": [encoding, start, end, reason, base64 of the characters,
-surrogates passed through]). V is a value as `wire.sql_value` writes it; a parameter B is a V
-or one the code's sqlite3 could not bind, as the value that makes the real module raise the same
-error when it binds it, at the same moment: {"i": "+" | "-"} an int out of range, {"u": base64}
-a str with lone surrogates, {"x": type name} a value of a type it does not take, {"e": n} a
-value whose adapter raised in the proxy (binding it raises ERROR {"class": "Deferred", "index":
-n}, and the proxy raises that exception of its own).
-
-Rows and locks. A real cursor steps its statement once at execute and once after each row it
-hands out, and a statement that is not done keeps its read lock. The host does the same: after
-an execute that returns rows it reads the first row (so a `.fetchone()` costs no second round
-trip) and a `fetch` reads exactly the rows asked for; the proxy asks for one row per
-`fetchone()`, `n` for `fetchmany(n)`, all for `fetchall()` and `ITER_CHUNK` at a time for
-iteration. So the statement is one step ahead of the code only between an execute and its first
-fetch, and a cursor left unfinished holds its lock as a real one does. (The only difference: a
-SELECT in autocommit whose only row is never fetched releases its read lock at once here, as a
-real cursor does when its one row is read.) Which cursors still run a statement, and so hold
-its lock, is read off the real cursors (`unfinished`: the race's lock model). `rowcount` is
-the real cursor's at each moment the code can read it (`rowcount0` before the first row is
-handed out).
-
-A reply whose rows would not fit in one message (wire.MAX_LINE, 4 MiB) is an error instead,
-sqlite3.DataError "string or blob too big", as a request too long is (target_server): the proxy
-cannot hand out a value of more than about 3 MiB, nor fetch more rows than fit at once.
-
-The fault triggers' counter (`harness_count`) is registered here on every connection and an
-authorizer lets only a trigger the judge created (a plain call, not a proxy's request) call it:
-SQL of the code under grade that calls it, directly or from a trigger or view of its own, is
-refused ("not authorized"), so a firing cannot be faked; nor can the code drop the judge's
-triggers (or create one by the same name). The same authorizer refuses what would
-open a file from the judge's process, outside the target's jail: ATTACH of a file (an in-memory
-or temporary database may be attached), VACUUM INTO, and PRAGMA temp_store_directory /
-data_store_directory set to a value.
-
-The code's SQL runs in the judge's process, so it is bounded here as the target process is:
-SQLite's progress handler interrupts a statement still running at the request's `deadline` (the
-call's timeout: `overran` tells the TargetProcess, which times the call out), a string or blob
-may not exceed MAX_VALUE_BYTES (SQLITE_LIMIT_LENGTH), a database MAX_PAGES pages
-(max_page_count, main and temp); the code may not set max_page_count or page_size, nor a busy
-timeout over MAX_BUSY_TIMEOUT_MS (a wait on a lock happens here, where no signal ends it).
+A `DbHost` holds one target process's connections by name (`watched` connections, opened as
+`lab.store.connect` opens one); `serve(request)` runs a proxy's request on them, the very sqlite3
+call the proxy stands for. What the judge believes about how the code ran is read here: the
+statements traced, transactions and locks held (`unfinished`), the race's gate, the fault
+triggers' firings (an authorizer keeps the code from calling or dropping them); and the code's
+SQL is bounded here (a deadline, value and database sizes). Requests and replies, rows and
+locks, the authorizer and the bounds: docs/protocol.md, "The judge's databases".
 """
 
 from __future__ import annotations

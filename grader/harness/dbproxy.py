@@ -10,17 +10,17 @@ holds by construction for everything that reaches the database; what is kept her
 real connection keeps in Python: `row_factory`, `text_factory`, the trace callback of the code's
 own, a cursor's `arraysize` and the rows already read.
 
-Parameters are turned into SQLite values here as the sqlite3 module would (adapters registered
-with `sqlite3.register_adapter` and `__conform__` included). A value it cannot bind (an int out
-of SQLite's range, a str with lone surrogates, a value of a type it does not take, one whose
-adapter raised) and parameters that are not a sequence or a dict are sent as what makes the
-judge's real module raise the same error when it binds them (dbhost's protocol), so the error
-comes at the real moment: after the statement is compiled (a syntax error wins), the bindings
-counted and Python's implicit BEGIN run; an adapter's own exception is raised as it is.
-executemany runs the items its iterator yielded before one that raised, then raises it. A failed
-execute leaves the cursor as the real one's (no description, rowcount -1). No exception raised
-here holds a cycle through the cursor, so a cursor is let go of when the code lets go of it (and
-the judge's real cursor with it, as the real module reuses a cached statement only once free).
+Parameters are turned into SQLite values here as the sqlite3 module would (adapters registered with
+`sqlite3.register_adapter` and `__conform__` included). A value it cannot bind (an int out of
+SQLite's range, a str with lone surrogates, a value of a type it does not take, one whose adapter
+raised) and parameters that are not a sequence or a dict are sent as what makes the judge's real
+module raise the same error when it binds them (docs/protocol.md, "The judge's databases"), so the
+error comes at the real moment: after the statement is compiled (a syntax error wins), the bindings
+counted and Python's implicit BEGIN run; an adapter's own exception is raised as it is. executemany
+runs the items its iterator yielded before one that raised, then raises it. A failed execute leaves
+the cursor as the real one's (no description, rowcount -1). No exception raised here holds a cycle
+through the cursor, so a cursor is let go of when the code lets go of it (and the judge's real
+cursor with it, as the real module reuses a cached statement only once free).
 tests/test_proxy_conformance.py compares a corpus of sqlite3 usage step by step with a real
 connection.
 

@@ -1,22 +1,7 @@
 """The file watched, in the target process: connections of its own that the code under grade
-opens (or tries to) to the judge's databases, reported in a reply's "own_connections".
-
-The contract is that claim / finish / work_once use the connection they are given. The target
-process cannot open the check's database at all (its jail denies the folder the judge keeps it
-in); what it tries is still named. Before the target is imported the server adds an audit hook
-(`sys.addaudithook`: it cannot be removed) that sees every `sqlite3.connect` and every direct
-`sqlite3.Connection(...)` (Python raises the "sqlite3.connect" event in Connection.__init__,
-whatever the factory), and records those whose file, resolved (relative to the cwd of the
-moment, a file: URI's path, symlinks; hard links by inode), is one of the judge's databases (each
-call's request names its file) or its -journal / -wal / -shm. As a cross-check, where no jail
-denies those files (a kernel without Landlock), at the end of each of those calls and at each
-callback it lists /proc/self/fd: an open descriptor on one of them is recorded too. What was
-recorded since the last reply goes back as "own_connections" (at most wire.MAX_OWN distinct
-paths; absent when none); a call nested in another one's callback reports only what it opened
-itself. A connection to any other file (a scratch database in its TMPDIR, ":memory:") is the
-code's own business: not recorded. This is a diagnosis, never a verdict's only ground: code that
-silenced it would still have failed to open the file (jailed), or would be seen by nothing the
-judge believes.
+opens (or tries to) to the judge's databases, seen by an audit hook that cannot be removed and
+cross-checked against /proc/self/fd, and reported in a reply's "own_connections" (`FileWatch`;
+the process's one: `file_watch()`). How and why: docs/protocol.md, "The file watched".
 
 A target-process module: it imports nothing of the judge's (tests/test_layers.py).
 """
@@ -30,8 +15,8 @@ from . import wire
 
 
 class FileWatch:
-    """Connections to the server's databases that the server did not open (module docstring).
-    One per process: `install()` adds its audit hook."""
+    """Connections to the server's databases that the server did not open (docs/protocol.md,
+    "The file watched"). One per process: `install()` adds its audit hook."""
 
     def __init__(self):
         self.files: set[str] = set()  # real paths: the databases opened, with their side files

@@ -1,75 +1,12 @@
 """The judge's side of the target process: start it, call into it, believe only validated data.
 
-`TargetProcess(spec)` starts `python -m grader.harness.target_server` (subprocess.Popen with
-`pass_fds`, a new session so the whole process group can be killed; no multiprocessing, no
-pickle), or has the zygote fork one set up the same way (`grader.harness.zygote`: a fork instead
-of an interpreter's start-up; `LAUNCH_ENV` or the `launcher` argument choose), and waits for its
-"ready". Its methods mirror what a check does with the code under grade:
-
-    open(name, path, busy_timeout_ms, gated=False, synchronous_off=False)
-                                          a lab.store connection by name, held here, in the
-                                          judge (`db`, a dbhost.DbHost); the code under grade
-                                          is handed a proxy of it (dbproxy)
-    execute(name, sql, params)            setup SQL on it (TEMP triggers); params JSON scalars
-    claim(conn, owner, now, lease_ms, statement=None)
-                                          -> None | bool | int | str | Claim | Foreign
-    finish(conn, claim, now)              (same)
-    work_once(conn, owner, send, clock, lease_ms)
-    in_transaction(conn)                  -> bool, read on the real connection
-    unfinished(conn)                      -> (reads, writes) | None: its cursors whose statement
-                                          still runs, holding its lock (dbhost.DbHost.unfinished)
-    journal_mode(conn)                    -> str (PRAGMA journal_mode on it)
-    close_conn(conn)                      close it
-    count(key)                            how often a fault trigger called harness_count(key)
-    sync()                                a round trip with a random nonce (see below)
-    statements                            [(conn, sql), ...] traced during the last call, on
-                                          the real connections (the judge's own trace)
-    own_connections                       [path, ...]: connections the last claim / finish /
-                                          work_once opened (or tried to: the jail denies them)
-                                          of its own to a database opened here (or its side
-                                          files), as the target process saw them
-                                          (filewatch); [] when none
-    close()                               kill the process group, for sure
-
-Message shapes are in `target_server`'s docstring. Every message from the target is checked
-field by field: known keys only, exact types (`type(x) is int`, bools are not ints, 64-bit
-range), bounded strings; a Claim is rebuilt here from six checked fields. A value that is not
-plain data arrives as `Foreign(type, repr)`; an exception the target raised comes out as
-`RaisedInTarget`. Anything irregular — a malformed line, an unknown message, a reply out of
-turn, output after a reply — is a `ProtocolError`, and the process is killed. A target that
-ends is `TargetEnded`; one that does not answer within `timeout` seconds of being given control
-(a safety net, not a clock) is `TargetTimeout`. After either the proxy is closed.
-
-The code under grade shares its process with the server, so it can find the channel and write a
-well-formed reply of its own. The server's real reply still follows, one message too many: call
-`sync()` before deciding a verdict, and such a forgery is a ProtocolError (out of turn).
-
-Callbacks: during work_once the target asks for `send(claim)` or `clock()`; the proxy calls the
-judge's own callables, which may call the proxy again (nested calls, served by the target before
-the callback's answer). A callable that raises `SendFailed(message)` makes the target raise its
-own SendFailed (also a ConnectionError or TimeoutError if the judge's was); any other exception
-in a callable kills the target and propagates to the judge (the judge's exceptions never travel
-through the code under grade).
-
-The database is the judge's: a proxy's request (a {"msg": "db"} message, during the innermost
-call) is run here on the real connection (`dbhost.DbHost.serve`) and answered; its time counts as
-the target's (a call's timeout runs from the moment the target was given control, and only a
-callback of the judge's gives it back). What the checks believe about how the code ran is read
-here: the statements traced, whether a transaction is open (after each call, and as each send
-is called: `sends_in_transaction`), the fault triggers' firings.
-
-Gated connections (the race and crash checks, `children`): `open(..., gated=True)` makes every
-claim on that connection ask before each of its statements. Such a claim needs `statement=`, a
-judge-side callable `statement(step, sql, holds_write) -> "go" | "free"` called from the real
-connection's trace callback before statement `step` runs (1, 2, ... in the call, whichever thread
-of the code's own ran it; `holds_write`: it runs in a transaction that already took the write
-lock). "free" lets that statement run and ends the asking for the rest of the call. The target
-has no say in it: no message of its own can announce, skip or answer a statement. A `statement`
-callable that raises (the crash check's kill, a stop), or answers anything but "go" or "free",
-interrupts that statement before it changes anything, kills the target and the error propagates;
-the connection is then closed as a crash would leave it (`dbhost.DbHost.crash`). `kill()`
-SIGKILLs the target from any thread (as a crash would, nothing else) and interrupts whatever runs
-on its connections, so that a judge thread can stop a target another thread is waiting on.
+`TargetProcess(spec)` starts a target server (spawned, or forked by the zygote) and mirrors what
+a check does with the code under grade: its connections, held here (`dbhost`), claim / finish /
+work_once with the judge's callbacks, and what was seen of the call (the statements traced, the
+connections of its own, a transaction open at each send). Every message from the target is
+checked field by field; anything irregular is a `ProtocolError` and the process is killed. Also
+here: its errors (`TargetEnded`, `TargetTimeout`, ...), `SendFailed` for the judge's callbacks.
+Its methods, callbacks and gated connections: docs/protocol.md, "The judge's side".
 
 This module never imports the code under grade, and nothing it receives is unpickled.
 """

@@ -1,75 +1,13 @@
 """The target process: the only process that imports the code under grade. It answers the judge's
-calls over two pipes, one JSON line per message (`wire`), and sends nothing but plain data.
+calls over two pipes, one JSON line per message (`wire`), and sends nothing but plain data; the
+`conn` the code is handed is a `dbproxy.ProxyConnection`, whose every database operation is a
+request the judge answers (`dbhost`).
 
-Started by `target_client` as `python -m grader.harness.target_server --in R --out W SPEC`, with
-stdin on /dev/null and stdout/stderr on a log (or /dev/null); or forked, set up the same way, by
-the zygote (`grader.harness.zygote`), which calls `serve` where `main` would. Before the target
-is imported the two channel fds are moved to random high numbers and the originals closed, so a
-target that prints, or writes to fds 0-20, does not write on the channel.
-
-The code under grade never holds a database handle: the `conn` it is handed is a
-`dbproxy.ProxyConnection`, whose every database operation is a request answered by the judge
-(`dbhost`), where the real connection, its trace, the race's statement gate and the fault
-triggers' counts live. Nothing this process says about the database is believed, because it
-says nothing about it: the judge saw it happen.
-
-Judge -> target (requests; `id` is the judge's call number, echoed in the reply):
-
-    {"op": "sync", "id", "nonce"}   echoes the nonce: the judge's proof the stream is in step
-    {"op": "claim", "id", CONN, "owner", "now", "lease_ms"}
-    {"op": "finish", "id", CONN, "claim": {id, qty, owner, token, attempt, lease_until}, "now"}
-    {"op": "work_once", "id", CONN, "owner", "lease_ms"[, "clock": {"now", "per_send"}]}
-        send and clock call back; with "clock", clock() is answered here, without a round
-        trip: now + per_send for each send called so far (random timelines' clock, which each
-        send moves on by per_send; with the same guard and file scan as a callback)
-    {"op": "return", "cb", "value": scalar} | {"op": "raise", "cb", "message"[, "also"]}   a
-        callback's answer ("also": a name in wire.SEND_ALSO: the SendFailed is also that error)
-    {"op": "db", "cb", "res": REPLY}   the answer to a proxy's request (dbhost's reply)
-    {"op": "close"}
-
-    CONN: "conn": name, "epoch": int (a name opened again is a new connection: a new proxy),
-    "state": what the proxy reads without asking (in_transaction, total_changes,
-    isolation_level: dbhost.DbHost.state), "path": the database's file (watched, below)
-
-Target -> judge:
-
-    {"msg": "ready", "pid", "contained": ABI (0: no Landlock jail)}
-    | {"msg": "load-error", "kind", "params": {str: str | int}}
-    {"msg": "callback", "id", "cb", "name": "send", "arg": VALUE} | {..., "name": "clock"}
-     [, "drop": (as a reply's)]   the cursors let go of so far are reset before the judge
-     answers: a cursor freed before send holds no lock while send runs, as a real one
-    {"msg": "db", "id", "cb", "req": REQUEST}   a proxy's request (dbhost's docstring)
-    {"msg": "reply", "id", "value": VALUE | "raised": ERROR | "refused": str
-     [, "own_connections": [path, ...]][, "drop": [[conn, epoch, [cursor, ...]], ...]]}
-     (own_connections: see "The file watched" below, replies to claim / finish / work_once
-     only; drop: the cursors the code let go of during the call, whose statements the judge
-     resets)
-
-    VALUE: {"kind": "none"} | {"kind": "bool" | "int" | "str", "value"}
-           | {"kind": "claim", "value": {six fields}} | {"kind": "other", "type", "repr"}
-           (a lab.store.Claim whose field has a wrong type is "other" with "wrong_field":
-           {"field", "value": repr, "type", "wanted"}, the first such field)
-    ERROR: {"type", "message", "where", "not_implemented", "sqlite_error", "send_failed", "chain"}
-
-The kind is decided by exact type (`type(x) is int`): an int subclass, a Claim subclass or a Claim
-holding a non-int field is "other", with its type's name and a bounded repr. While a callback
-or a database request waits for its answer the judge may send further requests (nested calls,
-served in order). A call that raises SystemExit is answered as any exception (only os._exit or a
-signal ends the process: the judge sees that as the process ending); a request the server cannot
-make sense of (a judge bug) ends it with code 3.
-
-Threads: the code under grade may call send and clock, and use its connection, from any
-thread while the call they were given to is the innermost one under way (a work_once that sends on a thread of its own and
-waits for it, say); a call made after that call returned, or while a call nested in it runs, is
-refused with RuntimeError ("send called outside the work_once call it was given to"), in the
-thread that made it. The channel is one thread's at a time: a callback waits for another
-thread's to be answered; a call does not end (its reply is not sent) before the callbacks made
-during it, from whatever thread, have had their answers; a nested call is served on the thread
-whose callback the judge nested it in.
-
-The file watched (`filewatch`): connections of its own that claim / finish / work_once open,
-or try to, to the judge's databases (or their side files), named by an audit hook that cannot
-be removed and reported in a reply's "own_connections".
+Lives here: `serve` (hide the channel fds, seal, jail, load the target, say ready, serve; `main`
+runs it in a fresh interpreter, the zygote in a forked child), `Channel`, `Server` (calls,
+callbacks, nested calls, the threads of the code's own), `SendFailed`, the sealed packages and
+what the jail lets the target read (`readable`). Its messages and threads: docs/protocol.md,
+"The target process".
 """
 
 from __future__ import annotations
@@ -166,7 +104,7 @@ class Server:
         self.proxies: dict[str, dbproxy.ProxyConnection] = {}  # by name, the latest epoch's
         self.stack: list[_Call] = []
         self.callbacks = 0
-        # The channel is one thread's at a time (module docstring, "Threads"): `talking` while
+        # The channel is one thread's at a time (docs/protocol.md, "Threads"): `talking` while
         # a thread sends a callback and waits for its answer, or sends a reply; `turn` guards
         # it, the stack and the calls' in_flight.
         self.turn = threading.Condition()

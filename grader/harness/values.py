@@ -1,7 +1,7 @@
 """What a call of the code under grade returns or raises, on the wire: the target process's
 encoder (`encode_value`, `describe_error`) beside the judge's decoder (`decode_value`,
 `decode_error`) and what that decodes into (`Foreign`, `RaisedInTarget`). The shapes, VALUE and
-ERROR, are in target_server's docstring.
+ERROR: docs/protocol.md, "The target process".
 
 Both sides import it: a target-process module, it imports nothing of the judge's (only `wire`,
 `lab.store` and the standard library; tests/test_layers.py).

@@ -4,8 +4,8 @@ Every message is one JSON object on one line (UTF-8, `\\n`-terminated, at most `
 containers nested at most `MAX_DEPTH` deep, no duplicate keys, no NaN/Infinity; floats only where
 the reader allows them). Nothing is ever pickled: a reader gets dicts, lists, str, int, bool and
 None, and checks every field's exact type itself (`type(x) is int`, never isinstance: a bool is
-not an int here). The message shapes are described in `target_server` (what the target answers)
-and `target_client` (what the judge asks).
+not an int here). The message shapes are in docs/protocol.md (what the target answers, what the
+judge asks, the proxy connection's requests).
 """
 
 from __future__ import annotations

@@ -1,67 +1,13 @@
-"""The zygote: a prepared process that forks target servers, so that starting a target process
-costs a fork, not an interpreter's start-up (docs/DEVELOPING.md has the figures).
+"""The zygote's judge side: a prepared process that forks target servers, so that starting a
+target process costs a fork, not an interpreter's start-up (docs/DEVELOPING.md has the figures).
 
-The zygote is a fresh interpreter (`python -m grader.harness.zygote_server`) that the judge side
-starts once, lazily, on the first `launch` in a process (the *owner*), or earlier with
-`start()`. The grading process calls `start()` before it forks its checks' judges: they inherit
-the zygote. A judge forked from a process that had none spawns its targets rather than start a zygote of its
-own for one or two of them. The zygote imports what a target server needs (sqlite3, lab.store,
-grader.harness.target_server and what that imports) and nothing else: never the code under
-grade, never grader.checks or grader.report, and it knows nothing of the checks. It then waits
-for requests.
-
-The door. The owner and the zygote share an AF_UNIX SOCK_SEQPACKET socketpair: no name in the
-file system, reachable only through an inherited fd. Processes forked from the owner (the
-sandbox's checks) inherit the owner's end and use the same zygote; a freshly spawned interpreter
-starts its own. A request is one datagram (so threads and processes can send at once, unlocked):
-a JSON object and, by SCM_RIGHTS, the zygote's end of a fresh per-request stream socket (the
-*lease*), then the target's two channel fds and its log's fd, if any.
-
-    {"op": "start", "spec", "cwd", "env": {str: str}, "umask": int | null,
-     "limits": [[RLIMIT_name, soft, hard], ...]}      fds: lease, read end, write end[, log]
-    {"op": "settle"}                                  fds: lease
-    {"op": "exit"}                                    fds: lease
-
-A start forks. The child does what the Popen path does before exec (`launch.spawn`),
-then becomes the target server: setsid(); stdin on /dev/null, stdout and stderr on the log or
-/dev/null; every other fd closed (the door, other leases, other targets' fds); signal handlers
-as a fresh interpreter has them; the requester's umask and resource limits (the sandbox sets
-them in the judge's process: a Popen child inherits them, a forked one gets them from the
-request); cwd, `sys.path[0]` and the environment as given; then
-`grader.harness.target_server.serve` where a fresh interpreter would run `main`. The zygote
-answers `pid N` on the lease (`error E` if it could not fork), and `status S` (the raw wait
-status) once it has reaped the child.
-
-The lease is the child's lifetime: a byte "k" on it, or the lease closing (the requester ended
-or was killed), makes the zygote SIGKILL the child's process group and the child; the zygote
-alone reaps its children, so a pid is never signalled after it may have been reused (a judge
-whose zygote died or hangs kills the child itself, through a pidfd taken at the start). "settle"
-answers `settled` once every child whose lease has closed is killed and reaped (a sweep that
-has just killed a judge calls it before looking for orphans); "exit" kills every child, reaps
-them, answers `bye` and ends the zygote. The zygote also ends, the same way, when every copy of
-the door's other end is closed (the owner and its forks have ended) and, when the owner's main
-thread started it, on PR_SET_PDEATHSIG. Its children's children that detach (a double fork,
-setsid) are orphans of the nearest subreaper, the grader: its sweep ends them; the zygote never
-waits for them.
-
-Nothing leaks from one child to the next: the zygote never runs target code or imports it (it
-forks from a state no target has touched), each child is forked from that same state, and a
-child never returns into the zygote's loop (it leaves by os._exit). What a fresh interpreter
-would draw anew and a fork does not: the str hash seed (shared by the zygote's children, where
-spawned targets each have their own); `random` is reseeded at fork by the standard library.
-Seen from outside, a forked target's parent is the zygote, not its judge, and its
-/proc/PID/cmdline is the zygote's, without the spec.
-
-The judge side falls back to `launch.spawn` (a fresh interpreter, as before) where the
-zygote cannot serve a start: not Linux, no fd passing, a `python` other than the zygote's, an
-environment that differs in what an interpreter reads at start-up (PYTHON*, LC_*, LANG, HOME),
-another uid, or a zygote that died or does not answer. `launch_forked` never falls back (for
-tests).
-
-Where it lives: this module is the judge's side (start, launch, ForkedTarget);
-`grader.harness.zygote_server` is the zygote process, on the fork loop it shares with the
-batch's fork server (`grader.harness.forkloop`); what a launcher is, `LAUNCH_ENV` and `spawn` are
-`grader.harness.launch`, which this module imports and which imports none of the grader.
+Lives here: `start` (once per owner process, lazily on the first `launch`), `launch` (falls
+back to `launch.spawn` where the zygote cannot serve a start) and `launch_forked` (never falls
+back), `ForkedTarget` (a forked target, as much of a Popen as TargetProcess uses), `settle` and
+`stop`.
+The zygote process itself is `grader.harness.zygote_server`, on the fork loop it shares with the
+batch's fork server (`grader.harness.forkloop`). The door, the lease, what leaks from one child
+to the next: docs/protocol.md, "The zygote".
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ Gradescope bundle, the export itself), pyproject.toml without the solutions pack
 (docs/lesson*.md), the contract and the check catalogue (docs/contract.md, STUDENT_DOCS) and
 .gitignore. The Gradescope bundle's source is the student copy plus grader/instructor/ (its
 autograder entry grades in isolation). Never: solutions/, tests/ (the mutant catalogue), bench/,
-the instructors' and the contributors' pages (docs/instructors.md, docs/DEVELOPING.md), the
-repository's README.md (the export writes a README of its own).
+the instructors' and the contributors' pages (docs/instructors.md, docs/DEVELOPING.md,
+docs/protocol.md), the repository's README.md (the export writes a README of its own).
 """
 
 from __future__ import annotations
