@@ -14,4 +14,5 @@ SUBCOMMANDS = {
     "export-student": "grader.instructor.export_student",
     "watch": "grader.watch",
     "report": "grader.plugin.report_file",
+    "catalogue": "grader.instructor.catalogue",
 }

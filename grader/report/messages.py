@@ -3,7 +3,9 @@
 The catalogue is the JSON files in grader/report/catalogue/, merged: each maps a key to
 `{"en": "...", "ja": "..."}`; texts are `str.format` templates. Check texts use the keys
 `check.<id>.title`, `check.<id>.why`, `check.<id>.hint`, and `detail.<name>` for a sentence a
-check's failure adds. Terminal, JSON and HTML reports all read from here.
+check's failure adds. Terminal, JSON and HTML reports all read from here. The files are written
+by `python -m grader catalogue set|remove|format` (grader/instructor/catalogue.py), one key a
+line, not by hand.
 
 Keys built at run time are built by a `Family` declared below (`OUTCOME("failed")` ->
 `outcome.failed`), each with its finite set of members, so tests/test_catalogue.py can enumerate
