@@ -23,7 +23,7 @@ from .report.messages import CLI_COMMAND, LANGS, default_lang, text
 from .report.render import Style
 from .report.view import ReportView
 from .report.live import LiveLine
-from .runner import GraderError, iter_checks, prepare, selected
+from .runner import GraderError, iter_checks, prepare, selected, start_preflight
 
 
 def parser(lang: str = "en") -> argparse.ArgumentParser:
@@ -230,6 +230,8 @@ def grade(argv: list[str]) -> int:
         files.remove_stale(path)              # an earlier verdict in place
     start = time.monotonic()
     prepare()  # the zygote's interpreter starts while the checks are imported
+    # and the preflight's judge runs meanwhile (iter_checks waits for it once the lanes run)
+    preflight = start_preflight(args.impl, args.timeout_scale)
     try:
         config = configs.load(args.config, set(all_checks()))
         live = LiveLine(sys.stdout, len(selected(args.select)), lang)
@@ -237,7 +239,7 @@ def grade(argv: list[str]) -> int:
         try:
             for result in iter_checks(args.impl, timeout_scale=args.timeout_scale,
                                       select=args.select, repeat=args.repeat, seed=args.seed,
-                                      sweep=args.sweep, jobs=args.jobs):
+                                      sweep=args.sweep, jobs=args.jobs, preflight=preflight):
                 results.append(result)
                 live.show(result)
         finally:
@@ -245,6 +247,8 @@ def grade(argv: list[str]) -> int:
     except (configs.ConfigError, GraderError) as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2
+    finally:
+        preflight.abandon()  # (nothing to do once iter_checks had its answer)
     report = report_of_args(args, results, lang, config, time.monotonic() - start)
     print(terminal.from_view(report, Style.for_stream(sys.stdout)))
     problem = write_reports(args, report, config)

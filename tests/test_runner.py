@@ -129,8 +129,13 @@ def test_lanes_started_before_the_preflight_start_again_on_a_brief_it_changes(mo
     """The lanes run their first units while the preflight runs, on the brief it nearly always
     gives (nothing hung); a brief that says otherwise ends them, and every check is run on it:
     none keeps a verdict of the guess."""
-    monkeypatch.setattr(runner, "briefing",
-                        lambda impl, scale: (None, {"hung": [["claim", 0.5]]}))
+    real = runner.Preflight.brief
+
+    def says_claim_hung(preflight, keep=frozenset()):
+        real(preflight, keep)
+        return None, {"hung": [["claim", 0.5]]}
+
+    monkeypatch.setattr(runner.Preflight, "brief", says_claim_hung)
     results = runner.run_checks("solutions.queue", jobs=2, select="boundaries")
     assert len(results) == 6
     assert all(r.outcome == Outcome.TIMED_OUT and r.result.kind == Kind.NOT_GRADED

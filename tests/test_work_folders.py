@@ -180,3 +180,33 @@ def test_a_root_whose_owner_was_killed_is_removed_by_the_next_grader(tmp_path):
     assert not stale.exists()
     assert (live / "file").exists() and (other / "file").exists()
     assert (tmp_path / "kept" / "file").exists()
+
+
+@NEEDS_PROC
+def test_a_grade_refused_after_its_preflight_started_ends_the_preflight_at_once(tmp_path):
+    """The preflight's judge starts before the checks are loaded (it runs meanwhile): a grade
+    that stops before it needs the answer (a config file that is not there) ends it at once,
+    however long the code under grade's import would take, and leaves nothing in TMPDIR."""
+    impl = tmp_path / "slow_import.py"
+    impl.write_text("import time\ntime.sleep(60)\n"
+                    "def claim(*a): pass\ndef finish(*a): pass\ndef work_once(*a): pass\n",
+                    encoding="utf-8")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    began = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "grader", "--impl", str(impl), "--no-history",
+                           "--config", str(tmp_path / "missing.toml")], cwd=ROOT,
+                          env=grader_env({"TMPDIR": str(tmp)}), capture_output=True, text=True,
+                          timeout=SAFETY)
+    assert proc.returncode == 2, proc.stderr
+    assert time.monotonic() - began < 30  # not the import's 60 s (a net for a loaded machine)
+    assert left_in(tmp) == []
+    assert not [pid for pid, *_ in hygiene.processes()
+                if str(impl) in _cmdline(pid)]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""

@@ -35,6 +35,7 @@ import signal
 import threading
 import time
 import traceback
+from dataclasses import dataclass
 from typing import Callable
 
 from grader.results import Failure, Kind, Outcome, result_from_json, result_to_json
@@ -74,9 +75,27 @@ def run(body: Callable[[], Failure | None | dict], timeout: float,
     Failures made here: timed out (with the step), exited (with the step and the exit code or
     signal), and grader-bug when `body` itself raised.
     """
-    global _progress_fd, _token
     if inline and _can_run_here():
         return _run_here(body, timeout)
+    return finish(start(body, timeout))
+
+
+@dataclass
+class Started:
+    """A judge `start` forked, whose answer `finish` collects."""
+    pid: int
+    fd: int  # its pipe's read end
+    token: str
+    before: set[int]  # our children when it was forked (the sweep leaves them alone)
+    own: str  # its folder (grader.harness.workroot)
+    timeout: float
+    began: float  # time.monotonic() at the fork
+
+
+def start(body: Callable[[], Failure | None | dict], timeout: float) -> Started:
+    """`run`'s fork, without waiting for its answer: the judge runs `body()` while this
+    process goes on (the runner's preflight, while the checks load and the lanes start)."""
+    global _progress_fd, _token
     become_subreaper()
     zygote.start()  # before the fork: the check's judge inherits it and forks its targets there
     before = child_pids()
@@ -117,13 +136,21 @@ def run(body: Callable[[], Failure | None | dict], timeout: float,
         os._exit(code)
 
     os.close(write_fd)
+    return Started(pid, read_fd, token, before, own, timeout, time.monotonic())
+
+
+def finish(started: Started, keep: set[int] | frozenset = frozenset()) -> Failure | None | dict:
+    """The answer of the judge `start` forked (what `run` returns), within its timeout counted
+    from the fork; then it and what it left are swept, but our children in `keep` (processes
+    forked since that are not its: the lanes)."""
     try:
-        return _collect(pid, read_fd, timeout, token)
+        left = max(0.0, started.timeout - (time.monotonic() - started.began))
+        return _collect(started.pid, started.fd, left, started.token, started.timeout)
     finally:
-        os.close(read_fd)
+        os.close(started.fd)
         zygote.settle()  # targets whose judge was just killed are gone: their orphans are ours
-        sweep(pid, before)
-        workroot.remove(own)  # nothing of the judge's runs any more
+        sweep(started.pid, started.before | set(keep))
+        workroot.remove(started.own)  # nothing of the judge's runs any more
 
 
 class _TimeUp(BaseException):
@@ -182,10 +209,25 @@ def _run_here(body: Callable[[], Failure | None], timeout: float) -> Failure | N
     return result
 
 
-def _collect(pid: int, fd: int, timeout: float, token: str) -> Failure | None:
-    """Read the child's messages until its result, its end, or the timeout. The pipe's end is
-    not waited for: a process the code under grade forked may hold it open (it is swept)."""
+def abandon(started: Started, keep: set[int] | frozenset = frozenset()) -> None:
+    """End the judge `start` forked without its answer (the grade stops before it needs it),
+    and sweep it as `finish` does."""
+    for kill in (lambda: os.killpg(started.pid, signal.SIGKILL),
+                 lambda: os.kill(started.pid, signal.SIGKILL)):
+        try:
+            kill()  # (reaped by finish)
+        except (ProcessLookupError, PermissionError):
+            pass
+    finish(started, keep)
+
+
+def _collect(pid: int, fd: int, timeout: float, token: str,
+             whole: float | None = None) -> Failure | None:
+    """Read the child's messages until its result, its end, or `timeout` more seconds (`whole`:
+    the timeout a report names, counted from the fork). The pipe's end is not waited for: a
+    process the code under grade forked may hold it open (it is swept)."""
     deadline = time.monotonic() + timeout
+    timeout = timeout if whole is None else whole
     reader = _Messages(fd, token)
     status = None
     while reader.result is None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from grader.checkdef import DEFAULT_TIMEOUT, FAMILIES, CheckInfo, Part, all_checks, family
-from grader.harness import sandbox, scenario, workroot, zygote
+from grader.harness import hygiene, sandbox, scenario, workroot, zygote
 from grader.harness.world import LESSON_SEED
 from grader.results import CheckResult, Failure, Kind, Outcome, outcome_of
 
@@ -84,21 +84,33 @@ def run_checks(impl: str, *, timeout_scale: float = 1.0, select: str | None = No
 
 def iter_checks(impl: str, *, timeout_scale: float = 1.0, select: str | None = None,
                 repeat: int = 1, seed: int = LESSON_SEED, sweep: int = 1,
-                jobs: int | None = None, short_first: bool = False) -> Iterator[CheckResult]:
+                jobs: int | None = None, short_first: bool = False,
+                preflight: "Preflight | None" = None) -> Iterator[CheckResult]:
     """`run_checks`, one result at a time, in lesson order, each as soon as it and every check
     before it are done. `short_first`: every lane runs the short units before the long ones
-    (`schedule`; watch: the checks of its first screen are all done as soon as can be)."""
-    checks = selected(select)
-    settings = settings_for(impl, timeout_scale=timeout_scale, repeat=repeat, seed=seed,
-                            sweep=sweep)
-    units = [unit for info in checks for unit in units_of(info)]
+    (`schedule`; watch: the checks of its first screen are all done as soon as can be).
+    `preflight`: the caller's `start_preflight(impl, timeout_scale)`, started earlier still."""
     prepare()  # before the lanes are forked: they share this process's zygote
-    lanes_wanted = min(default_jobs() if jobs is None else max(1, jobs), len(units))
+    # The preflight's judge first: it runs while the checks load and the lanes start.
+    preflight = preflight or start_preflight(impl, timeout_scale)
+    try:
+        checks = selected(select)
+        settings = settings_for(impl, timeout_scale=timeout_scale, repeat=repeat, seed=seed,
+                                sweep=sweep)
+        units = [unit for info in checks for unit in units_of(info)]
+        lanes_wanted = min(default_jobs() if jobs is None else max(1, jobs), len(units))
+    except BaseException:
+        preflight.abandon()  # no lane yet: it and whatever it left are ended
+        raise
     # One lane too: the judges of most checks run there, without a fork each.
     done = lanes.run(units, lanes_wanted, settings, *schedule(units),
-                     meanwhile=lambda: briefing(impl, timeout_scale),
+                     meanwhile=lambda keep: preflight.brief(keep),
                      long_first=0 if short_first else None)
-    refused = next(done)  # the preflight's answer, while the lanes start
+    try:
+        refused = next(done)  # the preflight's answer, while the lanes start
+    finally:
+        if not preflight.answered:  # the lanes could not start: it is not waited for
+            preflight.abandon(hygiene.own_children() - {preflight.started.pid})
     if refused is not None:  # every check says why at once, none waits for its own timeout
         done.close()  # the lanes are ended at once
         for info in checks:
@@ -201,6 +213,39 @@ def schedule(units: list[Unit]) -> tuple[list[int], list[int]]:
 
 
 def preflight(spec: str, timeout_scale: float) -> tuple[Failure | None, dict[str, float]]:
+    """`start_preflight`, waited for (nothing else runs meanwhile)."""
+    return start_preflight(spec, timeout_scale).answer()
+
+
+@dataclass
+class Preflight:
+    """The preflight's judge, forked (`start_preflight`); its answer once it is done."""
+    started: sandbox.Started
+    answered: bool = False
+
+    def answer(self, keep: set[int] | frozenset = frozenset()
+               ) -> tuple[Failure | None, dict[str, float]]:
+        """What `preflight` returns; `keep`: our children forked since that are not its (the
+        lanes), left alone by its sweep."""
+        self.answered = True
+        answer = sandbox.finish(self.started, keep)
+        if isinstance(answer, dict):
+            return None, dict(answer["hung"])
+        return answer, {}
+
+    def abandon(self, keep: set[int] | frozenset = frozenset()) -> None:
+        """Its judge ended unanswered (the grade stopped before it needed the answer)."""
+        if not self.answered:
+            self.answered = True
+            sandbox.abandon(self.started, keep)
+
+    def brief(self, keep: set[int] | frozenset = frozenset()) -> tuple[Failure | None, dict]:
+        """`briefing`'s answer, as the lanes take it."""
+        refused, hung = self.answer(keep)
+        return refused, {"hung": sorted(hung.items())}
+
+
+def start_preflight(spec: str, timeout_scale: float) -> Preflight:
     """Before the checks, once a grade (in a judge of its own, like a check's): load the target,
     then call claim, finish and work_once once each in the plainest situation
     (grader.harness.scenario.probe). The failure every check gets if the code cannot be
@@ -217,16 +262,13 @@ def preflight(spec: str, timeout_scale: float) -> tuple[Failure | None, dict[str
             return scenario.probe(spec, workdir, timeout, call)
 
     with cwd_on_path():  # a start each time a call broke the target process, each call once
-        answer = sandbox.run(probe, timeout=len(scenario.PROBED) * (timeout + call) + 5)
-    if isinstance(answer, dict):
-        return None, dict(answer["hung"])
-    return answer, {}
+        return Preflight(sandbox.start(probe,
+                                       timeout=len(scenario.PROBED) * (timeout + call) + 5))
 
 
 def briefing(spec: str, timeout_scale: float) -> tuple[Failure | None, dict]:
     """`preflight`, as the lanes take it: (what every check gets if not None, the lanes' brief)."""
-    refused, hung = preflight(spec, timeout_scale)
-    return refused, {"hung": sorted(hung.items())}
+    return start_preflight(spec, timeout_scale).brief()
 
 
 #: A part's run not run: an earlier part of the check failed in it, so `_result` takes that

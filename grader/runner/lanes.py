@@ -129,12 +129,12 @@ def _serve(units, settings, inbox: int, out: int) -> None:
 
 
 def run(units, jobs: int, settings, long: list[int], short: list[int],
-        meanwhile: Callable[[], tuple[object, dict]] = lambda: (None, {"hung": []}),
+        meanwhile: Callable[[set[int]], tuple[object, dict]] = lambda keep: (None, GUESS),
         long_first: int | None = None) -> Iterator:
-    """Run `units` on `jobs` lanes; yield first the answer `meanwhile()` returns, called here
-    once the lanes are forked and have their first unit (the runner's preflight, `(answer,
-    brief)`; the lanes start on the brief `GUESS`, and start again on the brief if it is
-    another), then (unit number, (runs, duration)) as each is done.
+    """Run `units` on `jobs` lanes; yield first the answer `meanwhile(lanes)` returns, called
+    here once the lanes (their pids) are forked and have their first unit (the runner's
+    preflight, `(answer, brief)`; the lanes start on the brief `GUESS`, and start again on the
+    brief if it is another), then (unit number, (runs, duration)) as each is done.
     Every lane but the last takes the `long` units first, the last the `short` ones first
     (the lesson's first checks are done early), a lane whose queue is empty from the other: the short units are shared at the end, where the long ones would leave a lane
     running alone. `long_first`: how many lanes take the long units first instead (0: none,
@@ -157,7 +157,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
             lane.brief(GUESS)
             index = queue.take(number)
             lane.give(index, settings, reported.quiet(index))
-        answer, brief = meanwhile()
+        answer, brief = meanwhile({lane.pid for lane in lanes})
         if brief != GUESS:
             for lane in lanes:
                 lane.close()
