@@ -15,12 +15,12 @@ from __future__ import annotations
 import ast
 import json
 import re
-import string
 from pathlib import Path
 
 import pytest
 
 from grader import checkdef
+from grader.instructor.catalogue import placeholders  # the rule the catalogue tool holds too
 from grader.report import messages, outputs
 
 GRADER = Path(checkdef.__file__).parent  # the whole grader package
@@ -29,11 +29,6 @@ CATALOGUE_FILES = sorted(messages.CATALOGUE_DIR.glob("*.json"))
 CHECK_TEXTS = ("title", "why", "hint")
 
 declared_checks = checkdef.all_checks  # every grader/checks/test_*.py, imported
-
-
-def placeholders(template: str) -> set[str]:
-    return {name.split(".")[0].split("[")[0]
-            for _, name, _, _ in string.Formatter().parse(template) if name is not None}
 
 
 def python_sources() -> list[Path]:

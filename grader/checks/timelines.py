@@ -295,11 +295,14 @@ class Database:
         marker = self._marker()
         if marker is not None and self._agreed == (marker, wanted):
             return True
-        with judge_write(reading=True):
-            table = self.operator.execute(
-                f"SELECT {', '.join(store.COLUMNS)} FROM jobs ORDER BY id").fetchall()
-        self._agreed = (marker, wanted) if table == wanted else None
+        self._agreed = (marker, wanted) if self._table() == wanted else None
         return self._agreed is not None
+
+    def _table(self) -> list[tuple]:
+        """Every row as a tuple of `store.COLUMNS`, by id, read in one statement."""
+        with judge_write(reading=True):
+            return self.operator.execute(
+                f"SELECT {', '.join(store.COLUMNS)} FROM jobs ORDER BY id").fetchall()
 
     def _marker(self) -> tuple | None:
         """What moves whenever a connection to the table changes it (None: not known)."""
@@ -310,9 +313,7 @@ class Database:
     def rows(self) -> dict[int, dict]:
         """Every row by id, read in one statement: for each job what `row` gives (None for one
         not there), and as many as `count` says."""
-        with judge_write(reading=True):
-            cursor = self.operator.execute(f"SELECT {', '.join(store.COLUMNS)} FROM jobs")
-            return {row[0]: dict(zip(store.COLUMNS, row)) for row in cursor}
+        return {row[0]: dict(zip(store.COLUMNS, row)) for row in self._table()}
 
     def count(self) -> int:
         with judge_write(reading=True):

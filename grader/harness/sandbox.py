@@ -212,12 +212,7 @@ def _run_here(body: Callable[[], Failure | None], timeout: float) -> Failure | N
 def abandon(started: Started, keep: set[int] | frozenset = frozenset()) -> None:
     """End the judge `start` forked without its answer (the grade stops before it needs it),
     and sweep it as `finish` does."""
-    for kill in (lambda: os.killpg(started.pid, signal.SIGKILL),
-                 lambda: os.kill(started.pid, signal.SIGKILL)):
-        try:
-            kill()  # (reaped by finish)
-        except (ProcessLookupError, PermissionError):
-            pass
+    _kill(started.pid, reap=False)  # (reaped by finish)
     finish(started, keep)
 
 
@@ -335,12 +330,14 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-def _kill(pid: int) -> None:
+def _kill(pid: int, reap: bool = True) -> None:
     for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
         try:
             target()
         except (ProcessLookupError, PermissionError):
             pass
+    if not reap:
+        return
     try:
         os.waitpid(pid, 0)
     except ChildProcessError:

@@ -7,6 +7,7 @@ needs and nothing else; the judge's side, and what the zygote is for, are in
 
 from __future__ import annotations
 
+import functools
 import gc
 import importlib
 import importlib.machinery
@@ -16,6 +17,7 @@ import socket
 import sys
 import time
 
+from . import jail
 from .forkloop import REAP_TIMEOUT, RLIMITS, Child, ForkLoop, close_fds, send_answer, server_door
 
 try:
@@ -156,10 +158,11 @@ def _refresh_listings() -> None:
     importlib.machinery.PathFinder.find_spec("_zygote_lists_sys_path_")
 
 
+@functools.cache
 def _installation() -> tuple[str, ...]:
-    """The interpreter's installation folders (each ending in a separator)."""
-    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    return tuple(os.path.join(os.path.abspath(folder), "") for folder in folders if folder)
+    """The interpreter's own folders (`jail.python_folders`), each ending in a separator: found
+    once, by the zygote before it forks (its children have the answer)."""
+    return tuple(os.path.join(os.path.abspath(folder), "") for folder in jail.python_folders())
 
 
 def _set_limits(limits: list) -> None:
@@ -177,10 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     door, code = server_door(argv, "grader.harness.zygote_server")
     if door is None:
         return code
-    from . import compiled, jail, target_server  # noqa: F401  (what every child needs, once)
+    from . import compiled, target_server  # noqa: F401  (what every child needs, once)
 
     jail.prepare()
     compiled.install()
+    _installation()
 
     gc.collect()
     gc.freeze()  # the children share these pages rather than copy them at their first GC

@@ -147,6 +147,12 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
     lanes: list[_Lane] = []
     ended: list[_Lane] = []  # replaced after they died: still to be reaped
     completed = False
+
+    def give_next(lane: _Lane, number: int) -> None:
+        """The next unit of lane number `number`'s queue, to `lane`."""
+        index = queue.take(number)
+        lane.give(index, settings, reported.quiet(index))
+
     try:
         for _ in range(min(jobs, len(units))):
             lanes.append(_Lane(units, settings, lanes))
@@ -155,8 +161,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
         # verdict. If it gives another, those lanes end and their units run again on it.
         for number, lane in enumerate(lanes):
             lane.brief(GUESS)
-            index = queue.take(number)
-            lane.give(index, settings, reported.quiet(index))
+            give_next(lane, number)
         answer, brief = meanwhile({lane.pid for lane in lanes})
         if brief != GUESS:
             for lane in lanes:
@@ -169,8 +174,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
                 lane = _Lane(units, settings, lanes)
                 lanes.append(lane)
                 lane.brief(brief)
-                index = queue.take(number)
-                lane.give(index, settings, reported.quiet(index))
+                give_next(lane, number)
         yield answer
         while any(lane.unit is not None for lane in lanes):
             busy = [lane for lane in lanes if lane.unit is not None]
@@ -179,8 +183,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
                     reported.done(index, outcome[0])
                     yield index, outcome
                     if queue:
-                        index = queue.take(lanes.index(lane))
-                        lane.give(index, settings, reported.quiet(index))
+                        give_next(lane, lanes.index(lane))
                 if lane.unit is not None and lane.inbox < 0:  # it ended without answering
                     yield lane.unit, _lost(settings, "ended while it ran this check")
                 elif lane.unit is not None and time.monotonic() > lane.deadline:
@@ -194,8 +197,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
                 if queue:
                     replacement = _Lane(units, settings, lanes)
                     replacement.brief(brief)
-                    index = queue.take(lanes.index(lane))
-                    replacement.give(index, settings, reported.quiet(index))
+                    give_next(replacement, lanes.index(lane))
                     ended.append(lane)
                     lanes[lanes.index(lane)] = replacement
         completed = True
