@@ -10,18 +10,22 @@ TWO_CHECKS = "finish_before_expiry or finish_exactly_at_expiry"
 BOUNDARY_MUTANT = str(MUTANTS / "boundary_finish_at_expiry_accepted.py")
 
 FLAKY = textwrap.dedent('''
-    """Purpose-built flaky target: finish answers wrongly on every second call in this folder."""
+    """Purpose-built flaky target: finish answers wrongly on every other call a check makes,
+    the first included (the preflight's call is not counted: it runs beside the first check,
+    in a target of its own whose scratch folder is not a lane's)."""
     import os
     from pathlib import Path
     from solutions.queue import claim, work_once
     from solutions.queue import finish as _finish
 
     def finish(conn, claim, now):
+        if "/lane-" not in os.environ.get("TMPDIR", ""):  # the preflight's probe
+            return _finish(conn, claim, now)
         counter = Path(os.environ["LEASELAB_ATTACK_COUNTER"])
         calls = int(counter.read_text()) + 1 if counter.exists() else 1
         counter.write_text(str(calls))
         ok = _finish(conn, claim, now)
-        return (not ok) if calls % 2 == 0 else ok
+        return (not ok) if calls % 2 == 1 else ok
 ''')
 
 
@@ -50,8 +54,8 @@ def test_unstable_check_is_flagged_with_its_runs_and_fails(tmp_path):
     test = by_check(results)["finish-before-expiry"]
     assert proc.returncode == 1
     assert test["extra_data"]["unstable"] is True
-    # The preflight's probe calls finish once before the checks (grader.runner.preflight):
-    # the four runs make calls 2 to 5, and the even ones answer wrong: runs 1 and 3.
+    # The four runs make the calls counted, 1 to 4 (the preflight's probe, which runs beside
+    # the first one, is not counted), and the odd ones answer wrong: runs 1 and 3.
     assert test["extra_data"]["failed_runs"] == [1, 3]
     assert test["extra_data"]["passed_runs"] == 2
     assert test["status"] == "failed" and test["score"] == 0

@@ -251,8 +251,10 @@ def start_preflight(spec: str, timeout_scale: float) -> Preflight:
     (grader.harness.scenario.probe). The failure every check gets if the code cannot be
     loaded (else None), and {function: seconds waited} for those that did not return within
     PROBE_TIMEOUT: a check that calls one stops there, not graded, instead of waiting for it
-    to hang again. Decided once, before any check runs: a check's verdict is the same whatever
-    ran before it, on however many lanes (docs/contract.md, "A function that hangs")."""
+    to hang again. Decided once, before any check's verdict is kept (the first units run beside
+    it on the brief it nearly always gives, and again if it gives another: grader.runner.lanes):
+    a check's verdict is the same whatever ran before it, on however many lanes
+    (docs/contract.md, "A function that hangs")."""
     timeout = PREFLIGHT_TIMEOUT * timeout_scale
     call = PROBE_TIMEOUT * timeout_scale
 
