@@ -12,6 +12,7 @@ import math
 import os
 import secrets
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -21,6 +22,21 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # noqa: D102 (argparse's hook)
         self.exit(2, f"grader: {message} (see {self.prog} --help)\n")
+
+    def parse_command(self, argv: Sequence[str] | None) -> argparse.Namespace | int:
+        """A command's arguments (`argv`; None: the process's), or, when there is nothing to
+        run, the status its main returns at once: 0 after the help, 2 after a bad argument's
+        line. argparse would end the process; a command is also called in-process (`python -m
+        grader COMMAND`, the tests), so main returns instead:
+
+            args = p.parse_command(argv)
+            if isinstance(args, int):  # --help, or a bad argument
+                return args
+        """
+        try:
+            return self.parse_args(argv)
+        except SystemExit as exc:
+            return 0 if exc.code == 0 else 2
 
 
 def positive_int(text: str) -> int:

@@ -26,7 +26,7 @@ from .report.live import LiveLine
 from .runner import GraderError, iter_checks, prepare, selected, start_preflight
 
 
-def parser(lang: str = "en") -> argparse.ArgumentParser:
+def parser(lang: str = "en") -> arguments.Parser:
     """The grading options; their help, like the commands' lines, is in `lang` (Japanese is
     not wrapped: it has no spaces to break at, the terminal wraps it)."""
     raw = argparse.RawTextHelpFormatter if lang == "ja" else argparse.RawDescriptionHelpFormatter
@@ -216,10 +216,9 @@ def chosen_seed(given: int | str | None, recorded: bool = False) -> int:
 
 
 def grade(argv: list[str]) -> int:
-    try:
-        args = parser(chosen_lang(argv)).parse_args(argv)
-    except SystemExit as exc:  # argparse: bad arguments
-        return 0 if exc.code == 0 else 2
+    args = parser(chosen_lang(argv)).parse_command(argv)
+    if isinstance(args, int):  # --help, or a bad argument
+        return args
     problem = bad_paths(args)
     if problem:
         print(f"grader: {problem}", file=sys.stderr)

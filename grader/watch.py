@@ -75,10 +75,9 @@ def main(argv: list[str]) -> int:
     lang = cli.chosen_lang(argv)
     p = cli.parser(lang)
     p.prog, p.description = "python -m grader watch", text("cli.command.watch", lang)
-    try:
-        args = p.parse_args(argv)
-    except SystemExit as exc:  # argparse: bad arguments, or --help
-        return 0 if exc.code == 0 else 2
+    args = p.parse_command(argv)
+    if isinstance(args, int):  # --help, or a bad argument
+        return args
     args.seed = cli.chosen_seed(args.seed)  # one world for the session: saves stay comparable
     problem = cli.bad_paths(args)
     target = None if problem else watched_file(args.impl)

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from conftest import ROOT, by_check, grade, run_grader
-from grader import cli
+from grader import arguments, cli
 from grader.report import outputs
 from grader.report import messages
 
@@ -356,6 +356,33 @@ def test_impl_that_is_not_a_py_file_is_a_bad_argument(tmp_path):
 ])
 def test_an_argument_error_is_one_line(argv, words):
     refused(run_grader(*argv), *words)
+
+
+def test_a_commands_arguments_or_the_status_it_returns_at_once(capsys):
+    """arguments.Parser.parse_command, the one way a command's main reads its arguments: the
+    namespace; or, with nothing to run, the status main returns (argparse would end the
+    process): 0 after the help, 2 after a bad argument's one line."""
+    p = arguments.Parser(prog="python -m grader thing")
+    p.add_argument("n", type=arguments.positive_int)
+    assert p.parse_command(["3"]).n == 3
+    assert p.parse_command(["--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: python -m grader thing")
+    assert p.parse_command(["0"]) == 2
+    assert capsys.readouterr().err == ("grader: argument n: must be at least 1 "
+                                       "(see python -m grader thing --help)\n")
+
+
+@pytest.mark.parametrize("command", sorted(cli.SUBCOMMANDS))
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_every_command_returns_0_after_its_help_and_2_after_a_bad_argument(command, lang,
+                                                                          capsys):
+    """In-process (`python -m grader COMMAND` calls its main): a status, not SystemExit."""
+    assert cli.run_command(command, ["--help", "--lang", lang]) == 0
+    assert f"python -m grader {command}" in capsys.readouterr().out
+    assert cli.run_command(command, ["--no-such-option", "--lang", lang]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("grader: ") and err.count("\n") == 1, err
+    assert err.endswith(f"(see python -m grader {command} --help)\n"), err
 
 
 @pytest.mark.parametrize("command", ["export-student", "gradescope-bundle", "classroom50"])

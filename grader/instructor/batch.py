@@ -38,7 +38,7 @@ DEFAULT_OUT = "grades"
 CSV_NAME, HTML_NAME = "gradebook.csv", "class-report.html"
 
 
-def parser() -> argparse.ArgumentParser:
+def parser() -> arguments.Parser:
     p = arguments.Parser(prog="python -m grader batch",
                          description="Grade every submission in DIR.")
     p.add_argument("dir", metavar="DIR", help="one folder or one .py file per submission")
@@ -90,10 +90,9 @@ def inputs(args: argparse.Namespace, lang: str) -> tuple[list[Submission], lms.R
 
 
 def main(argv: list[str]) -> int:
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
+    args = parser().parse_command(argv)
+    if isinstance(args, int):  # --help, or a bad argument
+        return args
     lang = args.lang or default_lang()
     try:
         submissions, roster = inputs(args, lang)

@@ -266,10 +266,9 @@ def main(argv: list[str], folder: Path = CATALOGUE_DIR) -> int:
     fmt = commands.add_parser("format", parents=[common],
                               help="write the files (all, or FAMILY's) in the layout")
     fmt.add_argument("families", nargs="*", metavar="FAMILY")
-    try:
-        args = p.parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
+    args = p.parse_command(argv)
+    if isinstance(args, int):  # --help, or a bad argument
+        return args
     lang = args.lang or default_lang()
     try:
         if args.command == "set":

@@ -12,7 +12,6 @@ mapping to Classroom 50's result.json is grader.report.classroom50. Exit 0 writt
 
 from __future__ import annotations
 
-import argparse
 import re
 import shutil
 import sys
@@ -32,7 +31,7 @@ TEMPLATE = "classroom50_autograder.py.j2"
 SOURCE_DIR = "leaselab"
 
 
-def parser() -> argparse.ArgumentParser:
+def parser() -> arguments.Parser:
     p = arguments.Parser(prog="python -m grader classroom50",
                          description="Write a Classroom 50 autograder folder.")
     p.add_argument("out", metavar="OUT_DIR",
@@ -50,10 +49,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
+    args = parser().parse_command(argv)
+    if isinstance(args, int):  # --help, or a bad argument
+        return args
     lang = args.lang or default_lang()
     out = Path(args.out)
     if refused_not_empty(out, args.force, lang):

@@ -43,10 +43,9 @@ def main(argv: list[str]) -> int:
                    help="leave the contract's model (and the random-timelines check played "
                         "against it) out of the copy: it then runs only where grades are "
                         "recorded (Gradescope, Classroom 50, batch)")
-    try:
-        args = p.parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
+    args = p.parse_command(argv)
+    if isinstance(args, int):  # --help, or a bad argument
+        return args
     lang = args.lang or default_lang()
     dest = Path(args.dir)
     if refused_not_empty(dest, args.force, lang):

@@ -43,10 +43,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--config", metavar="PATH",
                    help="the instructor's config file (detail, visibility): graded with it")
     p.add_argument("--allow-starter-code", action="store_true", help=STARTER_HELP)
-    try:
-        args = p.parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
+    args = p.parse_command(argv)
+    if isinstance(args, int):  # --help, or a bad argument
+        return args
     lang = args.lang or default_lang()
     try:
         if args.config is not None:

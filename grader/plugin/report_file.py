@@ -49,10 +49,9 @@ def parser() -> arguments.Parser:
 
 
 def main(argv: list[str]) -> int:
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
+    args = parser().parse_command(argv)
+    if isinstance(args, int):  # --help, or a bad argument
+        return args
     try:
         results, meta = read(args.file)
     except NotAReport as exc:

@@ -12,7 +12,6 @@ run (bad arguments, an answers file it cannot score, a broken question bank).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -26,7 +25,7 @@ from . import interactive, scoring
 from .bank import BankError, default_bank
 
 
-def parser() -> argparse.ArgumentParser:
+def parser() -> arguments.Parser:
     p = arguments.Parser(prog="python -m grader quiz",
                          description="The lease lab quiz (interactive, or score an "
                                      "answers file).")
@@ -49,10 +48,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    try:
-        args = parser().parse_args(sys.argv[1:] if argv is None else argv)
-    except SystemExit as exc:  # argparse: --help or bad arguments
-        return 0 if exc.code == 0 else 2
+    args = parser().parse_command(argv)
+    if isinstance(args, int):  # --help, or a bad argument
+        return args
     lang = args.lang or default_lang()
     try:
         bank = default_bank()

@@ -64,10 +64,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--update", metavar="PATH",
                    help="with --markdown: write the table into PATH (docs/contract.md) in place "
                         "of the one there, and its count of checks")
-    try:
-        args = p.parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
+    args = p.parse_command(argv)
+    if isinstance(args, int):  # --help, or a bad argument
+        return args
     # the contract is English: --update writes English unless told otherwise
     lang = args.lang or ("en" if args.update is not None else default_lang())
     if args.update is not None:

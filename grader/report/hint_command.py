@@ -24,10 +24,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("check", metavar="CHECK-ID")
     p.add_argument("--lang", choices=LANGS)
     p.add_argument("--config", metavar="PATH", help="the instructor's config (its hints policy)")
-    try:
-        args = p.parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
+    args = p.parse_command(argv)
+    if isinstance(args, int):  # --help, or a bad argument
+        return args
     lang = args.lang or default_lang()
     checks = list(all_checks()) + [c["id"] for c in withheld()]  # its words are all here
     try:
