@@ -170,6 +170,58 @@ def test_the_command_sets_and_says_so_in_one_line(folder, capsys):
     assert err.startswith("grader: check.finish-at-expiry.example: ") and "(en: {t}; ja: -)" in err
 
 
+
+def test_new_group_starts_a_group_of_its_own_after_the_group_it_would_have_joined(folder):
+    """`set --new-group`: the new key opens a blank-line group of its own, right after the
+    group of the key it would have followed; the keys set after it join it; nothing else
+    moves."""
+    path = folder / "boundaries.json"
+    before = lines(path)
+    catalogue.set_message("check.finish-at-expiry.example", {"en": "At {t}.", "ja": "{t} で。"},
+                          folder=folder, new_group=True)
+    text = lines(path)
+    at = line_of(path, "check.finish-at-expiry.example")
+    assert text[at - 2].startswith('  "check.finish-at-expiry.hint": ') and text[at - 1] == ""
+    assert text[at + 1] == "" and text[at + 2].startswith('  "check.finish-after-expiry.title": ')
+    assert text[:at - 1] + text[at + 1:] == before  # one group more, the others as they were
+    catalogue.set_message("check.finish-at-expiry.example-row", {"en": "r", "ja": "r"},
+                          folder=folder)
+    assert lines(path)[at + 1].startswith('  "check.finish-at-expiry.example-row": ')
+    assert catalogue.render(catalogue.read(path)) == path.read_text(encoding="utf-8")
+
+
+def test_new_group_opens_a_group_where_the_key_would_join_one(folder):
+    """A key whose parent has keys already (detail.*) joins their group; with --new-group it
+    is the first of its own, and set then remove leaves the file as it was."""
+    path = folder / "race.json"
+    before = path.read_bytes()
+    catalogue.set_message("detail.race-new", {"en": "n {who}", "ja": "n {who}"}, "race", folder)
+    at = line_of(path, "detail.race-new")
+    assert lines(path)[at - 1].startswith('  "detail.race-paused": ')  # joined: no blank line
+    catalogue.remove_message("detail.race-new", folder)
+    assert path.read_bytes() == before
+    assert catalogue.main(["set", "detail.race-new", "--en", "n {who}", "--ja", "n {who}",
+                           "--file", "race", "--new-group"], folder=folder) == 0
+    at = line_of(path, "detail.race-new")
+    assert lines(path)[at - 1] == "" and lines(path)[at - 2].startswith('  "detail.race-paused"')
+    assert [[k for k, _ in g] for g in catalogue.read(path)][-1] == ["detail.race-new"]
+    catalogue.remove_message("detail.race-new", folder)
+    assert path.read_bytes() == before
+
+
+def test_new_group_is_refused_for_a_key_that_is_there_and_nothing_is_written(folder, capsys):
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    with pytest.raises(catalogue.CatalogueError, match="--new-group"):
+        catalogue.set_message("check.finish-at-expiry.why", {"en": "w", "ja": "w"},
+                              folder=folder, new_group=True)
+    assert catalogue.main(["set", "check.finish-at-expiry.why", "--en", "w", "--ja", "w",
+                           "--new-group", "--lang", "ja"], folder=folder) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("grader: check.finish-at-expiry.why") and err.count("\n") == 1
+    assert "--new-group" in err
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
 # -- (iii) remove -------------------------------------------------------------------------------------
 def test_remove_takes_the_key_out_and_set_then_remove_leaves_the_file_as_it_was(folder):
     path = folder / "boundaries.json"

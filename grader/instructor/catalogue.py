@@ -1,6 +1,6 @@
 """`python -m grader catalogue`: the message catalogue's files, written by a tool, not by hand.
 
-    python -m grader catalogue set KEY --en TEXT --ja TEXT [--file FAMILY]
+    python -m grader catalogue set KEY --en TEXT --ja TEXT [--file FAMILY] [--new-group]
     python -m grader catalogue remove KEY
     python -m grader catalogue format [FAMILY ...]
 
@@ -11,9 +11,13 @@ between them, a newline at the end. The groups are the maintainers' (a check's t
 hint; a family's details) and are kept: `set` changes a key where it is, and puts a new one after
 the last key that shares the most of its dotted prefix (check.<id>.hint after check.<id>.why),
 in that key's group when they share all but the last part, else in a group of its own after it.
-`--file` says which file a new key goes to (needed when no key is like it, or keys like it are
-in more than one file; a FAMILY with no file yet makes one). Both texts must have the same
-placeholders, `{name}`, as tests/test_catalogue.py asks. `format` writes files in the layout.
+`--new-group` starts a group on request: the new key opens one of its own right after that key's
+group even when they share all but the last part (a new set of detail.* sentences; the keys set
+after it that are like it then join it). It is refused for a key that is there already, which
+stays where it is. `--file` says which file a new key goes to (needed when no key is like it, or
+keys like it are in more than one file; a FAMILY with no file yet makes one). Both texts must
+have the same placeholders, `{name}`, as tests/test_catalogue.py asks. `format` writes files in
+the layout.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from grader.report.files import write_atomically
 from grader.report.messages import CATALOGUE_DIR, LANGS, default_lang, text
 
 USAGE = """\
-python -m grader catalogue set KEY --en TEXT --ja TEXT [--file FAMILY] [--lang {en,ja}]
+python -m grader catalogue set KEY --en TEXT --ja TEXT [--file FAMILY] [--new-group]
+                             [--lang {en,ja}]
 python -m grader catalogue remove KEY [--lang {en,ja}]
 python -m grader catalogue format [FAMILY ...] [--lang {en,ja}]"""
 #: A message key: dotted parts of lower-case letters, digits, "-" and "_" (every key today).
@@ -150,9 +155,11 @@ def _shared(a: str, b: str) -> int:
 
 
 def set_message(key: str, texts: dict[str, str], family: str | None = None,
-                folder: Path = CATALOGUE_DIR, lang: str = "en") -> tuple[Path, bool]:
+                folder: Path = CATALOGUE_DIR, lang: str = "en",
+                new_group: bool = False) -> tuple[Path, bool]:
     """Give `key` these texts (module docstring): (the file written, whether the key is new).
-    CatalogueError, in `lang`, for what it refuses."""
+    `new_group`: a new key opens a group of its own (`--new-group`; refused for a key that is
+    there). CatalogueError, in `lang`, for what it refuses."""
     if not KEY.fullmatch(key):
         raise CatalogueError(text("instructor.catalogue-bad-key", lang, name=key))
     if family is not None and not FAMILY.fullmatch(family):
@@ -164,6 +171,9 @@ def set_message(key: str, texts: dict[str, str], family: str | None = None,
         if family not in (None, held):
             raise CatalogueError(text("instructor.catalogue-elsewhere", lang, name=key, file=held,
                                       wanted=family))
+        if new_group:
+            raise CatalogueError(text("instructor.catalogue-new-group-there", lang, name=key,
+                                      file=held))
         path = known[held]
         groups = read(path)
         for group in groups:
@@ -176,7 +186,7 @@ def set_message(key: str, texts: dict[str, str], family: str | None = None,
         family = _family_for(key, known, lang)
     path = known.get(family, folder / f"{family}.json")
     groups = read(path) if path.exists() else []
-    _insert(groups, key, texts)
+    _insert(groups, key, texts, new_group)
     write(path, groups)
     return path, True
 
@@ -198,9 +208,10 @@ def _family_for(key: str, known: dict[str, Path], lang: str) -> str:
     return families.pop()
 
 
-def _insert(groups: Groups, key: str, texts: dict) -> None:
-    """`key` after the last key sharing the most of its prefix (module docstring); at the end,
-    in a group of its own, when none shares any."""
+def _insert(groups: Groups, key: str, texts: dict, new_group: bool = False) -> None:
+    """`key` after the last key sharing the most of its prefix (module docstring), in a group
+    of its own right after that key's group when `new_group`; at the end, in a group of its
+    own, when none shares any."""
     best, at = 0, None
     for g, group in enumerate(groups):
         for i, (k, _) in enumerate(group):
@@ -211,8 +222,8 @@ def _insert(groups: Groups, key: str, texts: dict) -> None:
         groups.append([(key, texts)])
         return
     g, i = at
-    if best >= len(key.split(".")) - 1:  # the same parent: in its group, right after it
-        groups[g].insert(i + 1, (key, texts))
+    if best >= len(key.split(".")) - 1 and not new_group:  # the same parent: in its group,
+        groups[g].insert(i + 1, (key, texts))                 # right after it
     else:
         groups.insert(g + 1, [(key, texts)])
 
@@ -261,6 +272,10 @@ def main(argv: list[str], folder: Path = CATALOGUE_DIR) -> int:
         set_.add_argument(f"--{code}", required=True, metavar="TEXT", help=f"the {code} text")
     set_.add_argument("--file", metavar="FAMILY",
                       help="the file of a new key: grader/report/catalogue/FAMILY.json")
+    set_.add_argument("--new-group", action="store_true",
+                      help="a new key opens a group of its own (a blank line before it), "
+                           "right after the group it would have joined; the keys set after "
+                           "it that are like it join it")
     remove = commands.add_parser("remove", parents=[common], help="remove a key")
     remove.add_argument("key", metavar="KEY")
     fmt = commands.add_parser("format", parents=[common],
@@ -273,7 +288,7 @@ def main(argv: list[str], folder: Path = CATALOGUE_DIR) -> int:
     try:
         if args.command == "set":
             path, added = set_message(args.key, {code: getattr(args, code) for code in LANGS},
-                                      args.file, folder, lang)
+                                      args.file, folder, lang, args.new_group)
             print(text("instructor.catalogue-added" if added else "instructor.catalogue-changed",
                        lang, file=_shown(path), name=args.key))
         elif args.command == "remove":
