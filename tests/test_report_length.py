@@ -24,6 +24,7 @@ from conftest import ROOT, run_grader
 from grader.checkdef import all_checks
 from grader.report import render, terminal, wrapping
 from grader.report.view import STORIES, RowLine, RowView, report_view
+from grader.results import Outcome
 from grader.runner import run_checks
 
 NAIVE = "tests/attacks/naive_queue.py"  # a typical half-done first attempt
@@ -72,11 +73,24 @@ def test_all_tells_every_story():
 
 
 def test_the_stubs_report_is_the_causes_and_the_score():
-    out = report("--impl", "lab/queue.py")
+    """Every check stops at the first stub it calls (claim, or work_once for the checks that
+    drive work_once): one cause a stub, most checks first, each counted in the results the
+    report is laid out from (as a grade lays it out: STORIES told, 88 columns)."""
+    results = run_checks("lab/queue.py")
+    stopped: dict[str, list[str]] = {}  # the stub that raised -> the checks it stopped
+    for result in results:
+        assert result.outcome == Outcome.NOT_IMPLEMENTED, result
+        stopped.setdefault(result.result.function, []).append(result.id)
+    assert sum(map(len, stopped.values())) == len(all_checks())
+    causes = sorted(stopped.items(), key=lambda item: len(item[1]), reverse=True)
+    view = report_view(results, "en", target="lab/queue.py", told=STORIES)
+    out = terminal.from_view(view, width=88).splitlines()
     assert len(out) <= 15, "\n".join(out)  # 55 lines before
-    assert [line for line in out if line.startswith("▶ ")] == [
-        "▶ Fix this first (1/2): one cause makes 35 checks fail",
-        "▶ Fix this first (2/2): one cause makes 5 checks fail"]
+    told = [(line, out[i + 1]) for i, line in enumerate(out) if line.startswith("▶ ")]
+    assert told == [
+        (f"▶ Fix this first ({n}/{len(causes)}): one cause makes {len(ids)} checks fail",
+         f"    {function} is not implemented yet: it raises NotImplementedError.")
+        for n, (function, ids) in enumerate(causes, 1)]
     assert out[-1] == f"Score: 0 / 100   0 passed, {len(all_checks())} failed"
 
 
