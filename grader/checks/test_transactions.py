@@ -116,9 +116,10 @@ def expect_locked_error(lab: Lab, function: str, came_back, error: BaseException
 
 def file_journal_mode(lab: Lab) -> str:
     """The journal mode of the database file, lower case, as a fresh connection finds it
-    (plain: store.connect would set the mode itself; it waits 1 s, as the Lab's own connection,
-    and a file locked even for reading is a lock the target still holds: judge_write)."""
-    fresh = sqlite3.connect(str(lab.path), timeout=1.0)
+    (plain: store.connect would set the mode itself; it waits as the Lab's own connection does,
+    `Lab.wait_ms`, and a file locked even for reading is a lock the target still holds:
+    judge_write)."""
+    fresh = sqlite3.connect(str(lab.path), timeout=lab.wait_ms / 1000)
     try:
         with judge_write(reading=True):
             return fresh.execute("PRAGMA journal_mode").fetchone()[0].lower()

@@ -30,7 +30,7 @@ from lab import store
 from lab.store import Claim
 
 from grader.harness import target_client, watched
-from grader.harness.scenario import insert_job, judge_write
+from grader.harness.scenario import insert_job, judge_wait_ms, judge_write
 from grader.harness.target_client import RaisedInTarget, TargetProcessError
 
 from .model import LEASED, PENDING, QUARANTINED, QueueModel, lesson_ids
@@ -251,7 +251,8 @@ class Database:
         self.ids, self.enqueued = ids, 0  # None: lab.store.enqueue numbers the jobs
         self._agreed: tuple | None = None  # (what changes moved, the model's table) when the
         # table last agreed with the model (`agrees`)
-        self.operator = store.connect(path, busy_timeout_ms=1000)
+        # the timelines are played on one target process, on this thread: no lock is waited for
+        self.operator = store.connect(path, busy_timeout_ms=judge_wait_ms(alone=True))
         self.operator.execute("PRAGMA synchronous = OFF")  # no check here is about durability
         store.init_db(self.operator)
         # Named by its file: the same in every run of a check, whatever ran before it in the

@@ -62,6 +62,23 @@ class WriteLocked(Exception):
 
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 
+#: How long (ms) a connection of the judge's own to a check's database waits for a lock the code
+#: under grade holds, where other processes run the code too (the race, the crash, the
+#: integration run): one of them may let go of it meanwhile.
+SHARED_WAIT_MS = 1000
+
+
+def judge_wait_ms(alone: bool) -> int:
+    """The busy timeout (ms) of the judge's own connections to a check's database. `alone`: the
+    code under grade is one target process whose every statement runs here, on the thread that
+    also runs the judge's (a check of a family that starts no processes, the random timelines,
+    the preflight's probe; outside a call its connections refuse to run anything): a lock the
+    code holds when the judge's statement meets it can then only be let go of by a statement
+    of the code's, which cannot run before the judge's has ended, so a wait could never end and
+    none is made (the same "database is locked", at once: the verdict is the one the wait gave,
+    without the wait). Else SHARED_WAIT_MS."""
+    return 0 if alone else SHARED_WAIT_MS
+
 
 @contextlib.contextmanager
 def judge_write(reading: bool = False):
@@ -176,8 +193,11 @@ class Lab:
 
     def __init__(self, target_spec: str | None, workdir: str, seed: int = LESSON_SEED,
                  call_timeout: float = 10.0, check: str = "", hung: dict | None = None,
-                 start_timeout: float = START_TIMEOUT):
+                 start_timeout: float = START_TIMEOUT, alone: bool = False):
         self.target_spec = target_spec  # what --impl said: for checks that start processes
+        #: how long the judge's own connections to the check's database wait for a lock
+        #: (`judge_wait_ms`: none when this Lab's target is all the code under grade there is)
+        self.wait_ms = judge_wait_ms(alone)
         #: the functions this grade saw hang before any check ran (grader.runner's probe), and
         #: the seconds it waited for each: a check stops at its first call of one, not graded
         self.hung: dict[str, float] = dict(hung or {})
@@ -190,7 +210,7 @@ class Lab:
         self._calls = 0
         self._conns = 0
         self.cause: str | None = None  # a mistake seen (results.Cause): given to the failure
-        self.observer = store.connect(self.path, busy_timeout_ms=1000)
+        self.observer = store.connect(self.path, busy_timeout_ms=self.wait_ms)
         store.init_db(self.observer)
         self.target: TargetProcess | None = None
         self.conn: Conn | None = None
@@ -590,14 +610,15 @@ def where(exc: BaseException) -> str | None:
 
 def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
               seed: int = LESSON_SEED, call_timeout: float = 10.0,
-              check: str = "", hung: dict | None = None, detailed: bool = True
-              ) -> Failure | None:
+              check: str = "", hung: dict | None = None, detailed: bool = True,
+              alone: bool = False) -> Failure | None:
     """Judge side of one check: start the target process, run the body, turn every ending into
     a failure (None: passed). This process never imports the code under grade. `hung`: the
     functions the grade's probe saw hang (`Lab.hung`). `detailed`: False for a run whose
-    failure only its outcome is kept of (`Lab.detailed`)."""
+    failure only its outcome is kept of (`Lab.detailed`). `alone`: the check starts no
+    processes of its own (`judge_wait_ms`)."""
     try:
-        lab = Lab(target_spec, workdir, seed, call_timeout, check, hung)
+        lab = Lab(target_spec, workdir, seed, call_timeout, check, hung, alone=alone)
         lab.detailed = detailed
     except TargetProcessError as exc:
         return start_failure(exc, target_spec, START_TIMEOUT)
@@ -717,7 +738,7 @@ def probe(target_spec: str, workdir: str, start_timeout: float,
         folder = Path(workdir) / f"probe-{len(labs)}"
         folder.mkdir()
         labs.append(Lab(target_spec, str(folder), LESSON_SEED, call_timeout, "probe",
-                        start_timeout=start_timeout))
+                        start_timeout=start_timeout, alone=True))
         return labs[-1]
 
     def call(function: str, lab: Lab, make: Callable[[Lab], Any]) -> tuple[Any, Lab | None]:

@@ -312,7 +312,8 @@ def _run_once(info: CheckInfo, body: Callable, settings: Settings, seed: int,
         return sandbox.run(lambda: scenario.run_check(body, settings.spec, workdir, seed,
                                                       call_timeout=timeout + 5, check=info.id,
                                                       hung=dict(settings.hung),
-                                                      detailed=detailed),
+                                                      detailed=detailed,
+                                                      alone=not info.family.starts_processes),
                            timeout=timeout, inline=inline)
 
 
