@@ -1,0 +1,18 @@
+"""claim counts a job's attempts with its token: it quarantines at token >= max_attempts and
+selects token < max_attempts.
+
+The two numbers move together until a requeue, which resets attempts and keeps the token: a
+requeued job is then quarantined again at once, with every attempt still to spare."""
+
+from _claim_parts import QUARANTINE, SELECT, claim_with
+from _kit import reference_finish as finish
+from _kit import work_once_with
+
+EXPECT_FAIL = {"requeue-token-increases", "claim-result-matches-row"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
+EXPECT_TEXT = {"requeue-token-increases": "After the requeue the token must keep rising"}
+
+claim = claim_with(
+    quarantine=QUARANTINE.replace("attempts >= max_attempts", "token >= max_attempts"),
+    select=SELECT.replace("attempts < max_attempts", "token < max_attempts"))
+work_once = work_once_with(claim, finish)

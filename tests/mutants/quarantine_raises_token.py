@@ -1,0 +1,18 @@
+"""claim's quarantine also raises the token (status = 'quarantined', token = token + 1): "a new
+generation begins".
+
+Quarantine changes only the status: the token counts claims, and a generation nobody ever held
+makes the row say a claim happened that did not."""
+
+from _claim_parts import QUARANTINE, claim_with
+from _kit import reference_finish as finish
+from _kit import work_once_with
+
+EXPECT_FAIL = {"quarantine-before-new-token", "quarantine-past-deadline",
+               "requeue-token-increases", "skips-done-and-quarantined"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
+EXPECT_TEXT = {"quarantine-before-new-token": "≠ token"}
+
+claim = claim_with(quarantine=QUARANTINE.replace(
+    "SET status = 'quarantined'", "SET status = 'quarantined', token = token + 1"))
+work_once = work_once_with(claim, finish)
