@@ -1,0 +1,30 @@
+"""finish "releases" the job as it marks it done: owner and lease_until are set to NULL.
+
+A successful finish sets status and finished_at only; the row keeps the stamp of the claim that
+completed it (who held it, until when), which is the record of who did the work."""
+
+from _finish_parts import CONDITIONS
+from _kit import reference_claim as claim
+from _kit import work_once_with
+
+EXPECT_FAIL = {"finish-before-expiry", "lesson-timeline", "same-name-restart",
+               "valid-lease-never-handed-over", "forged-stamp-id", "forged-stamp-owner",
+               "forged-stamp-token", "forged-stamp-attempt", "forged-stamp-lease-until",
+               "double-finish-rejected", "skips-done-and-quarantined",
+               "empty-queue-returns-none", "finish-at-deadline", "finish-at-moved-deadline",
+               "quarantine-spares-valid-lease", "work-once-fresh-clock",
+               "lock-free-during-send"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
+EXPECT_TEXT = {"finish-before-expiry": "finish returned True, as the contract says, but the row"}
+
+
+def finish(conn, claim, now):
+    cur = conn.execute(
+        "UPDATE jobs SET status = 'done', finished_at = :now, owner = NULL, lease_until = NULL"
+        " WHERE " + " AND ".join(CONDITIONS),
+        {"now": now, "id": claim.id, "owner": claim.owner, "token": claim.token,
+         "attempt": claim.attempt, "lease_until": claim.lease_until})
+    return cur.rowcount == 1
+
+
+work_once = work_once_with(claim, finish)

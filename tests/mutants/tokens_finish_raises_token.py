@@ -1,0 +1,29 @@
+"""finish raises the token as it marks the job done ("done is a new generation").
+
+The token counts claims and changes only with one; a successful finish sets status and
+finished_at and nothing else, so the done row keeps the stamp of the claim that completed it."""
+
+from _finish_parts import CONDITIONS
+from _kit import reference_claim as claim
+from _kit import work_once_with
+
+EXPECT_FAIL = {"double-finish-rejected", "empty-queue-returns-none", "finish-at-deadline",
+               "finish-at-moved-deadline", "finish-before-expiry", "forged-stamp-attempt",
+               "forged-stamp-id", "forged-stamp-lease-until", "forged-stamp-owner",
+               "forged-stamp-token", "lesson-timeline", "lock-free-during-send",
+               "quarantine-spares-valid-lease", "same-name-restart", "skips-done-and-quarantined",
+               "valid-lease-never-handed-over", "work-once-fresh-clock"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
+EXPECT_TEXT = {"finish-before-expiry": "≠ token"}
+
+
+def finish(conn, claim, now):
+    cur = conn.execute(
+        "UPDATE jobs SET status = 'done', finished_at = :now, token = token + 1"
+        " WHERE " + " AND ".join(CONDITIONS),
+        {"now": now, "id": claim.id, "owner": claim.owner, "token": claim.token,
+         "attempt": claim.attempt, "lease_until": claim.lease_until})
+    return cur.rowcount == 1
+
+
+work_once = work_once_with(claim, finish)

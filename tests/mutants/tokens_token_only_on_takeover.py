@@ -1,0 +1,28 @@
+"""claim raises the token only when it takes over a leased job whose lease ran out; a pending job
+keeps its token ("the token counts takeovers"), so the first claim hands out token 0.
+
+Every claim is a new generation: the first holder's stamp must carry token 1, and a claim after
+a requeue (the job pending again, its token kept) must still raise it, or the new holder and a
+stamp from before the quarantine share a generation."""
+
+from _claim_parts import UPDATE, claim_with
+from _kit import reference_finish as finish
+from _kit import work_once_with
+
+EXPECT_FAIL = {"claim-result-matches-row", "crash-mid-claim-atomic", "deadline-clamp",
+               "double-finish-rejected", "empty-queue-returns-none", "finish-after-expiry",
+               "finish-at-deadline", "finish-at-expiry", "finish-at-moved-deadline",
+               "finish-before-expiry", "finish-on-quarantined-rejected", "forged-stamp-attempt",
+               "forged-stamp-id", "forged-stamp-lease-until", "forged-stamp-owner",
+               "forged-stamp-token", "lesson-timeline", "lock-free-during-send", "lowest-id-first",
+               "quarantine-before-new-token", "quarantine-past-deadline",
+               "quarantine-spares-valid-lease", "race-one-winner", "reclaim-after-expiry",
+               "reclaim-at-expiry", "reclaim-before-expiry", "requeue-token-increases",
+               "same-name-restart", "skips-done-and-quarantined", "valid-lease-never-handed-over",
+               "work-once-fresh-clock", "work-once-send-raises"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
+EXPECT_TEXT = {"finish-before-expiry": "token=0, attempt=1"}
+
+claim = claim_with(update=UPDATE.replace(
+    "token = token + 1,", "token = CASE WHEN status = 'leased' THEN token + 1 ELSE token END,"))
+work_once = work_once_with(claim, finish)
