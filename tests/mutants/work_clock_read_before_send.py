@@ -1,0 +1,21 @@
+"""work_once reads the clock a second time, but before send, and finishes with that reading.
+
+It looks like a fresh reading, yet it is taken before the delivery: if sending outlasts the
+lease, finish still believes the lease holds. The reading finish needs is the one after send
+returns."""
+
+from _kit import reference_claim as claim
+from _kit import reference_finish as finish
+
+EXPECT_FAIL = {"work-once-fresh-clock"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
+EXPECT_TEXT = {"work-once-fresh-clock": "2 time(s) before send and 0 time(s) after it"}
+
+
+def work_once(conn, owner, send, clock, lease_ms):
+    c = claim(conn, owner, clock(), lease_ms)
+    if c is None:
+        return None
+    before_send = clock()
+    send(c)
+    return finish(conn, c, before_send)

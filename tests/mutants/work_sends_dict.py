@@ -1,0 +1,22 @@
+"""work_once hands send dataclasses.asdict(c) ("JSON-friendly") instead of the Claim itself.
+
+send is given the Claim that claim returned: a dict has the same values but not the type, so a
+send written against the contract (claim.id, claim.token) breaks on it."""
+
+import dataclasses
+
+from _kit import reference_claim as claim
+from _kit import reference_finish as finish
+
+EXPECT_FAIL = {"work-once-fresh-clock", "work-once-send-raises", "lock-free-during-send",
+               "integration-run"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
+EXPECT_TEXT = {"work-once-fresh-clock": "it must receive the Claim that claim returned"}
+
+
+def work_once(conn, owner, send, clock, lease_ms):
+    c = claim(conn, owner, clock(), lease_ms)
+    if c is None:
+        return None
+    send(dataclasses.asdict(c))
+    return finish(conn, c, clock())
