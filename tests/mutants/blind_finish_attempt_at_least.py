@@ -1,0 +1,17 @@
+"""finish accepts a stamp when the row's attempts is at least the stamp's (attempts >= :attempt):
+"the job has had at least the attempts my stamp says".
+
+Every field of the stamp must match the row exactly: a stamp with a lower attempt number (an
+earlier claim's, or a forged one) lands. The hand-picked forged-attempt check forges a higher
+number, which this finish rightly rejects; a random timeline forges a lower one."""
+
+from _finish_parts import CONDITIONS, finish_where
+from _kit import reference_claim as claim
+from _kit import work_once_with
+
+EXPECT_FAIL = {"random-timelines"}
+EXPECT_TEXT = {"random-timelines": "the next finish hands in a stamp whose attempt is 0"}
+
+finish = finish_where(*("attempts >= :attempt" if c == "attempts = :attempt" else c
+                        for c in CONDITIONS))
+work_once = work_once_with(claim, finish)
