@@ -142,6 +142,7 @@ class Server:
                 reply = {"raised": {"type": "?", "message": "?", "where": None,
                                     "not_implemented": False, "sqlite_error": None,
                                     "send_failed": None, "chain": []}}
+            _let_go(exc)
         else:
             reply = {"value": encode_value(value)}
         finally:
@@ -153,6 +154,9 @@ class Server:
                     self.turn.wait()
                 self.talking = True
                 self.stack.pop()
+        for error in call.raised:
+            _let_go(error)
+        call.raised.clear()
         try:
             self.reply(call, reply, watch)
         finally:
@@ -232,7 +236,8 @@ class Server:
         """A proxy's request, answered by the judge (dbhost) during the innermost call under way
         (from any thread, as a callback); outside every call the connection cannot be used."""
         with self.turn:
-            while self.talking:
+            # as a callback (`ask`): after another thread's request or callback, to its end
+            while self.talking or (self.stack and self.stack[-1].in_flight):
                 self.turn.wait()
             if not self.stack or self.stack[-1].request.get("op") not in CALLS:
                 raise sqlite3.ProgrammingError(
@@ -293,14 +298,19 @@ class Server:
         return clock
 
     def may_call_back(self, call: _Call, name: str) -> None:
-        """`call` may call back now: it is the innermost call under way (from any thread).
-        Called with `turn` held."""
-        if not self.stack or self.stack[-1] is not call:
+        """`call` may call back: it is under way (from any thread). Called with `turn` held."""
+        if call not in self.stack:
             raise RuntimeError(f"{name} called outside the work_once call it was given to")
 
     def ask(self, call: _Call, name: str, arg: dict | None):
         with self.turn:
-            while self.talking:  # another thread's callback: this one goes after it
+            # Another thread's callback goes first, to its end: while the judge serves it, it
+            # may make calls of its own (the lock probe's), which go above `call` on the stack
+            # and take the channel meanwhile; a callback of `call` asked then (its clock, read on
+            # a thread of the code's own) waits until `call` is the innermost call again and
+            # no callback of it is under way (the judge answers one callback at a time).
+            while self.talking or (call in self.stack and (self.stack[-1] is not call
+                                                           or call.in_flight)):
                 self.turn.wait()
             self.may_call_back(call, name)
             self.talking = True
@@ -360,6 +370,24 @@ class Server:
             while self.talking:
                 self.turn.wait()
             self.talking = True
+
+
+def _let_go(exc: BaseException) -> None:
+    """What the frames of a call that has ended still hold through `exc` and the exceptions
+    chained to it (their tracebacks: the code's frames, its cursors in them), let go of, as its
+    caller would let go of them once it handled the exception: a cursor the code opened while
+    it handled send's error (and re-raised it) is freed, and its statement reset on the judge's
+    side, before the reply goes (`dropped`), as a real cursor is once the exception is handled.
+    The server keeps no frame of a call that has ended. A hostile exception class: left as it
+    is."""
+    seen: set[int] = set()
+    try:
+        while exc is not None and id(exc) not in seen and len(seen) < wire.MAX_CHAIN * 4:
+            seen.add(id(exc))
+            exc.__traceback__ = None  # (a frame still running elsewhere keeps running)
+            exc = exc.__cause__ if exc.__cause__ is not None else exc.__context__
+    except BaseException:  # noqa: BLE001 - the reply is made already; a frame kept is all it costs
+        pass
 
 
 def _field(request: dict, key: str, kind: type):

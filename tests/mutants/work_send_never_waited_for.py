@@ -1,0 +1,23 @@
+"""work_once starts send on a thread of its own and finishes without waiting for it.
+
+"The delivery goes on in the background": but the job is marked done whether or not it was
+delivered, and a send that fails is never heard of: work_once returns True. The judge answers
+one callback at a time, so the finish always runs after send here (grader.harness.
+target_server: a request of the call waits while a callback of it is under way): the verdict
+is the same in every run."""
+
+import threading
+
+from _kit import reference_claim as claim
+from _kit import reference_finish as finish
+
+EXPECT_FAIL = {"work-once-send-raises", "random-timelines"}
+EXPECT_TEXT = {"work-once-send-raises": "but work_once returned True"}
+
+
+def work_once(conn, owner, send, clock, lease_ms):
+    c = claim(conn, owner, clock(), lease_ms)
+    if c is None:
+        return None
+    threading.Thread(target=send, args=(c,), daemon=True).start()  # never joined
+    return finish(conn, c, clock())
