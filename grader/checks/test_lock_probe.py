@@ -22,6 +22,14 @@ from grader.harness.scenario import CheckFailed, ManualClock
 from .test_work_once import expect_a_claim
 
 PROBE_BUSY_MS = 150  # how long the probe's connections wait for a lock before giving up
+#: The message for what A's lock blocked (new intake, another worker's claim, both), by what held
+#: it: an open transaction, or, with none open, a statement still running (a cursor kept).
+BLOCKED = {
+    ("both", False): "lock-blocked-both", ("both", True): "lock-blocked-both-statement",
+    ("enqueue", False): "lock-blocked-enqueue",
+    ("enqueue", True): "lock-blocked-enqueue-statement",
+    ("claim", False): "lock-blocked-claim", ("claim", True): "lock-blocked-claim-statement",
+}
 
 
 @check("lock-free-during-send", points=5)
@@ -51,7 +59,10 @@ def test_lock_free_during_send(lab):
             lab.fail("lock-send-not-called", job=job, result=result)
     blocked = [name for name in ("enqueue", "claim") if seen[name]["error"]]
     if blocked:
-        lab.fail("lock-blocked-" + ("both" if len(blocked) == 2 else blocked[0]),
+        # what held the lock: an open transaction, or (none open) a statement of A's still
+        # running, a cursor not read to its end and kept: each is told as what it is
+        statement = not seen["in_transaction"] and any(seen["unfinished"] or ())
+        lab.fail(BLOCKED["both" if len(blocked) == 2 else blocked[0], statement],
                  job=job, other=other, busy_ms=PROBE_BUSY_MS,
                  enqueue_error=seen["enqueue"]["error"], enqueue_ms=seen["enqueue"]["waited_ms"],
                  claim_error=seen["claim"]["error"], claim_ms=seen["claim"]["waited_ms"])
@@ -73,7 +84,7 @@ def probe_while_sending(lab, claim: Claim, now: int) -> dict:
     timeout. Returns in_transaction and, for 'enqueue' and 'claim', the error and the wait."""
     in_transaction = lab.conn.in_transaction
     lab.note("timeline.lock-probe.in-send", job=claim.id, in_transaction=in_transaction)
-    seen = {"in_transaction": in_transaction}
+    seen = {"in_transaction": in_transaction, "unfinished": lab.conn.unfinished()}
 
     # The judge's own connection, opened plainly: store.connect would also set the journal mode,
     # which waits for a lock of its own if the code under grade switched to WAL (a cause the

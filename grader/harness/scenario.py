@@ -165,6 +165,11 @@ class Conn:
     def in_transaction(self) -> bool:
         return self.lab.ask(lambda target: target.in_transaction(self.name))
 
+    def unfinished(self) -> tuple[int, int] | None:
+        """(reads, writes): this connection's statements still running, each holding its lock
+        with no transaction open (TargetProcess.unfinished); None where that cannot be seen."""
+        return self.lab.ask(lambda target: target.unfinished(self.name))
+
     def execute(self, sql: str, params: tuple = ()) -> None:
         """Setup SQL on this connection (run by the target process, not by the code under grade)."""
         self.lab.ask(lambda target: target.execute(self.name, sql, params))
