@@ -31,18 +31,22 @@ def a_and_b_hold_jobs(lab: Lab) -> tuple[Claim, Claim, dict[int, dict]]:
         return a, b, {job_a: lab.row(job_a), job_b: lab.row(job_b)}
 
 
-def forged_stamp_is_rejected(lab: Lab, field: str, forge) -> None:
-    """A finishes with its claim but `field` changed to `forge(a, b)`: rejected, both rows
-    untouched; A's genuine stamp is accepted afterwards."""
+def forged_stamp_is_rejected(lab: Lab, field: str, *forges) -> None:
+    """A finishes with its claim but `field` changed to `forge(a, b)`, once for each forge
+    (each on the stamp as claimed): each rejected, both rows untouched; A's genuine stamp is
+    accepted afterwards. A field with an order is forged both above and below the row's value,
+    so a finish that compares it one-sidedly (`>=` or `<=` instead of `=`) fails whichever
+    way it leans."""
     a, b, rows = a_and_b_hold_jobs(lab)
-    forged = dataclasses.replace(a, **{field: forge(a, b)})
-    lab.note("timeline.note.stamps.forged", field=field, real=getattr(a, field),
-             forged=getattr(forged, field))
-    finishes(lab, forged, now=finish_at(lab), accepted=False, actor="A",
-             detail=f"stamps.forged-{field}-accepted", real=getattr(a, field),
-             forged=getattr(forged, field))
-    expect_rows(lab, rows, detail=f"stamps.forged-{field}-accepted", real=getattr(a, field),
-                forged=getattr(forged, field))
+    for forge in forges:
+        forged = dataclasses.replace(a, **{field: forge(a, b)})
+        lab.note("timeline.note.stamps.forged", field=field, real=getattr(a, field),
+                 forged=getattr(forged, field))
+        finishes(lab, forged, now=finish_at(lab), accepted=False, actor="A",
+                 detail=f"stamps.forged-{field}-accepted", real=getattr(a, field),
+                 forged=getattr(forged, field))
+        expect_rows(lab, rows, detail=f"stamps.forged-{field}-accepted",
+                    real=getattr(a, field), forged=getattr(forged, field))
     lab.note("timeline.note.stamps.genuine")
     finishes(lab, a, now=finish_at(lab), accepted=True, detail="stamps.genuine-rejected")
 
@@ -61,21 +65,31 @@ def test_forged_stamp_owner(lab):
 
 @check("forged-stamp-token", points=1)
 def test_forged_stamp_token(lab):
-    """A's stamp with a token of another generation."""
-    forged_stamp_is_rejected(lab, "token", lambda a, b: a.token + 1)
+    """A's stamp with a token of another generation: a later one (token + 1), then an earlier
+    one (token - 1)."""
+    forged_stamp_is_rejected(lab, "token", lambda a, b: a.token + 1, lambda a, b: a.token - 1)
 
 
 @check("forged-stamp-attempt", points=1)
 def test_forged_stamp_attempt(lab):
-    """A's stamp with another attempt number."""
-    forged_stamp_is_rejected(lab, "attempt", lambda a, b: a.attempt + 1)
+    """A's stamp with another attempt number: a higher one (attempt + 1), then a lower one
+    (attempt - 1)."""
+    forged_stamp_is_rejected(lab, "attempt", lambda a, b: a.attempt + 1,
+                             lambda a, b: a.attempt - 1)
 
 
 @check("forged-stamp-lease-until", points=1)
 def test_forged_stamp_lease_until(lab):
-    """A's stamp claiming a longer lease than the row holds."""
-    longer = lab.world.pick("longer-by", 500, 1, 10 * lab.world.lease_ms)
-    forged_stamp_is_rejected(lab, "lease_until", lambda a, b: a.lease_until + longer)
+    """A's stamp claiming a longer lease than the row holds, then a shorter one that would
+    still be running at the finish (500 ms in the lesson): only the comparison with the row's
+    lease_until can reject it."""
+    w = lab.world
+    longer = w.pick("longer-by", 500, 1, 10 * w.lease_ms)
+    # the finish comes halfway through the lease: an end up to lease_ms // 2 - 1 earlier is
+    # still after it
+    shorter = w.pick("shorter-by", 250, 1, w.lease_ms - w.lease_ms // 2 - 1)
+    forged_stamp_is_rejected(lab, "lease_until", lambda a, b: a.lease_until + longer,
+                             lambda a, b: a.lease_until - shorter)
 
 
 @check("double-finish-rejected", points=1)
