@@ -36,6 +36,23 @@ CLAIM_DETAIL = {
     "left-open": "tx-left-open",
 }
 
+#: txshape problem code -> the catalogue sentence that explains it, for finish: claim's where
+#: the consequence is the same; where claim's sentence speaks of two workers taking one pending
+#: row, the race finish meets (a read, then a write the lock no longer covers: the new holder's
+#: job marked done), and for a deferred BEGIN what SQLite does to a read lock that must become a
+#: write lock while another worker writes ('database is locked' at once, no wait).
+FINISH_DETAIL = {
+    "no-sql": "tx-no-sql",
+    "no-transaction": "tx-finish-not-atomic",
+    "outside": "tx-finish-not-atomic",
+    "read-after": "tx-read-after",
+    "write-outside": "tx-finish-not-atomic",
+    "not-immediate": "tx-finish-deferred",
+    "exclusive": "tx-exclusive",
+    "several": "tx-finish-not-atomic",
+    "left-open": "tx-left-open",
+}
+
 
 # -- what the checks expect ------------------------------------------------------------------------
 def expect_atomic(lab: Lab, function: str) -> None:
@@ -45,7 +62,7 @@ def expect_atomic(lab: Lab, function: str) -> None:
     statements = lab.statements_of(lab.calls)
     found = txshape.problem(statements, need_sql=function == "claim")
     if found:
-        detail = CLAIM_DETAIL[found.code] if function == "claim" else "tx-finish-not-atomic"
+        detail = CLAIM_DETAIL[found.code] if function == "claim" else FINISH_DETAIL[found.code]
         lab.fail(detail, function=function, begin=found.begin,
                  statements=txshape.listing(statements, found.at))
     expect_no_transaction_left(lab, function)
