@@ -12,7 +12,11 @@ A mutant is `tests/mutants/<name>.py` (names starting with `_` are helpers) with
 - optionally `EXPECT_NO_TEXT`: {check id: text it must not contain} (a wrong diagnosis the
   right one replaced);
 - optionally `EXPECT_CAUSE`: {check id: the kind of root cause the report groups it under}
-  (results.json's extra_data.causes[cause - 1].kind: "raised", "send-in-transaction", ...).
+  (results.json's extra_data.causes[cause - 1].kind: "raised", "send-in-transaction", ...);
+- optionally `LIGHT = True`: a variant of a bug the catalogue already carries through every suite
+  (a comparison the other way, a neighbouring boundary, the same slip in another function),
+  graded here and in drawn worlds (tests/test_mutant_worlds.py) but not by the pytest parity and
+  the seed sweep (`EVERY_SUITE`), each about 5 s of CI wall a mutant.
 
 Both texts are templates of the check's world (`in_world`): `{B}` is the name the world gives
 worker B, `{id:2}` the id of the second job enqueued, `{qty:5}` the quantity of the lesson's 5,
@@ -47,7 +51,7 @@ def declared(path: Path, seed: int = LESSON_SEED) -> dict:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             name = getattr(node.targets[0], "id", None)
             if name in ("EXPECT_FAIL", "MAY_FAIL", "EXPECT_OUTCOME", "OUTCOME", "EXPECT_TEXT",
-                        "EXPECT_NO_TEXT", "EXPECT_CAUSE"):
+                        "EXPECT_NO_TEXT", "EXPECT_CAUSE", "LIGHT"):
                 found[name] = ast.literal_eval(node.value)
     for name in ("EXPECT_TEXT", "EXPECT_NO_TEXT"):
         if name in found:
@@ -95,6 +99,9 @@ def _instant(node: ast.AST, world: World) -> int:
         return _TIME_OPS[type(node.op)](_instant(node.left, world), _instant(node.right, world))
     raise AssertionError(f"not a template field: {ast.unparse(node)!r}")
 
+
+#: The mutants every suite grades (the pytest parity and the seed sweep too): all but LIGHT ones.
+EVERY_SUITE = [p for p in MUTANT_FILES if declared(p).get("LIGHT") is not True]
 
 @pytest.fixture(scope="module")
 def graded_mutants(request, tmp_path_factory):

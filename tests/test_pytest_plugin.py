@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MUTANTS, ROOT, by_check, grade, run_grader
-from test_mutants import MUTANT_FILES, declared
+from test_mutants import EVERY_SUITE, declared
 from grader.checkdef import all_checks
 
 ALTERNATIVES = sorted((ROOT / "tests" / "alternatives").glob("*.py"))
@@ -52,8 +52,9 @@ def both_ways(impl: str, tmp: Path, *select: str, hints: bool = False) -> tuple[
 
 
 def targets() -> list[tuple[str, str, tuple[str, ...], bool]]:
-    """Every mutant and alternative, the reference and the stubs: a name (the path from the
-    project's root), what --impl is given, the checks selected and whether hints are shown. A
+    """Every mutant (but the LIGHT variants: tests/test_mutants.py) and alternative, the
+    reference and the stubs: a name (the path from the project's root), what --impl is given,
+    the checks selected and whether hints are shown. A
     file is given by the path test_mutants and test_alternatives give it (absolute), and a
     mutant with its hints, as test_mutants grades it (the reference, the stubs and the
     alternatives as conftest's solution_results and stub_results and test_alternatives do):
@@ -62,7 +63,7 @@ def targets() -> list[tuple[str, str, tuple[str, ...], bool]]:
     checks one after another)."""
     found = [(module, module, (), False) for module in ("solutions.queue", "lab.queue")]
     found += [(str(p.relative_to(ROOT)), str(p), (), False) for p in ALTERNATIVES]
-    for path in MUTANT_FILES:
+    for path in EVERY_SUITE:
         spec = declared(path)
         hangs = "timed_out" in [spec.get("OUTCOME"), *spec.get("EXPECT_OUTCOME", {}).values()]
         select = ("-k", " or ".join(sorted(spec["EXPECT_FAIL"]))) if hangs else ()

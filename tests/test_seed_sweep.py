@@ -21,7 +21,7 @@ import pytest
 
 from conftest import ROOT, by_check, run_grader
 from grader.checkdef import PROCESS_FAMILIES, REGISTRY, all_checks, family
-from test_mutants import MUTANT_FILES, declared
+from test_mutants import EVERY_SUITE, declared
 
 WORLDS = 24
 ALTERNATIVE_WORLDS = 8
@@ -56,7 +56,7 @@ def swept(tmp_path_factory):
     jobs = [("reference", "solutions.queue", WORLDS, None)]
     jobs += [(f"alternative:{p.stem}", str(p), ALTERNATIVE_WORLDS, "not random-timelines")
              for p in ALTERNATIVES]
-    for path in MUTANT_FILES:
+    for path in EVERY_SUITE:
         spec = declared(path)
         hangs = "timed_out" in {spec.get("OUTCOME"), *spec.get("EXPECT_OUTCOME", {}).values()}
         many = sorted(c for c in spec["EXPECT_FAIL"] if not hangs and not starts_processes(c))
@@ -95,7 +95,7 @@ def test_every_alternative_passes_every_check_in_every_world(path, swept):
         assert failed_in(test) == [], (cid, failed_in(test), test["output"][:2000])
 
 
-@pytest.mark.parametrize("path", MUTANT_FILES, ids=[p.stem for p in MUTANT_FILES])
+@pytest.mark.parametrize("path", EVERY_SUITE, ids=[p.stem for p in EVERY_SUITE])
 def test_every_mutant_fails_its_checks_in_every_world(path, swept):
     parts = [swept[name] for name in (f"mutant:{path.stem}:one", f"mutant:{path.stem}:processes")
              if name in swept]
