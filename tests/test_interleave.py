@@ -7,7 +7,8 @@ from __future__ import annotations
 import sqlite3
 
 from grader.harness.interleave import (WriteLockWatch, bare, changes_database, is_statement,
-                                       takes_write_lock, verb, waits_for_write_lock)
+                                       sql_line, takes_write_lock, verb, waits_for_write_lock,
+                                       words)
 
 
 def test_which_statements_wait_for_another_connections_write_lock():
@@ -90,3 +91,26 @@ def test_the_watch_forgets_a_write_once_the_transaction_is_over(tmp_path):
     # autocommit write: no lock held at the next statement; in a deferred transaction the
     # lock is held from the statement after the first write on
     assert [holds for _, holds in seen] == [False, False, False, False, False, True, True, False]
+
+
+def test_a_comment_inside_a_statement_is_whitespace_as_sqlite_reads_it():
+    # SQLite's tokenizer skips a comment wherever it stands: this BEGIN takes the write lock
+    for sql in ("BEGIN -- note\n IMMEDIATE", "BEGIN /* note */ IMMEDIATE", "BEGIN/**/EXCLUSIVE"):
+        assert takes_write_lock(sql) and waits_for_write_lock(sql, holds_write=False)
+        assert not changes_database(sql)
+    assert not takes_write_lock("BEGIN /* IMMEDIATE */ DEFERRED")
+    assert not takes_write_lock("BEGIN -- IMMEDIATE\n")
+    # a string literal is one token: its words are no keywords
+    assert words("SELECT 'BEGIN IMMEDIATE' -- x\n, \"a b\"") == \
+        ["SELECT", "'BEGIN IMMEDIATE'", ",", '"a b"']
+    assert words("select 'it''s' /* unclosed") == ["select", "'it''s'"]
+    assert verb("/* a */ -- b\n  commit") == "COMMIT"
+
+
+def test_a_statement_on_one_line_means_what_it_means_as_written():
+    # joined onto one line, a `-- comment` would swallow the words after it
+    line = sql_line("BEGIN -- note\n IMMEDIATE")
+    assert line == "BEGIN /* note */ IMMEDIATE" and takes_write_lock(line)
+    assert sql_line("SELECT 1 -- done */ or not\n, 2") == "SELECT 1 /* done * / or not */, 2"
+    assert sql_line("SELECT '--' AS x") == "SELECT '--' AS x"
+    assert sql_line("UPDATE  jobs\n   SET x = 1") == "UPDATE jobs SET x = 1"

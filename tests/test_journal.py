@@ -20,6 +20,7 @@ def test_a_switch_of_the_journal_mode_is_found_past_comments():
 @pytest.mark.parametrize("sql, ms", [
     ("PRAGMA busy_timeout = 0", 0), ("pragma main.busy_timeout=10", 10),
     ("/* fail fast */ PRAGMA busy_timeout(250)", 250), ("PRAGMA busy_timeout = -5", 0),
+    ("PRAGMA /* fail fast */ busy_timeout = 0", 0), ("PRAGMA busy_timeout -- x\n = 7", 7),
     ("PRAGMA busy_timeout", None), ("SELECT 'PRAGMA busy_timeout = 0'", None),
 ])
 def test_the_busy_timeout_a_statement_sets(sql, ms):

@@ -58,6 +58,18 @@ def test_statements_are_read_past_their_leading_comments():
     assert txshape.problem(["-- jobs are picked here\nSELECT 1"]).code == "no-sql"
 
 
+def test_a_comment_inside_begin_is_whitespace():
+    # SQLite reads `BEGIN -- note\n IMMEDIATE` as BEGIN IMMEDIATE: it takes the write lock
+    for begin in ("BEGIN -- note\n IMMEDIATE", "BEGIN /* note */ IMMEDIATE"):
+        assert txshape.opening(begin) == "IMMEDIATE"
+        assert txshape.problem([begin, QUARANTINE, SELECT, UPDATE, "COMMIT"]) is None
+    assert txshape.opening("BEGIN /* IMMEDIATE */") == "DEFERRED"
+    assert txshape.problem(["BEGIN IMMEDIATE", SELECT, UPDATE, "ROLLBACK /* x */ TO s",
+                            "COMMIT"]) is None
+    found = txshape.problem(["BEGIN -- IMMEDIATE\n", SELECT, UPDATE, "COMMIT"])
+    assert found.code == "not-immediate" and found.begin == "BEGIN /* IMMEDIATE */"
+
+
 def test_the_opening_statement_is_named():
     assert txshape.problem(["BEGIN", SELECT, UPDATE, "COMMIT"]).begin == "BEGIN"
 

@@ -7,6 +7,9 @@ statement is the first to break the rule, so the failure can list the statements
 that one marked.
 
 How the statements are read (what the contract leaves open, decided here):
+- as SQLite's tokenizer reads them (interleave.words): a comment is whitespace wherever it
+  stands (`BEGIN -- note` + newline + `IMMEDIATE` is BEGIN IMMEDIATE), a string literal is one
+  token;
 - a transaction opens with `BEGIN [DEFERRED|IMMEDIATE|EXCLUSIVE] [TRANSACTION]`, or with a
   `SAVEPOINT` outside a transaction (which SQLite opens as a deferred transaction); it ends with
   `COMMIT`, `END` or `ROLLBACK` (not `ROLLBACK TO`), or with the `RELEASE` of the savepoint that
@@ -32,13 +35,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from grader.harness.interleave import bare, sql_line, verb
+from grader.harness.interleave import bare, sql_line, verb, words
 
-_BEGIN = re.compile(r"^BEGIN\b\s*(DEFERRED|IMMEDIATE|EXCLUSIVE)?", re.I)
-_END = re.compile(r"^(COMMIT|END)\b", re.I)
-_ROLLBACK = re.compile(r"^ROLLBACK\b(?!\s+(TRANSACTION\s+)?TO\b)", re.I)
-_SAVEPOINT = re.compile(r"^SAVEPOINT\b", re.I)
-_RELEASE = re.compile(r"^RELEASE\b", re.I)
 _ON_JOBS = re.compile(r"\bjobs\b", re.I)
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 
@@ -62,15 +60,35 @@ def distinct(statements: list[str]) -> list[str]:
     return [sql for i, sql in enumerate(statements) if i == 0 or sql != statements[i - 1]]
 
 
+def _keywords(sql: str, n: int = 3) -> list[str]:
+    """The first `n` words of `sql` as SQLite reads them (comments anywhere are whitespace),
+    upper-case."""
+    return [w.upper() for w in words(sql)[:n]]
+
+
 def opening(sql: str) -> str | None:
     """How `sql` opens a transaction: 'IMMEDIATE', 'DEFERRED', 'EXCLUSIVE', 'SAVEPOINT' or None.
 
     (A SAVEPOINT opens one only when no transaction is open: the caller knows that.)"""
-    sql = bare(sql)
-    match = _BEGIN.match(sql)
-    if match:
-        return (match.group(1) or "DEFERRED").upper()
-    return "SAVEPOINT" if _SAVEPOINT.match(sql) else None
+    first = _keywords(sql, 2)
+    if first[:1] == ["BEGIN"]:
+        mode = first[1] if len(first) > 1 else ""
+        return mode if mode in ("DEFERRED", "IMMEDIATE", "EXCLUSIVE") else "DEFERRED"
+    return "SAVEPOINT" if first[:1] == ["SAVEPOINT"] else None
+
+
+def _ends(sql: str, savepoint: bool) -> bool:
+    """Does `sql` end the open transaction (COMMIT, END, ROLLBACK but not ROLLBACK TO, or the
+    RELEASE of the savepoint that opened it: `savepoint`)?"""
+    first = _keywords(sql)
+    if not first:
+        return False
+    if first[0] in ("COMMIT", "END"):
+        return True
+    if first[0] == "ROLLBACK":
+        rest = first[1:]
+        return not (rest[:1] == ["TO"] or rest[:2] == ["TRANSACTION", "TO"])
+    return savepoint and first[0] == "RELEASE"
 
 
 def on_jobs(sql: str) -> bool:
@@ -98,7 +116,6 @@ def problem(statements: list[str], need_sql: bool = True) -> Problem | None:
     opened_by: str | None = None  # the mode of the open transaction, None outside one
     transactions = 0
     for i, sql in enumerate(sqls):
-        text = bare(sql)
         mode = opening(sql)
         if opened_by is None and mode is not None:
             transactions += 1
@@ -109,8 +126,7 @@ def problem(statements: list[str], need_sql: bool = True) -> Problem | None:
             if mode != "IMMEDIATE":
                 return Problem("not-immediate", i, begin=sql_line(sql, WIDTH))
             opened_by = mode
-        elif opened_by is not None and (_END.match(text) or _ROLLBACK.match(text)
-                                        or (opened_by == "SAVEPOINT" and _RELEASE.match(text))):
+        elif opened_by is not None and _ends(sql, opened_by == "SAVEPOINT"):
             opened_by = None
         elif opened_by is None and on_jobs(sql):
             if is_write(sql):

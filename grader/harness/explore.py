@@ -76,8 +76,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .interleave import (GaveUp, bare, changes_database, takes_write_lock, verb,
-                         waits_for_write_lock)
+from .interleave import (GaveUp, changes_database, takes_write_lock, verb,
+                         waits_for_write_lock, words)
 
 #: How many schedules one exploration runs at most (a correct claim needs 2).
 MAX_SCHEDULES = 12
@@ -311,11 +311,11 @@ class Schedule:
         reads = (w.in_transaction and (w.holds_write or self.since_begin[actor] > 0)) or \
             w.unfinished != NONE
         upgrade_refused = reads and others == RESERVED
-        words = bare(w.sql).split(None, 2)
+        first = words(w.sql)[:2]
         if v == "BEGIN":
             if w.in_transaction:
                 return False  # an error at once: a transaction within a transaction
-            kind = words[1].upper() if len(words) > 1 else ""
+            kind = first[1].upper() if len(first) > 1 else ""
             if kind == "EXCLUSIVE":
                 return not upgrade_refused
             return kind == "IMMEDIATE" and others == RESERVED and not reads

@@ -54,16 +54,70 @@ def is_statement(sql: str) -> bool:
     return bare(sql) != ""
 
 
+#: One token of a statement as SQLite's tokenizer reads it: whitespace, a comment (`-- ...` to
+#: the end of the line, `/* ... */`; an unclosed one runs to the end of the text), a string
+#: literal ('...', quotes doubled inside), a quoted identifier ("...", `...`, [...]), a word (a
+#: keyword, a name or a number), or any other one character.
+_TOKEN = re.compile(r"""
+    (?P<space>\s+)
+  | (?P<comment>--[^\n]*(?:\n|\Z) | /\*.*?(?:\*/|\Z))
+  | (?P<string>'(?:[^']|'')*'?)
+  | (?P<quoted>"(?:[^"]|"")*"?|`(?:[^`]|``)*`?|\[[^\]]*\]?)
+  | (?P<word>[\w$]+)
+  | (?P<other>.)""", re.S | re.X)
+
+
+def tokens(sql: str) -> list[tuple[str, str]]:
+    """`sql` as SQLite's tokenizer reads it: (kind, text) for each token, kind one of space,
+    comment, string, quoted, word, other. The one reading of a statement's text here: a comment
+    is whitespace wherever it stands, a word inside a string literal or a comment is no word."""
+    return [(m.lastgroup, m.group()) for m in _TOKEN.finditer(sql)]
+
+
+def words(sql: str) -> list[str]:
+    """The statement's tokens as SQLite reads them, comments and whitespace left out: words,
+    string literals and quoted identifiers (each one token, quotes kept) and punctuation."""
+    return [text for kind, text in tokens(sql) if kind not in ("space", "comment")]
+
+
+def plain(sql: str) -> str:
+    """`sql` as SQLite reads it, each comment (wherever it stands) made one space, the text
+    between them kept as written, stripped."""
+    return "".join(" " if kind == "comment" else text for kind, text in tokens(sql)).strip()
+
+
+def names(sql: str) -> list[str]:
+    """The names (and keywords) the statement mentions, lower case, quoted identifiers unquoted:
+    never a word of a string literal or of a comment."""
+    found = []
+    for kind, text in tokens(sql):
+        if kind == "word":
+            found.append(text.lower())
+        elif kind == "quoted":
+            close = {"[": "]"}.get(text[0], text[0])
+            inner = text[1:-1] if len(text) > 1 and text.endswith(close) else text[1:]
+            found.append(inner.replace(close * 2, close).lower() if close != "]" else inner.lower())
+    return found
+
+
 def sql_line(sql: str, width: int = 90) -> str:
-    """A statement on one line, cut to `width` characters (for reports)."""
-    text = " ".join(sql.split())
+    """A statement on one line, cut to `width` characters (for reports). It means what it means
+    as written: a `-- comment`, which would swallow the rest of the line once the lines are
+    joined, is shown as `/* comment */`."""
+    parts = []
+    for kind, text in tokens(sql):
+        if kind == "comment" and text.startswith("--"):
+            body = text[2:].rstrip("\n").replace("*/", "* /")
+            text = f"/*{body} */"
+        parts.append(text)
+    text = " ".join("".join(parts).split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def verb(sql: str) -> str:
-    """The statement's first word after its leading comments, upper-case ("" for none)."""
-    words = bare(sql).split(None, 1)
-    return words[0].upper() if words else ""
+    """The statement's first word, comments anywhere skipped, upper-case ("" for none)."""
+    found = words(sql)
+    return found[0].upper() if found else ""
 
 
 def takes_write_lock(sql: str) -> bool:
@@ -71,12 +125,12 @@ def takes_write_lock(sql: str) -> bool:
 
     Errs on the side of yes (anything but a plain read or a deferred BEGIN): a wrong yes only
     shortens a wait, a wrong no could make a blocked process wait for the other forever."""
-    words = bare(sql).upper().split(None, 2)
-    if not words:
+    first = [w.upper() for w in words(sql)[:2]]
+    if not first:
         return False
-    if words[0] == "BEGIN":
-        return len(words) > 1 and words[1] in ("IMMEDIATE", "EXCLUSIVE")
-    return words[0] not in ("SELECT", "VALUES", "EXPLAIN")
+    if first[0] == "BEGIN":
+        return len(first) > 1 and first[1] in ("IMMEDIATE", "EXCLUSIVE")
+    return first[0] not in ("SELECT", "VALUES", "EXPLAIN")
 
 
 def changes_database(sql: str) -> bool:

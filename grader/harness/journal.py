@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .interleave import bare
+from .interleave import plain
 
 _SET_JOURNAL = re.compile(r"^PRAGMA\s+(?:\w+\.)?journal_mode\s*=\s*['\"]?(\w+)", re.I)
 _SET_BUSY_TIMEOUT = re.compile(
@@ -21,7 +21,7 @@ _SET_BUSY_TIMEOUT = re.compile(
 
 def switched_to(sql: str) -> str | None:
     """The journal mode `sql` sets, when it sets one other than DELETE; else None."""
-    found = _SET_JOURNAL.match(bare(sql))
+    found = _SET_JOURNAL.match(plain(sql))
     if found and found.group(1).lower() != "delete":
         return found.group(1).lower()
     return None
@@ -30,5 +30,5 @@ def switched_to(sql: str) -> str | None:
 def busy_timeout_set(sql: str) -> int | None:
     """The busy timeout in ms that `sql` sets (`PRAGMA busy_timeout = N` or `(N)`; a negative N
     is no wait at all: 0), else None."""
-    found = _SET_BUSY_TIMEOUT.match(bare(sql))
+    found = _SET_BUSY_TIMEOUT.match(plain(sql))
     return max(0, int(found.group(1))) if found else None
