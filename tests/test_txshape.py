@@ -70,6 +70,30 @@ def test_a_comment_inside_begin_is_whitespace():
     assert found.code == "not-immediate" and found.begin == "BEGIN /* IMMEDIATE */"
 
 
+@pytest.mark.parametrize("extra", [
+    "SELECT sqlite_version()  -- RETURNING on jobs needs 3.35",
+    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'jobs'",
+    "/* jobs */ SELECT 1 /* on jobs */",
+    "PRAGMA table_info(jobs)",
+    "pragma main.table_info('jobs')",
+])
+def test_a_statement_that_only_mentions_jobs_is_not_on_jobs(extra):
+    # the word in a comment or a string literal is no name of the table, and a PRAGMA reads the
+    # schema, never a row: such a statement may run anywhere
+    assert not txshape.on_jobs(extra)
+    assert txshape.problem([extra, "BEGIN IMMEDIATE", QUARANTINE, SELECT, UPDATE, "COMMIT",
+                            extra]) is None
+    assert txshape.problem([extra, UPDATE]) is None  # finish: one statement on jobs
+    assert txshape.problem([extra]).code == "no-sql"
+
+
+def test_a_quoted_name_of_jobs_is_on_jobs():
+    for sql in ('SELECT id FROM "jobs"', "SELECT id FROM main.[jobs]", "DELETE FROM `Jobs`"):
+        assert txshape.on_jobs(sql)
+    found = txshape.problem(['SELECT id FROM "jobs" -- pick', UPDATE])
+    assert (found.code, found.at) == ("no-transaction", 0)
+
+
 def test_the_opening_statement_is_named():
     assert txshape.problem(["BEGIN", SELECT, UPDATE, "COMMIT"]).begin == "BEGIN"
 

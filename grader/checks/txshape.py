@@ -16,8 +16,10 @@ How the statements are read (what the contract leaves open, decided here):
   opened it;
 - only `IMMEDIATE` counts: a deferred one (plain `BEGIN`, `BEGIN DEFERRED`, `SAVEPOINT`) takes
   the write lock only at its first write, and `EXCLUSIVE` also locks out every reader;
-- a statement is "on jobs" when it names the table `jobs`; other statements (PRAGMA, SELECT 1)
-  may run anywhere; one on jobs outside the transaction is told apart as a read or a write (an
+- a statement is "on jobs" when it names the table `jobs` outside its comments and string
+  literals (`SELECT sqlite_version() -- jobs ...` and `SELECT count(*) FROM sqlite_master WHERE
+  name = 'jobs'` are not); a PRAGMA never is, not even `PRAGMA table_info(jobs)` (it reads the
+  schema, takes no row); other statements (PRAGMA, SELECT 1) may run anywhere; one on jobs outside the transaction is told apart as a read or a write (an
   INSERT, UPDATE, DELETE or REPLACE: committed on its own, which no rollback can undo), and a
   read as before the transaction opened ('outside': it holds no lock when it chooses) or after
   it ended ('read-after': the lock is gone, the row may have changed since the COMMIT);
@@ -32,12 +34,10 @@ Pure functions: no database, no Lab.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from grader.harness.interleave import bare, sql_line, verb, words
+from grader.harness.interleave import names, sql_line, verb, words
 
-_ON_JOBS = re.compile(r"\bjobs\b", re.I)
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 
 MARK = "▶"
@@ -92,8 +92,10 @@ def _ends(sql: str, savepoint: bool) -> bool:
 
 
 def on_jobs(sql: str) -> bool:
-    """Does the statement name the table jobs (its leading comments aside)?"""
-    return bool(_ON_JOBS.search(bare(sql))) and opening(sql) is None
+    """Does the statement name the table jobs, as SQLite reads it (a `jobs` in a comment or in a
+    string literal, such as sqlite_master's `name = 'jobs'`, is no name)? A PRAGMA never is: it
+    reads the schema (`PRAGMA table_info(jobs)`), never a row, so it may run anywhere."""
+    return "jobs" in names(sql) and opening(sql) is None and verb(sql) != "PRAGMA"
 
 
 def is_write(sql: str) -> bool:
