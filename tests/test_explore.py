@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sqlite3
 
 from lab import store
 
@@ -53,15 +54,40 @@ class Claim:
         return self.at == len(self.statements)
 
 
-def simulate(a, b, prefix="", sleeper=None):
-    """Drive a Schedule as children.race does, with two synthetic claims; its Schedule."""
+def authorized(sql):
+    """The tables `sql` reads or writes, as SQLite's authorizer names them when it is prepared
+    on a database with the lab's schema (what dbhost.DbHost.tables_read tells the gate)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(store.SCHEMA)
+        tables = set()
+
+        def authorizer(action, arg1, *_):
+            if action in (sqlite3.SQLITE_READ, sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE,
+                          sqlite3.SQLITE_DELETE):
+                tables.add(arg1.lower())
+            return sqlite3.SQLITE_OK
+        conn.set_authorizer(authorizer)
+        conn.execute("EXPLAIN " + sql)  # prepared, not run
+        return frozenset(tables)
+    finally:
+        conn.close()
+
+
+def simulate(a, b, prefix="", sleeper=None, tables=False):
+    """Drive a Schedule as children.race does, with two synthetic claims; its Schedule.
+    `tables`: the gate tells each statement's tables, as SQLite's authorizer names them."""
     policy = Schedule(prefix, sleeper, clock=lambda: 0.0)
     claims = {"A": Claim(a), "B": Claim(b)}
     for actor in claims:
         policy.join(actor)
-    for actor, c in claims.items():
+
+    def arrive(actor, c):
         sql, holds, in_tx = c.report()
-        policy.arrived(actor, 1, sql, holds, True, in_tx)
+        policy.arrived(actor, c.at + 1, sql, holds, True, in_tx, None,
+                       authorized(sql) if tables else None)
+    for actor, c in claims.items():
+        arrive(actor, c)
     while len(policy.done) < 2:
         released = policy.releasable()
         assert len(released) == 1 and released[0][1] == "go", released
@@ -71,14 +97,13 @@ def simulate(a, b, prefix="", sleeper=None):
         if c.done:
             policy.finished(actor)
         else:
-            sql, holds, in_tx = c.report()
-            policy.arrived(actor, c.at + 1, sql, holds, True, in_tx)
+            arrive(actor, c)
     return policy
 
 
-def schedules(a, b, cap=100):
-    found = explore(lambda prefix, sleeper: (simulate(a, b, prefix, sleeper), False, None),
-                    cap=cap)
+def schedules(a, b, cap=100, tables=False):
+    found = explore(lambda prefix, sleeper: (simulate(a, b, prefix, sleeper, tables), False,
+                                             None), cap=cap)
     assert not found.capped
     return found.schedules
 
@@ -91,6 +116,25 @@ def test_two_claims_in_one_immediate_transaction_have_two_schedules():
 
 def test_reads_that_cannot_conflict_are_not_reordered():
     assert schedules(READS, READS) == ["AABB"]
+
+
+def test_a_statement_that_touches_no_table_conflicts_with_nothing():
+    """SELECT 1, sqlite_version() or total_changes() read no table (SQLite's authorizer names
+    none): run before the BEGIN IMMEDIATE and after the COMMIT (which the contract allows) they
+    add no schedule: still A's whole claim first, or B's."""
+    before = ["SELECT 1", "SELECT sqlite_version() -- on jobs", "PRAGMA user_version"]
+    after = ["SELECT total_changes()", "SELECT 1"]
+    claim = before + ONE_TRANSACTION + after
+    assert authorized("SELECT 1") == frozenset() and authorized(ONE_TRANSACTION[2]) == {"jobs"}
+    n = len(claim)
+    runs = schedules(claim, claim, tables=True)
+    # B's transaction is tried first once A's reads of no table ran: the same order that matters
+    assert runs == ["A" * n + "B" * n, "AAA" + "B" * n + "A" * (n - 3)]
+    # a statement whose tables are not known is taken as reading the database
+    assert len(schedules(claim, claim, tables=False)) > 2
+    # one that reads jobs before the BEGIN still lands in the other's window
+    runs = schedules(before + READ_BEFORE_BEGIN, before + READ_BEFORE_BEGIN, tables=True)
+    assert 2 < len(runs) == len(set(runs)) <= 6
 
 
 def test_a_read_before_begin_is_tried_inside_the_other_claims_window():

@@ -107,6 +107,39 @@ def test_the_gate_tells_which_cursors_still_run_a_statement(tmp_path):
                     ("SELECT 4", (0, 0))]
 
 
+def test_the_gate_tells_which_tables_a_statement_touches_as_sqlite_says(tmp_path):
+    """Before each statement the judge can see which tables it reads or writes, as SQLite's
+    authorizer named them when the judge's connection prepared it: none for SELECT 1,
+    sqlite_version(), total_changes() or a PRAGMA, however the text mentions jobs; jobs for a
+    statement on it, also when it runs again from sqlite3's statement cache."""
+    path = fresh_db(tmp_path, jobs=1)
+    spec = write_target(tmp_path, """
+        def claim(conn, owner, now, lease_ms):
+            for sql in ("SELECT 1", "SELECT sqlite_version() -- on jobs", "SELECT 1",
+                        "PRAGMA table_info(jobs)", "SELECT count(*) FROM sqlite_master",
+                        "SELECT id FROM jobs", "UPDATE jobs SET qty = qty WHERE id = 1",
+                        "SELECT id FROM jobs", "SELECT total_changes()"):
+                conn.execute(sql).fetchall()
+            return None
+    """)
+    with TargetProcess(spec) as target:
+        target.open("A", path, gated=True)
+        seen = []
+
+        def statement(step, sql, holds_write):
+            seen.append((sql, target.tables_read("A")))
+            return "go"
+        assert target.claim("A", "A", 0, LEASE_MS, statement=statement) is None
+        target.sync()
+    none, jobs = frozenset(), frozenset({"jobs"})
+    assert seen == [("SELECT 1", none), ("SELECT sqlite_version() -- on jobs", none),
+                    ("SELECT 1", none), ("PRAGMA table_info(jobs)", none),
+                    ("SELECT count(*) FROM sqlite_master", frozenset({"sqlite_master"})),
+                    ("SELECT id FROM jobs", jobs),
+                    ("UPDATE jobs SET qty = qty WHERE id = 1", jobs),
+                    ("SELECT id FROM jobs", jobs), ("SELECT total_changes()", none)]
+
+
 def test_free_lets_the_claim_run_on_without_asking(tmp_path):
     path = fresh_db(tmp_path)
     with TargetProcess("solutions.queue") as target:

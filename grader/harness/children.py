@@ -128,9 +128,11 @@ def _claim(c: Claimer, events: queue.Queue) -> dict:
     def statement(step: int, sql: str, holds_write: bool) -> str:
         # called from the real connection's trace callback, on this thread: whether that
         # connection has a transaction open before the statement, and which of its cursors
-        # still run a statement (each holds its lock): the explorer's lock model
+        # still run a statement (each holds its lock): the explorer's lock model; and which
+        # tables SQLite's authorizer says the statement touches (one touching none, SELECT 1,
+        # conflicts with nothing)
         events.put((c, ("at", step, sql, holds_write, True, c.target.in_transaction(CONN),
-                        c.target.unfinished(CONN))))
+                        c.target.unfinished(CONN), c.target.tables_read(CONN))))
         answer = _answer(c)
         if answer not in ("go", "free"):
             raise _Stopped()

@@ -52,6 +52,20 @@ class _Conn:
         # the code ran a statement that may change the database otherwise than row by row (its
         # schema, a PRAGMA that sets): its total_changes no longer tells every change (`changes`)
         self.reshaped = False
+        # what SQLite's authorizer told of the statement prepared since the last one traced (the
+        # tables it reads or writes): `tables_read`
+        self.prepared = False  # a statement was prepared (the authorizer was called)
+        self.prepared_tables: set[str] = set()
+        self.tables_of: dict[str, frozenset] = {}  # traced text -> its tables, once prepared
+        self.last_tables: frozenset | None = None  # those of the statement traced last
+
+
+#: The authorizer's actions by which a statement reads or writes a table's rows (arg1: the table).
+_TABLE_ACTIONS = frozenset((sqlite3.SQLITE_READ, sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE,
+                            sqlite3.SQLITE_DELETE))
+#: How many statements' tables one connection remembers (a statement run again from sqlite3's
+#: statement cache is not prepared again: the authorizer is not asked).
+MAX_REMEMBERED = 512
 
 
 class DbHost:
@@ -188,6 +202,15 @@ class DbHost:
         if conn is not None:
             conn.real.interrupt()
 
+    def tables_read(self, name: str) -> frozenset | None:
+        """The tables (lower case) the statement traced last on connection `name` reads or
+        writes, as SQLite's authorizer told when it was prepared (SQLITE_READ, INSERT, UPDATE,
+        DELETE; a view or trigger it runs included): frozenset() for one that touches no table
+        (`SELECT 1`, `SELECT sqlite_version()`); None where that is not known (a statement run
+        again from sqlite3's statement cache with other parameters: never prepared here again)."""
+        conn = self.conns.get(name)
+        return None if conn is None else conn.last_tables
+
     def unfinished(self, name: str) -> tuple[int, int] | None:
         """(reads, writes): how many cursors of connection `name` hold a statement still running
         (it returned a row and was neither read to its end, nor reset, nor closed), which keeps
@@ -255,6 +278,8 @@ class DbHost:
             if not live:
                 raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
             conn.serving = True
+            conn.prepared = False  # a prepare that failed earlier tells nothing of this request
+            conn.prepared_tables = set()
             if raw_text:  # the code's text_factory is not str: TEXT that is not UTF-8 is sent
                 conn.real.text_factory = _text_or_raw
             try:
@@ -374,6 +399,15 @@ class DbHost:
 
     # -- what the real connections tell ----------------------------------------------------------
     def _trace(self, conn: _Conn, sql: str) -> None:
+        if conn.prepared:  # prepared just now: what the authorizer told is this statement's
+            tables = frozenset(conn.prepared_tables)
+            if len(conn.tables_of) < MAX_REMEMBERED:
+                conn.tables_of[sql] = tables
+        else:  # run again without a prepare (sqlite3's statement cache, executemany)
+            tables = conn.tables_of.get(sql)
+        conn.last_tables = tables
+        conn.prepared = False
+        conn.prepared_tables = set()
         if conn.student_trace is not None and len(conn.student_trace) < wire.MAX_STATEMENTS:
             conn.student_trace.append(sql[:wire.MAX_SQL])
         if self.traced is not None:
@@ -469,6 +503,9 @@ def _authorize(conn: _Conn, action, arg1, arg2, database, source):
     file: the code's SQL runs here, in the judge's process, outside the target's jail, so ATTACH
     of a file and VACUUM INTO (both SQLITE_ATTACH with the file's name; a plain VACUUM's is '')
     and the PRAGMAs that move the process's temporary files are refused ("not authorized")."""
+    conn.prepared = True
+    if action in _TABLE_ACTIONS and arg1 is not None:
+        conn.prepared_tables.add(str(arg1).lower())
     if conn.serving and action not in _ROW_ACTIONS and (action != sqlite3.SQLITE_PRAGMA
                                                          or arg2 is not None):
         conn.reshaped = True

@@ -39,7 +39,11 @@ statement conflicting with its own runs (sleep sets: no two runs differ only in 
 statements that do not conflict).
 Statements conflict when their order can change what either sees: one publishes writes (a
 COMMIT of a transaction that wrote, or a write outside any transaction) and the other reads or
-writes the database, or both take the write lock (whoever takes it first goes first). Reads
+writes the database, or both take the write lock (whoever takes it first goes first). Whether a
+statement reads a table is what SQLite says: the judge's connection runs it, and its authorizer
+names every table the statement reads or writes when it is prepared (`Pending.tables`); one
+that touches none (`SELECT 1`, `SELECT sqlite_version()`, a PRAGMA) conflicts with nothing, so
+a claim may run such statements anywhere and still have 2 schedules. Reads
 never conflict with reads, nor BEGIN, ROLLBACK or a read-only COMMIT with anything: SQLite's
 locks decide the rest. Two claims that each run in one BEGIN IMMEDIATE transaction have two
 schedules (A's whole claim first, or B's); a claim that reads before its transaction has one
@@ -113,6 +117,9 @@ class Pending:
     #: read): SHARED for a read, RESERVED for a write (UPDATE ... RETURNING); NONE for none,
     #: or where the judge cannot tell (then only the safety net knows of such a lock)
     unfinished: int = NONE
+    #: the tables the statement reads or writes, as SQLite's authorizer told when the judge's
+    #: connection prepared it (dbhost.DbHost.tables_read); None where that is not known
+    tables: frozenset | None = None
 
 
 @dataclass
@@ -131,12 +138,18 @@ class Step:
     asleep: str = ""  # the letter that was asleep here (its orders from here were run already)
 
 
-def effect(sql: str, in_transaction: bool, holds_write: bool) -> tuple[bool, bool, bool, bool]:
-    """(lock, touches, publishes, releases) of `sql`, run on a connection in this state."""
+def effect(sql: str, in_transaction: bool, holds_write: bool,
+           tables: frozenset | None = None) -> tuple[bool, bool, bool, bool]:
+    """(lock, touches, publishes, releases) of `sql`, run on a connection in this state.
+
+    `tables`: the tables it reads or writes, as SQLite's authorizer told (None: not known).
+    A statement that touches no table (`SELECT 1`, `SELECT sqlite_version()`, `SELECT
+    total_changes()`) reads nothing another connection's COMMIT can change: it conflicts with
+    nothing, wherever it runs (the contract lets such statements run anywhere)."""
     v = verb(sql)
     lock = v != "PRAGMA" and waits_for_write_lock(sql, holds_write) and \
         not (v == "BEGIN" and in_transaction)
-    touches = v not in _NO_DATA
+    touches = v not in _NO_DATA and (tables is None or bool(tables) or takes_write_lock(sql))
     publishes = (v in ("COMMIT", "END") and holds_write) or \
         (not in_transaction and touches and takes_write_lock(sql))
     releases = v in _ENDS and holds_write
@@ -206,11 +219,14 @@ class Schedule:
 
     def arrived(self, actor: str, step: int, sql: str, holds_write: bool, asking: bool = True,
                 in_transaction: bool | None = None,
-                unfinished: tuple[int, int] | None = None) -> None:
+                unfinished: tuple[int, int] | None = None,
+                tables: frozenset | None = None) -> None:
         """`actor` waits at its gate before statement `step` (`asking`; otherwise it ran without
         asking, after "free": logged). `in_transaction`: its connection has a transaction open;
         `unfinished`: (reads, writes), its cursors whose statement still runs (each keeps its
-        lock; dbhost.DbHost.unfinished), None where the judge cannot tell."""
+        lock; dbhost.DbHost.unfinished), None where the judge cannot tell; `tables`: the tables
+        the statement touches, as SQLite's authorizer told (dbhost.DbHost.tables_read), None
+        where not known."""
         self.positions[actor] = step
         self.stalled.discard(actor)
         if not asking:  # after "free": logged as it ran
@@ -221,7 +237,8 @@ class Schedule:
             self.since_begin[actor] = 0
         reads, writes = unfinished if unfinished is not None else (0, 0)
         kept = RESERVED if writes else SHARED if reads else NONE
-        self.waiting[actor] = Pending(step, sql, bool(holds_write), in_tx, kept)
+        self.waiting[actor] = Pending(step, sql, bool(holds_write), in_tx, kept,
+                                      None if tables is None else frozenset(tables))
 
     def finished(self, actor: str) -> None:
         self.done.add(actor)
@@ -358,7 +375,8 @@ class Schedule:
 
     def _let_go(self, actor: str, enabled: list[str], asleep: str) -> None:
         w = self.waiting.pop(actor)
-        lock, touches, publishes, releases = effect(w.sql, w.in_transaction, w.holds_write)
+        lock, touches, publishes, releases = effect(w.sql, w.in_transaction, w.holds_write,
+                                                    w.tables)
         step = Step(self.letter(actor), actor, w.step, w.sql,
                     "".join(sorted(self.letter(a) for a in enabled)), lock, touches, publishes,
                     releases, asleep)

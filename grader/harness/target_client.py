@@ -240,6 +240,12 @@ class TargetProcess:
         self._conn(conn)
         return self.db.in_transaction(conn)
 
+    def tables_read(self, conn: str) -> frozenset | None:
+        """The tables the statement traced last on that connection reads or writes, as SQLite's
+        authorizer told; None where not known (dbhost.DbHost.tables_read)."""
+        self._conn(conn)
+        return self.db.tables_read(conn)
+
     def unfinished(self, conn: str) -> tuple[int, int] | None:
         """(reads, writes): the cursors of that connection whose statement still runs (each
         keeps its lock); None where that cannot be seen (dbhost.DbHost.unfinished)."""
