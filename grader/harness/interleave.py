@@ -16,8 +16,11 @@ That loop decides who goes on:
   answers "go" to each statement of a claimer spawned with `kill_at=k` until it reports it is
   about to run statement k, then kills its process there with SIGKILL (statement k never runs).
 
-Here: reading a statement (`verb`, `bare`, `takes_write_lock`, `waits_for_write_lock`,
-`changes_database`), the `WriteLockWatch`, and `GaveUp` (a schedule given up: never a pass).
+Here: reading a statement, as SQLite's tokenizer reads it (`tokens`, `words`, `names`, `plain`:
+a comment is whitespace wherever it stands, a string literal one token; every reading of a
+statement's keywords in the grader goes through them: `verb`, `takes_write_lock`,
+`waits_for_write_lock`, `changes_database`, txshape, journal), `bare`, `sql_line`, the
+`WriteLockWatch`, and `GaveUp` (a schedule given up: never a pass).
 
 Messages inside the judge (plain tuples on queues, never on a pipe), claimer thread -> central
 loop: ("ready",), ("at", step, sql, holds_write, asking, in_transaction, unfinished),
