@@ -33,6 +33,7 @@ class Courier:
         self.sent: list = []  # what send was given, one entry a call
         self.rows: list[dict | None] = []  # the committed row of that job at that moment
         self.readings_before = 0  # clock readings work_once took before the (first) send
+        self.ran_before = 0  # statements work_once had run when its (last) send returned
         self.unreadable: dict | None = None  # the row could not be read: reported afterwards
 
     def __call__(self, claim) -> None:
@@ -41,6 +42,7 @@ class Courier:
         self.sent.append(claim)
         self.rows.append(self._row(claim))
         self.clock.advance(self.takes_ms)
+        self.ran_before = self.lab.target.statements_so_far()
         if self.error is not None:
             raise self.error
 
@@ -57,6 +59,10 @@ class Courier:
     @property
     def readings_after(self) -> int:
         return len(self.clock.readings) - self.readings_before
+
+    def ran_after(self) -> int:
+        """The statements work_once ran after send returned (asked once it has returned)."""
+        return self.lab.last_ran - self.ran_before
 
 
 # -- what the checks expect ------------------------------------------------------------------------
@@ -86,8 +92,11 @@ def expect_sent_once(lab: Lab, courier: Courier) -> None:
                      sent=show(sent), job=sent.id)
 
 
-def expect_clock_read_around_send(lab: Lab, courier: Courier) -> None:
-    """The clock was read for the claim (before send) and again for the finish (after it)."""
+def expect_clock_read_around_send(lab: Lab, courier: Courier, result=None) -> None:
+    """The clock was read for the claim (before send) and again for the finish (after it); a
+    work_once that ran no statement at all after send never called finish: told as that."""
+    if courier.readings_after < 1 and courier.ran_after() == 0:
+        lab.fail("work-once-no-finish", result=show(result))
     if courier.readings_before < 1 or courier.readings_after < 1:
         lab.fail("work-once-clock-reads", before=courier.readings_before,
                  after=courier.readings_after)
@@ -106,7 +115,7 @@ def test_work_once_fresh_clock(lab):
     courier = Courier(lab, clock, takes_ms=lease_ms - 1)
     result = lab.work_once(a, courier, clock, lease_ms)
     expect_sent_once(lab, courier)
-    expect_clock_read_around_send(lab, courier)
+    expect_clock_read_around_send(lab, courier, result)
     lab.expect(result, True, job=job, detail="work-once-in-time", now=clock.now,
                row=done(leased(before, a, token=1, attempts=1, lease_until=w.t0 + lease_ms),
                         clock.now))
@@ -117,7 +126,7 @@ def test_work_once_fresh_clock(lab):
     courier = Courier(lab, clock, takes_ms=lease_ms + 1)
     result = lab.work_once(a, courier, clock, lease_ms)
     expect_sent_once(lab, courier)
-    expect_clock_read_around_send(lab, courier)
+    expect_clock_read_around_send(lab, courier, result)
     lab.expect(result, False, job=job, detail="work-once-too-late", now=clock.now,
                lease_until=start + lease_ms,
                row=leased(before, a, token=1, attempts=1, lease_until=start + lease_ms))

@@ -213,6 +213,8 @@ class Lab:
         self.statements: list[tuple[int | None, str]] = []  # (call number, SQL) seen on conn
         self._call: int | None = None
         self._calls = 0
+        #: the statements the last call ran, on any connection (traced, and over the limit)
+        self.last_ran = 0
         self._conns = 0
         self.cause: str | None = None  # a mistake seen (results.Cause): given to the failure
         self.observer = store.connect(self.path, busy_timeout_ms=self.wait_ms)
@@ -361,6 +363,7 @@ class Lab:
         finally:
             self.statements.extend((self._call, sql) for name, sql in self.target.statements
                                    if name == MAIN)
+            self.last_ran = len(self.target.statements) + self.target.dropped
             self.target.statements = []
             self._call = outer
             if function == "work_once" and any(self.target.sends_in_transaction):

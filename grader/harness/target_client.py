@@ -246,6 +246,12 @@ class TargetProcess:
         self._conn(conn)
         return self.db.tables_read(conn)
 
+    def statements_so_far(self) -> int:
+        """How many statements the innermost call under way has run so far (its traced ones and
+        those over the limit): asked from a callback, what ran before it."""
+        frame = self._stack[-1] if self._stack else None
+        return 0 if frame is None else len(frame.statements) + frame.dropped
+
     def unfinished(self, conn: str) -> tuple[int, int] | None:
         """(reads, writes): the cursors of that connection whose statement still runs (each
         keeps its lock); None where that cannot be seen (dbhost.DbHost.unfinished)."""
