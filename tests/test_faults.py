@@ -8,7 +8,7 @@ import pytest
 
 from lab import store
 
-from grader.checks.faults import fault_message, injected_fault
+from grader.checks.faults import ABORT, ERROR, fault_error, fault_message, injected_fault
 from grader.harness.scenario import Lab
 from grader.harness.target_client import RaisedInTarget
 
@@ -28,24 +28,43 @@ REPLACE = ("INSERT OR REPLACE INTO jobs (id, qty, status, token, attempts, max_a
            " VALUES (1, 5, ?, 1, 1, 3, 1000)")
 
 
+@pytest.mark.parametrize("kind, error", [(ABORT, "IntegrityError"), (ERROR, "OperationalError")])
 @pytest.mark.parametrize("sql, params", [
     ("UPDATE jobs SET status = ? WHERE id = 1", ("leased",)),
     (REPLACE, ("leased",)),
 ])
-def test_the_fault_hits_the_write_that_moves_the_job(lab, sql, params):
-    with injected_fault(lab, "leased") as fault:
-        with pytest.raises(RaisedInTarget, match=fault_message(lab)) as raised:
+def test_the_fault_hits_the_write_that_moves_the_job(lab, sql, params, kind, error):
+    with injected_fault(lab, "leased", kind) as fault:
+        with pytest.raises(RaisedInTarget, match=fault_error(lab, kind)) as raised:
             lab.conn.execute(sql, params)
-    assert raised.value.sqlite_error == "IntegrityError"
+    assert raised.value.sqlite_error == error
     assert fault.fired == 1
     assert store.get_job(lab.observer, 1)["status"] == "pending"
 
 
-def test_other_writes_pass_and_the_fault_is_gone_afterwards(lab):
-    with injected_fault(lab, "done") as fault:
+def test_the_error_fault_is_no_lock_and_leaves_the_transaction_open(lab):
+    """The ERROR fault is an OperationalError that does not say "locked" (a target that
+    re-raises only a lock must meet it), and, as ABORT, undoes only its statement."""
+    lab.conn.execute("BEGIN IMMEDIATE")
+    lab.conn.execute("UPDATE jobs SET qty = 6 WHERE id = 1")
+    with injected_fault(lab, "leased", ERROR) as fault:
+        with pytest.raises(RaisedInTarget) as raised:
+            lab.conn.execute("UPDATE jobs SET status = 'leased' WHERE id = 1")
+        assert lab.conn.in_transaction
+        lab.conn.execute("ROLLBACK")
+    assert raised.value.message == "OperationalError: user-defined function raised exception"
+    assert "locked" not in raised.value.message and fault_message(lab) not in raised.value.message
+    assert fault.fired == 1
+    assert store.get_job(lab.observer, 1)["qty"] == 5
+
+
+@pytest.mark.parametrize("kind", [ABORT, ERROR])
+def test_other_writes_pass_and_the_fault_is_gone_afterwards(lab, kind):
+    with injected_fault(lab, "done", kind) as fault:
         lab.conn.execute("UPDATE jobs SET status = 'leased' WHERE id = 1")
         lab.conn.execute(REPLACE, ("leased",))
     assert fault.fired == 0
     lab.conn.execute(REPLACE, ("done",))
     assert store.get_job(lab.observer, 1)["status"] == "done"
-    assert [e["key"] for e in lab.timeline] == ["note.fault-injected", "note.fault-removed"]
+    injected = "note.fault-injected-error" if kind == ERROR else "note.fault-injected"
+    assert [e["key"] for e in lab.timeline] == [injected, "note.fault-removed"]

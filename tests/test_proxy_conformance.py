@@ -961,6 +961,50 @@ def test_harness_count_refused_to_the_code_but_counted_from_a_trigger(tmp_path):
         host.close_all()
 
 
+def test_harness_fail_refused_to_the_code_and_raises_from_a_judge_trigger(tmp_path):
+    """The second fault's function (faults.injected_fault with kind ERROR): from a trigger of
+    the judge's it makes the code's statement fail with an OperationalError that is not a lock,
+    undoing only that statement; the code cannot call it (nor through a trigger or view of its
+    own: a fault of the judge's cannot be faked), nor drop the judge's trigger (nor switched
+    off)."""
+    proxy, host = proxy_side(tmp_path)
+    try:
+        for sql in ("SELECT harness_fail()", "SELECT HARNESS_FAIL()",
+                    "UPDATE jobs SET qty = qty + harness_fail()"):
+            with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
+                proxy.execute(sql)
+        proxy.execute("CREATE TEMP VIEW v AS SELECT harness_fail() AS n")
+        with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
+            proxy.execute("SELECT n FROM v")
+        proxy.execute("CREATE TEMP TRIGGER mine AFTER UPDATE OF qty ON jobs "
+                      "BEGIN SELECT harness_fail(); END")
+        with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
+            proxy.execute("UPDATE jobs SET qty = qty + 1")
+        proxy.execute("DROP TRIGGER mine")
+        host.execute("main", "CREATE TEMP TRIGGER fault BEFORE UPDATE OF owner ON jobs "
+                             "WHEN harness_count('fault') BEGIN SELECT harness_fail(); END")
+        proxy.execute("BEGIN IMMEDIATE")
+        proxy.execute("UPDATE jobs SET qty = 40 WHERE id = 1")
+        with pytest.raises(sqlite3.OperationalError,
+                           match="^user-defined function raised exception$"):
+            proxy.execute("UPDATE jobs SET owner = 'w' WHERE id <= 2")
+        assert proxy.in_transaction and host.count("fault") == 1  # only the statement undone
+        assert proxy.execute("SELECT qty, owner FROM jobs WHERE id = 1").fetchall() == \
+            [(40, None)]
+        proxy.execute("ROLLBACK")
+        for sql in ("DROP TRIGGER fault", "DROP TRIGGER temp.fault",
+                    "DROP TRIGGER IF EXISTS FAULT"):
+            with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
+                proxy.execute(sql)
+        with pytest.raises(sqlite3.OperationalError, match="user-defined function"):
+            proxy.execute("UPDATE jobs SET owner = 'v' WHERE id = 3")
+        assert host.count("fault") == 2
+        host.execute("main", "DROP TRIGGER temp.fault")
+        proxy.execute("UPDATE jobs SET owner = 'u' WHERE id = 3")
+    finally:
+        host.close_all()
+
+
 def test_a_cursor_that_raised_is_let_go_of_at_once(tmp_path):
     """A cursor whose statement failed is freed when the code lets go of it (as a real one is),
     not at the next garbage collection: the error the proxy raises holds no cycle through it, so

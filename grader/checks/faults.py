@@ -8,6 +8,15 @@ target's own statement whatever its SQL looks like (a separate quarantine UPDATE
 one, an UPDATE ... RETURNING). RAISE(ABORT) undoes that one statement and leaves the
 transaction open: what happens next is up to the target (roll back and re-raise, the contract
 says). The trigger is TEMP, so it lives on `lab.conn` only and other connections never see it.
+`injected_fault(lab, status, kind=ERROR)` makes the same writes fail otherwise: the trigger calls
+harness_fail, a SQL function of the judge's whose body raises, so the real sqlite3 raises
+`OperationalError: user-defined function raised exception`, a database error that is not about a
+lock (as a full disk or an I/O error would be), and SQLite undoes that one statement as for
+ABORT. A target that re-raises only "database is locked" and turns every other database error
+into None/False passes the ABORT fault's IntegrityError through and meets this one. The
+authorizer (grader/harness/dbhost.py) lets only a trigger the judge created call harness_count
+and harness_fail, and keeps the code from dropping or replacing the judge's triggers, so the
+code can neither fake a firing nor switch the fault off.
 It counts its firings (`fault.fired`, through harness_count in the target process), so a check can
 tell "the target never ran such an UPDATE" from "the target swallowed the error". Never running it
 is "nothing to inject into" only where the situation does not need that write: where it does (the
@@ -29,8 +38,15 @@ import contextlib
 import sqlite3
 
 from . import txshape
+from grader.harness.dbhost import FAILER, FAILER_MESSAGE
 from grader.harness.scenario import Lab, judge_write
 from grader.harness.target_client import RaisedInTarget
+
+#: The kinds of injected fault: SQLite's RAISE(ABORT) (an IntegrityError with the world's
+#: message), or a judge's SQL function that raises (an OperationalError that is not a lock).
+ABORT, ERROR = "abort", "error"
+KINDS = (ABORT, ERROR)
+
 
 class Fault:
     """How often the injected fault fired (0: the target never ran such an UPDATE), counted in
@@ -38,8 +54,8 @@ class Fault:
     key and message are the world's (`leaselab_injected_fault...` in the lesson's), so nothing
     in the database says which check is running."""
 
-    def __init__(self, lab: Lab) -> None:
-        self.lab = lab
+    def __init__(self, lab: Lab, kind: str = ABORT) -> None:
+        self.lab, self.kind = lab, kind
         self.trigger = lab.world.label("fault-trigger", "leaselab_injected_fault")
         self.key = lab.world.label("fault-key", "leaselab_fault_fired")
         self.base = lab.ask(lambda target: target.count(self.key))
@@ -54,19 +70,31 @@ def fault_message(lab: Lab) -> str:
     return lab.world.label("fault-message", "injected fault")
 
 
+def fault_error(lab: Lab, kind: str) -> str:
+    """What the error a fault of `kind` raises says (its message, or a piece of it)."""
+    return FAILER_MESSAGE if kind == ERROR else fault_message(lab)
+
+
 @contextlib.contextmanager
-def injected_fault(lab: Lab, status: str):
-    """While inside: any UPDATE on lab.conn that moves a job to `status` fails."""
-    fault = Fault(lab)
+def injected_fault(lab: Lab, status: str, kind: str = ABORT):
+    """While inside: any UPDATE on lab.conn that moves a job to `status` fails (`kind` ABORT:
+    IntegrityError, SQLite's RAISE(ABORT); ERROR: OperationalError, harness_fail raised)."""
+    if kind not in KINDS:
+        raise ValueError(f"no fault of kind {kind!r}")
+    fault = Fault(lab, kind)
     trigger = fault.trigger
-    abort = (f" AND harness_count('{fault.key}') BEGIN SELECT RAISE(ABORT,"
-             f" '{fault_message(lab)}'); END")
+    fail = (f"SELECT {FAILER}()" if kind == ERROR
+            else f"SELECT RAISE(ABORT, '{fault_message(lab)}')")
+    abort = f" AND harness_count('{fault.key}') BEGIN {fail}; END"
     lab.conn.execute(f"CREATE TEMP TRIGGER {trigger}_update BEFORE UPDATE ON jobs"
                      f" WHEN NEW.status = '{status}' AND OLD.status IS NOT '{status}'" + abort)
     # A row rewritten whole (INSERT OR REPLACE, DELETE then INSERT) fires no UPDATE trigger.
     lab.conn.execute(f"CREATE TEMP TRIGGER {trigger}_insert BEFORE INSERT ON jobs"
                      f" WHEN NEW.status = '{status}'" + abort)
-    lab.note("note.fault-injected", status=status)
+    if kind == ERROR:
+        lab.note("note.fault-injected-error", status=status, error=FAILER_MESSAGE)
+    else:
+        lab.note("note.fault-injected", status=status)
     try:
         yield fault
     finally:
@@ -82,11 +110,12 @@ def attempt(lab: Lab, call) -> tuple[object, BaseException | None]:
     return (returned[0] if returned else None), error
 
 
-def is_the_fault(lab: Lab, exc: BaseException | None) -> bool:
-    """`exc` (what the target raised) is the injected error, or wraps it (raise ... from it)."""
+def is_the_fault(lab: Lab, exc: BaseException | None, kind: str = ABORT) -> bool:
+    """`exc` (what the target raised) is the injected error of a fault of `kind`, or wraps it
+    (raise ... from it)."""
     if exc is None:
         return False
-    return any(fault_message(lab) in line for line in _lines(exc))
+    return any(fault_error(lab, kind) in line for line in _lines(exc))
 
 
 def _lines(exc: BaseException) -> list[str]:

@@ -15,8 +15,8 @@ from lab.store import Claim
 
 from grader.checkdef import check
 from . import txshape
-from .faults import (attempt, expect_no_transaction_left, expect_others_can_write,
-                     injected_fault, is_locked_error, is_the_fault, masked_locked_error,
+from .faults import (ABORT, ERROR, KINDS, attempt, expect_no_transaction_left,
+                     expect_others_can_write, fault_error, injected_fault, is_locked_error, is_the_fault, masked_locked_error,
                      read_lock_held, write_lock_held)
 from .steps import expect_rows, snapshot
 from grader.harness.scenario import Lab, ManualClock, expected_row, show
@@ -84,13 +84,23 @@ def expect_connection_as_handed(lab: Lab, function: str) -> None:
         lab.fail("tx-autocommit-changed", function=function, statement=PLAIN_WRITE)
 
 
+#: The sentence of a call that returned after the ERROR fault (a database error, not a lock).
+ERROR_SWALLOWED = {"claim": "tx-error-swallowed", "finish": "tx-error-swallowed",
+                   "work_once": "tx-claim-error-swallowed-in-work-once"}
+
+
 def expect_failed_cleanly(lab: Lab, function: str, error: BaseException | None,
-                          rows_before: dict[int, dict], came_back: object = None) -> None:
-    """A statement inside `function` failed: it re-raised, rolled back, and released the lock."""
+                          rows_before: dict[int, dict], came_back: object = None,
+                          kind: str = ABORT) -> None:
+    """A statement inside `function` failed (the injected fault of `kind`): it re-raised, rolled
+    back, and released the lock."""
+    if error is None and kind == ERROR:
+        lab.fail(ERROR_SWALLOWED[function], function=function, came_back=show(came_back),
+                 error=fault_error(lab, kind))
     if error is None:
         lab.fail("tx-did-not-raise", function=function, came_back=show(came_back))
     described = error_line(error)
-    if not is_the_fault(lab, error):
+    if not is_the_fault(lab, error, kind):
         lab.fail("tx-other-error", function=function, error=described)
     if lab.conn.in_transaction:
         lab.fail("tx-open-after-error", function=function, error=described)
@@ -209,23 +219,29 @@ def test_claim_in_one_immediate_transaction(lab):
 @check("claim-rolls-back-on-error", points=2)
 def test_claim_rolls_back_on_error(lab):
     """A statement inside claim fails (first its UPDATE that leases the job, then its quarantine
-    UPDATE): claim re-raises, rolls back everything, releases the lock; then it works again. The
-    job is claimable, so a claim that never makes the UPDATE to leased fails (a claim with no
+    UPDATE), with an IntegrityError and then with an OperationalError that is not a lock (a
+    full disk, an I/O error): claim re-raises, rolls back everything, releases the lock; the
+    same error comes out of work_once, whose claim fails; then claim works again. The job is
+    claimable, so a claim that never makes the UPDATE to leased fails (a claim with no
     quarantine step has nothing to inject into there: the quarantine checks grade it)."""
     w = lab.world
     now = w.t0 + w.pick("now", 10, 1, w.lease_ms)
     stale = lab.enqueue(qty=1, deadline=now)  # its deadline has come: claim quarantines it first
     job = lab.enqueue(qty=5)
-    before = {j: lab.row(j) for j in (stale, job)}
     for status in ("leased", "quarantined"):
-        with injected_fault(lab, status) as fault:
-            came_back, error = attempt(lab, lambda: lab.claim(w.name("A"), now=now,
-                                                              lease_ms=w.lease_ms))
-        if not fault.fired and status == "leased":  # the job is claimable: claim must lease it
-            expect_wrote(lab, "claim", job, came_back, error)
-        if not fault.fired:
-            continue  # a claim with no quarantine step: graded by the quarantine checks
-        expect_failed_cleanly(lab, "claim", error, before, came_back)
+        for kind in KINDS:
+            # (a claim with no quarantine step took the job in the round before this one)
+            before = {j: lab.row(j) for j in (stale, job)}
+            with injected_fault(lab, status, kind) as fault:
+                came_back, error = attempt(lab, lambda: lab.claim(w.name("A"), now=now,
+                                                                  lease_ms=w.lease_ms))
+            if not fault.fired and status == "leased":  # the job is claimable: claim must lease
+                expect_wrote(lab, "claim", job, came_back, error)
+            if not fault.fired:
+                continue  # a claim with no quarantine step: graded by the quarantine checks
+            expect_failed_cleanly(lab, "claim", error, before, came_back, kind)
+        if status == "leased":  # (before a claim with no quarantine step takes the job)
+            expect_work_once_raises(lab, now, before)
     lab.enqueue(qty=7)  # so that something is claimable even if a step above took a job
     claimed, error = attempt(lab, lambda: lab.claim(w.name("A"), now=now, lease_ms=w.lease_ms))
     if error is not None or claimed is None:
@@ -234,11 +250,23 @@ def test_claim_rolls_back_on_error(lab):
     expect_no_transaction_left(lab, "claim")
 
 
+def expect_work_once_raises(lab: Lab, now: int, before: dict[int, dict]) -> None:
+    """The claim inside work_once fails with a database error that is not a lock: the error
+    comes out of work_once, rolled back, and nothing is sent. A work_once whose claim never
+    makes the UPDATE to leased is graded by the work_once checks."""
+    w, sent = lab.world, []
+    with injected_fault(lab, "leased", ERROR) as fault:
+        came_back, error = attempt(lab, lambda: lab.work_once(
+            w.name("A"), sent.append, ManualClock(now), w.lease_ms))
+    if fault.fired:
+        expect_failed_cleanly(lab, "work_once", error, before, came_back, ERROR)
+
+
 @check("finish-leaves-no-transaction", points=2)
 def test_finish_leaves_no_transaction(lab):
     """finish, rejected and accepted, is one statement or one BEGIN IMMEDIATE transaction and
-    leaves no transaction open, and conn in autocommit; when its UPDATE fails it re-raises and
-    rolls back. It is given the stamp C's row holds (C's claim must have taken the job): while
+    leaves no transaction open, and conn in autocommit; when its UPDATE fails (an IntegrityError,
+    then an OperationalError that is not a lock) it re-raises and rolls back. It is given the stamp C's row holds (C's claim must have taken the job): while
     it is current, a finish that never makes the UPDATE to done fails."""
     expired = lab.world.t0 + lab.world.lease_ms  # A's lease has run out
     job = lab.enqueue(qty=5)
@@ -255,12 +283,13 @@ def test_finish_leaves_no_transaction(lab):
     c = current_stamp(lab, "C", job)  # the stamp the row holds: a finish must land with it
     before = {job: lab.row(job)}
     now = expired + 3
-    with injected_fault(lab, "done") as fault:
-        came_back, error = attempt(lab, lambda: lab.finish(c, now=now))
-    if fault.fired:
-        expect_failed_cleanly(lab, "finish", error, before, came_back)
-    elif now < c.lease_until and now < before[job]["deadline"]:  # the stamp is current
-        expect_wrote(lab, "finish", job, came_back, error)
+    for kind in KINDS:  # an IntegrityError, then an OperationalError that is not a lock
+        with injected_fault(lab, "done", kind) as fault:
+            came_back, error = attempt(lab, lambda: lab.finish(c, now=now))
+        if fault.fired:
+            expect_failed_cleanly(lab, "finish", error, before, came_back, kind)
+        elif now < c.lease_until and now < before[job]["deadline"]:  # the stamp is current
+            expect_wrote(lab, "finish", job, came_back, error)
 
 
 LOCKED_BUSY_MS = 1  # the busy timeout of the connection claim/finish/work_once get while locked

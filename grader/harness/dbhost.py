@@ -29,6 +29,14 @@ ITER_CHUNK = wire.DB_ITER_CHUNK
 BUILTIN_ERRORS = wire.DB_BUILTIN_ERRORS
 #: The SQL function that counts a fault trigger's firings (only a trigger may call it).
 COUNTER = "harness_count"
+#: The SQL function that fails (its Python body raises, so sqlite3 raises OperationalError "user-
+#: defined function raised exception": a database error that is not a lock); only a trigger the
+#: judge created may call it, as COUNTER.
+FAILER = "harness_fail"
+#: What sqlite3 raises for a statement in which FAILER ran (OperationalError).
+FAILER_MESSAGE = "user-defined function raised exception"
+#: The judge's own SQL functions: the code's SQL may not call them.
+_JUDGE_FUNCTIONS = (COUNTER, FAILER)
 _SQLITE_ERRORS = {name for name in dir(sqlite3)
                   if isinstance(getattr(sqlite3, name), type)
                   and issubclass(getattr(sqlite3, name), sqlite3.Error)}
@@ -93,6 +101,7 @@ class DbHost:
         conn = _Conn(name, self._epochs, real, str(path))
         real.watch(lambda sql, conn=conn: self._trace(conn, sql))
         real.create_function(COUNTER, 1, self._count)
+        real.create_function(FAILER, 0, _fail)
         real.set_authorizer(lambda *args, conn=conn: _authorize(conn, *args))
         # the code's SQL runs in the judge's process: bounded here as the target process was
         real.set_progress_handler(self._progress, PROGRESS_STEPS)
@@ -496,7 +505,7 @@ _ROW_ACTIONS = frozenset(getattr(sqlite3, name) for name in (
 def _authorize(conn: _Conn, action, arg1, arg2, database, source):
     """The authorizer of connection `conn`.
 
-    harness_count may be called only by a trigger the judge created (`source`, the innermost
+    harness_count and harness_fail may be called only by a trigger the judge created (`source`, the innermost
     trigger or view, is the trigger's name): not by the code's SQL, nor by a trigger or view
     of the code's, so a firing cannot be faked; and the code cannot drop the judge's triggers
     (nor create one of the same name), so a fault cannot be switched off. No statement opens a
@@ -510,7 +519,7 @@ def _authorize(conn: _Conn, action, arg1, arg2, database, source):
                                                          or arg2 is not None):
         conn.reshaped = True
     if action == sqlite3.SQLITE_FUNCTION:
-        if arg2 is not None and arg2.lower() == COUNTER and (
+        if arg2 is not None and arg2.lower() in _JUDGE_FUNCTIONS and (
                 source is None or source.lower() not in conn.judge_triggers):
             return sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_OK
@@ -535,6 +544,15 @@ def _authorize(conn: _Conn, action, arg1, arg2, database, source):
         if conn.serving and pragma == "busy_timeout" and _over(arg2, MAX_BUSY_TIMEOUT_MS):
             return sqlite3.SQLITE_DENY
     return sqlite3.SQLITE_OK
+
+
+class InjectedFailure(Exception):
+    """What FAILER's body raises (sqlite3 turns it into its OperationalError; it stays here)."""
+
+
+def _fail() -> None:
+    """FAILER's body: always raises (a fault trigger of the judge's calls it)."""
+    raise InjectedFailure("injected database error")
 
 
 def _over(value: str, limit: int) -> bool:

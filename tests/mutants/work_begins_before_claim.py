@@ -12,6 +12,8 @@ from _kit import reference_finish as finish
 EXPECT_FAIL = {"work-once-fresh-clock", "work-once-send-raises", "work-once-empty-queue",
                "lock-free-during-send", "locked-database-raises", "integration-run",
                "random-timelines"}
+# claim-rolls-back-on-error's work_once step: the failed nested BEGIN leaves work_once's open
+MAY_FAIL = {"claim-rolls-back-on-error"}
 EXPECT_OUTCOME = {"work-once-fresh-clock": "errored", "work-once-send-raises": "errored",
                   "work-once-empty-queue": "errored", "lock-free-during-send": "errored",
                   "random-timelines": "errored"}  # work_once raised: the check could not go on
