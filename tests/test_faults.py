@@ -1,8 +1,11 @@
 """The injected fault (grader/checks/faults.py) hits a job moved to a status however it is
 written: an UPDATE, or a row rewritten whole with INSERT OR REPLACE; nothing else, and only
-while injected."""
+while injected. And what counts as the injected (or a lock's) error coming out of the code: the
+chain a traceback shows, never an error hidden with `raise ... from None`."""
 
 from __future__ import annotations
+
+import sqlite3
 
 import pytest
 
@@ -68,3 +71,61 @@ def test_other_writes_pass_and_the_fault_is_gone_afterwards(lab, kind):
     assert store.get_job(lab.observer, 1)["status"] == "done"
     injected = "note.fault-injected-error" if kind == ERROR else "note.fault-injected"
     assert [e["key"] for e in lab.timeline] == [injected, "note.fault-removed"]
+
+
+# -- what counts as the database error coming out (the chain as a traceback shows it) ----------
+def _raised_from(error: Exception, how: str) -> Exception:
+    """`error` re-raised as RuntimeError `how`: "from" (raise ... from err), "context" (a plain
+    raise inside the except), "none" (raise ... from None), or "bare" (itself, re-raised)."""
+    try:
+        try:
+            raise error
+        except Exception as err:
+            if how == "bare":
+                raise
+            if how == "from":
+                raise RuntimeError("claim failed") from err
+            if how == "none":
+                raise RuntimeError("claim failed") from None
+            raise RuntimeError("claim failed")
+    except Exception as out:
+        return out
+
+
+@pytest.mark.parametrize("how, shown", [("bare", True), ("from", True), ("context", True),
+                                        ("none", False)])
+def test_the_chain_is_what_a_traceback_shows(how, shown):
+    """`from None` hides the database error (__suppress_context__): it no longer counts as
+    propagated, in the judge (faults) as in the target process (values, on the wire), and the
+    error hidden is told apart, so the failure can say so."""
+    from grader.checks import faults
+    from grader.harness import values
+
+    locked = _raised_from(sqlite3.OperationalError("database is locked"), how)
+    assert faults.is_locked_error(locked) is shown
+    assert (faults.hidden_locked_error(locked) is None) is shown
+    data = values.describe_error(locked, [], type(None))
+    decoded = values.decode_error(data, "claim")
+    assert faults.is_locked_error(decoded) is shown
+    assert decoded.hidden == ([] if shown else ["OperationalError: database is locked"])
+    assert faults.hidden_locked_error(decoded) == (None if shown else
+                                                   "OperationalError: database is locked")
+
+
+def test_a_hidden_error_deeper_in_the_chain_is_found():
+    """raise A from None while handling B, B raised from the database error: the lines hidden
+    are B's and the database error's; a context that nothing suppresses is not hidden."""
+    from grader.checks import faults
+    from grader.harness import values
+
+    inner = _raised_from(sqlite3.OperationalError("disk I/O error"), "from")
+    outer = _raised_from(inner, "none")
+    assert faults._lines(outer) == ["RuntimeError: claim failed"]
+    assert faults._hidden_lines(outer) == ["RuntimeError: claim failed",
+                                           "OperationalError: disk I/O error"]
+    assert values.describe_error(outer, [], type(None))["hidden"] == \
+        ["RuntimeError: claim failed", "OperationalError: disk I/O error"]
+    kept = _raised_from(inner, "context")
+    assert faults._hidden_lines(kept) == []
+    assert values.describe_error(kept, [], type(None))["chain"] == \
+        ["RuntimeError: claim failed", "OperationalError: disk I/O error"]

@@ -41,6 +41,7 @@ from . import txshape
 from grader.harness.dbhost import FAILER, FAILER_MESSAGE
 from grader.harness.scenario import Lab, judge_write
 from grader.harness.target_client import RaisedInTarget
+from grader.harness.values import chained
 
 #: The kinds of injected fault: SQLite's RAISE(ABORT) (an IntegrityError with the world's
 #: message), or a judge's SQL function that raises (an OperationalError that is not a lock).
@@ -112,22 +113,46 @@ def attempt(lab: Lab, call) -> tuple[object, BaseException | None]:
 
 def is_the_fault(lab: Lab, exc: BaseException | None, kind: str = ABORT) -> bool:
     """`exc` (what the target raised) is the injected error of a fault of `kind`, or wraps it
-    (raise ... from it)."""
+    (raise ... from it, or raised while handling it), as its traceback would show it."""
     if exc is None:
         return False
     return any(fault_error(lab, kind) in line for line in _lines(exc))
 
 
+def hidden_fault(lab: Lab, exc: BaseException | None, kind: str = ABORT) -> str | None:
+    """The line of the injected error of a fault of `kind` that `exc` hides (`raise ... from
+    None` while handling it: its traceback no longer shows it), or None."""
+    if exc is None:
+        return None
+    return next((line for line in _hidden_lines(exc) if fault_error(lab, kind) in line), None)
+
+
 def _lines(exc: BaseException) -> list[str]:
-    """`Type: message` of the exception and of each one in its __cause__/__context__ chain."""
+    """`Type: message` of the exception and of each one in its chain as Python's traceback
+    shows it: its __cause__, else its __context__ unless __suppress_context__ hides it
+    (`raise ... from None`)."""
     if isinstance(exc, RaisedInTarget):
         return [exc.message, *exc.chain]
     lines, seen = [], set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         lines.append(f"{type(exc).__name__}: {exc}")
-        exc = exc.__cause__ or exc.__context__
+        exc = chained(exc)
     return lines
+
+
+def _hidden_lines(exc: BaseException) -> list[str]:
+    """`Type: message` of the exception a `raise ... from None` in `exc`'s shown chain hid, and
+    of its own shown chain; [] if nothing was hidden."""
+    if isinstance(exc, RaisedInTarget):
+        return list(exc.hidden)
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if exc.__cause__ is None and exc.__suppress_context__ and exc.__context__ is not None:
+            return _lines(exc.__context__)
+        exc = chained(exc)
+    return []
 
 
 @contextlib.contextmanager
@@ -160,6 +185,13 @@ def is_locked_error(exc: BaseException | None) -> bool:
     if _is_sqlite_error(exc):
         return _says_locked(lines[0])
     return any(_says_locked(line) for line in lines[1:])
+
+
+def hidden_locked_error(exc: BaseException | None) -> str | None:
+    """The "database is locked" line `exc` hides (`raise ... from None`), or None."""
+    if exc is None:
+        return None
+    return next((line for line in _hidden_lines(exc) if _says_locked(line)), None)
 
 
 def masked_locked_error(exc: BaseException | None) -> str | None:

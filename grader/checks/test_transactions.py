@@ -16,7 +16,8 @@ from lab.store import Claim
 from grader.checkdef import check
 from . import txshape
 from .faults import (ABORT, ERROR, KINDS, attempt, expect_no_transaction_left,
-                     expect_others_can_write, fault_error, injected_fault, is_locked_error, is_the_fault, masked_locked_error,
+                     expect_others_can_write, fault_error, hidden_fault, hidden_locked_error,
+                     injected_fault, is_locked_error, is_the_fault, masked_locked_error,
                      read_lock_held, write_lock_held)
 from .steps import expect_rows, snapshot
 from grader.harness.scenario import Lab, ManualClock, expected_row, show
@@ -100,6 +101,9 @@ def expect_failed_cleanly(lab: Lab, function: str, error: BaseException | None,
     if error is None:
         lab.fail("tx-did-not-raise", function=function, came_back=show(came_back))
     described = error_line(error)
+    hidden = hidden_fault(lab, error, kind)
+    if hidden is not None and not is_the_fault(lab, error, kind):
+        lab.fail("tx-error-hidden", function=function, error=described, hidden=hidden)
     if not is_the_fault(lab, error, kind):
         lab.fail("tx-other-error", function=function, error=described)
     if lab.conn.in_transaction:
@@ -135,6 +139,9 @@ def expect_locked_error(lab: Lab, function: str, came_back, error: BaseException
     masked = masked_locked_error(error)
     if masked is not None:
         lab.fail("tx-locked-masked", function=function, error=error_line(error), masked=masked)
+    hidden = hidden_locked_error(error)
+    if hidden is not None and not is_locked_error(error):
+        lab.fail("tx-error-hidden", function=function, error=error_line(error), hidden=hidden)
     if not is_locked_error(error):
         lab.fail("tx-locked-other-error", function=function, error=error_line(error))
     if still_open:

@@ -141,7 +141,8 @@ class Server:
             except BaseException:  # a hostile exception class: say only that it was one
                 reply = {"raised": {"type": "?", "message": "?", "where": None,
                                     "not_implemented": False, "sqlite_error": None,
-                                    "send_failed": None, "chain": []}}
+                                    "send_failed": None, "chain": [],
+                                    "hidden": []}}
             _let_go(exc)
         else:
             reply = {"value": encode_value(value)}

@@ -116,6 +116,7 @@ def describe_error(exc: BaseException, raised_by_callbacks: list,
         "sqlite_error": _sqlite_class(exc),
         "send_failed": send_failed,
         "chain": _chain(exc),
+        "hidden": _hidden(exc),
     }
 
 
@@ -166,18 +167,47 @@ def _sqlite_class(exc: BaseException) -> str | None:
     return "Error"
 
 
+def chained(exc: BaseException):
+    """The exception `exc` is chained to as Python's traceback shows it: its __cause__ (raise ...
+    from), else its __context__ (raised while handling it) unless __suppress_context__ hides it
+    (raise ... from None); None if neither."""
+    if exc.__cause__ is not None:
+        return exc.__cause__
+    return None if exc.__suppress_context__ else exc.__context__
+
+
 def _chain(exc: BaseException) -> list[str]:
+    """One line per exception of `exc`'s chain as a traceback shows it, `exc` left out."""
     chain, seen = [], {id(exc)}
     try:
-        current = exc.__cause__ or exc.__context__
+        current = chained(exc)
         while isinstance(current, BaseException) and id(current) not in seen and \
                 len(chain) < wire.MAX_CHAIN:
             seen.add(id(current))
             chain.append(one_line(current))
-            current = current.__cause__ or current.__context__
+            current = chained(current)
     except BaseException:
         pass
     return chain
+
+
+def _hidden(exc: BaseException) -> list[str]:
+    """The exception an exception of `exc`'s shown chain hides (raise ... from None: its
+    __context__, with __suppress_context__ set and no __cause__), then that one's own shown
+    chain: one line each; [] if none hides one."""
+    try:
+        current, seen = exc, set()
+        while isinstance(current, BaseException) and id(current) not in seen and \
+                len(seen) < wire.MAX_CHAIN:
+            seen.add(id(current))
+            context = current.__context__
+            if current.__cause__ is None and current.__suppress_context__ and \
+                    isinstance(context, BaseException):
+                return [one_line(context), *_chain(context)][:wire.MAX_CHAIN]
+            current = chained(current)
+    except BaseException:
+        pass
+    return []
 
 
 # -- the judge's side: only checked data -----------------------------------------------------------
@@ -186,7 +216,7 @@ class RaisedInTarget(Exception):
 
     def __init__(self, function: str, type: str, message: str, where: str | None,
                  not_implemented: bool, sqlite_error: str | None, send_failed: str | None,
-                 chain: list[str]):
+                 chain: list[str], hidden: list[str] | None = None):
         super().__init__(message)
         self.function = function
         self.type = type  # "module.QualName"; builtins bare: "ValueError"
@@ -195,7 +225,9 @@ class RaisedInTarget(Exception):
         self.not_implemented = not_implemented
         self.sqlite_error = sqlite_error  # "OperationalError", ... for sqlite3 errors
         self.send_failed = send_failed  # "same": the very SendFailed a callback raised
-        self.chain = chain  # one line per __cause__/__context__, innermost last
+        self.chain = chain  # one line per __cause__/__context__ a traceback shows, innermost last
+        # what it hides (raise ... from None): the suppressed context and its chain, a line each
+        self.hidden = hidden or []
 
 
 @dataclasses.dataclass(frozen=True)
@@ -252,11 +284,12 @@ def decode_error(error, function: str) -> RaisedInTarget:
     """An ERROR from the target as a RaisedInTarget (only checked data in it)."""
     error = wire.obj(error, "raised")
     wire.keys(error, ("type", "message", "where", "not_implemented", "sqlite_error",
-                      "send_failed", "chain"), what="raised")
+                      "send_failed", "chain", "hidden"), what="raised")
     send_failed = error["send_failed"]
     if send_failed not in (None, "same", "instance"):
         raise wire.WireError("raised: send_failed is not null, same or instance")
     chain = wire.array(error["chain"], "chain", wire.MAX_CHAIN)
+    hidden = wire.array(error["hidden"], "hidden", wire.MAX_CHAIN)
     return RaisedInTarget(
         function,
         type=wire.string(error["type"], "raised type", wire.MAX_NAME),
@@ -266,4 +299,5 @@ def decode_error(error, function: str) -> RaisedInTarget:
         sqlite_error=wire.optional_string(error["sqlite_error"], "sqlite_error", wire.MAX_NAME),
         send_failed=send_failed,
         chain=[wire.string(line, "chain entry", wire.MAX_MESSAGE) for line in chain],
+        hidden=[wire.string(line, "hidden entry", wire.MAX_MESSAGE) for line in hidden],
     )
