@@ -7,9 +7,12 @@ What it costs decides how wide each sweep is (CI runs on 2 cores). The reference
 check in 24 worlds. Each alternative runs every check but the random timelines in 8 worlds (the
 random timelines are the same timelines in every world, moved in time: the reference's 24 cover
 their moves). Each mutant runs the checks that must catch it: those of one process in 24 worlds,
-those that start processes of their own (race, crash, integration, whose failures often wait
-out a busy timeout) in 3, and all of them in 3 for a mutant whose verdict is a hang (each world
-waits out its wall-clock limit)."""
+but the random timelines in 8 (the same timelines in every world, moved in time; a blind
+mutant's sweep plays up to a hundred of them in each world, 8-10 s of CPU for 24 worlds, and
+tests/test_mutant_worlds.py holds each mutant's diagnosis in three drawn worlds besides), those
+that start processes of their own (race, crash, integration, whose failures often wait out a
+busy timeout) in 3, and all of them in 3 for a mutant whose verdict is a hang (each world waits
+out its wall-clock limit)."""
 
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from test_mutants import EVERY_SUITE, declared
 WORLDS = 24
 ALTERNATIVE_WORLDS = 8
 FEW_WORLDS = 3  # checks that start processes, and hangs
+TIMELINES = "random-timelines"  # a mutant's: in ALTERNATIVE_WORLDS
 ALTERNATIVES = sorted(p for p in (ROOT / "tests" / "alternatives").glob("*.py")
                       if not p.name.startswith("_"))
 
@@ -59,9 +63,13 @@ def swept(tmp_path_factory):
     for path in EVERY_SUITE:
         spec = declared(path)
         hangs = "timed_out" in {spec.get("OUTCOME"), *spec.get("EXPECT_OUTCOME", {}).values()}
-        many = sorted(c for c in spec["EXPECT_FAIL"] if not hangs and not starts_processes(c))
-        few = sorted(set(spec["EXPECT_FAIL"]) - set(many))
-        for part, worlds, ids in (("one", WORLDS, many), ("processes", FEW_WORLDS, few)):
+        timelines = sorted(c for c in spec["EXPECT_FAIL"] if c == TIMELINES and not hangs)
+        many = sorted(c for c in spec["EXPECT_FAIL"]
+                      if not hangs and not starts_processes(c) and c != TIMELINES)
+        few = sorted(set(spec["EXPECT_FAIL"]) - set(many) - set(timelines))
+        for part, worlds, ids in (("one", WORLDS, many), ("timelines", ALTERNATIVE_WORLDS,
+                                                          timelines),
+                                  ("processes", FEW_WORLDS, few)):
             if ids:
                 jobs.append((f"mutant:{path.stem}:{part}", str(path), worlds, " or ".join(ids)))
 
@@ -97,8 +105,8 @@ def test_every_alternative_passes_every_check_in_every_world(path, swept):
 
 @pytest.mark.parametrize("path", EVERY_SUITE, ids=[p.stem for p in EVERY_SUITE])
 def test_every_mutant_fails_its_checks_in_every_world(path, swept):
-    parts = [swept[name] for name in (f"mutant:{path.stem}:one", f"mutant:{path.stem}:processes")
-             if name in swept]
+    parts = [swept[name] for name in (f"mutant:{path.stem}:one", f"mutant:{path.stem}:timelines",
+                                      f"mutant:{path.stem}:processes") if name in swept]
     expect_fail = declared(path)["EXPECT_FAIL"]
     assert {cid for _, tests in parts for cid in tests} == set(expect_fail)
     for worlds, tests in parts:

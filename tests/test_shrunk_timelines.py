@@ -210,6 +210,20 @@ def test_a_long_timeline_is_cut_after_its_first_difference_before_anything_else(
     assert found is not None and found.step == 35
 
 
+def test_past_its_safety_net_of_seconds_the_shrink_tries_no_more_and_the_cut_still_differs(
+        tmp_path):
+    """The shrink's wall-clock safety net (a machine loaded far past the usual): once past it,
+    no candidate is tried; what comes back is the timeline cut after its first difference,
+    which differs as it did (the check fails, it does not time out)."""
+    name = "blind_claim_first_five_live_jobs"
+    steps, how = a_long_crowd(), Counted(load_mutant(name), tmp_path)
+    want = how(steps)
+    how.lengths.clear()
+    small = shrink.shrink(steps, how, want, seconds=0.0)
+    assert small == steps[:want.step + 1] and how.lengths == []
+    assert shrink.shrink.__defaults__[-1] == shrink.SAFETY_SECONDS > 0
+
+
 @pytest.mark.parametrize("budget", [300, shrink.BUDGET])
 def test_a_long_failing_timeline_shrinks_within_a_budget_of_steps(budget, tmp_path):
     """The shrink replays no step after the difference (no candidate is longer than the cut
