@@ -122,9 +122,15 @@ def is_the_fault(lab: Lab, exc: BaseException | None, kind: str = ABORT) -> bool
 def hidden_fault(lab: Lab, exc: BaseException | None, kind: str = ABORT) -> str | None:
     """The line of the injected error of a fault of `kind` that `exc` hides (`raise ... from
     None` while handling it: its traceback no longer shows it), or None."""
+    error = fault_error(lab, kind)
+    return _hidden(exc, lambda line: error in line)
+
+
+def _hidden(exc: BaseException | None, says) -> str | None:
+    """The first line `exc` hides (`_hidden_lines`) for which `says(line)`, or None."""
     if exc is None:
         return None
-    return next((line for line in _hidden_lines(exc) if fault_error(lab, kind) in line), None)
+    return next((line for line in _hidden_lines(exc) if says(line)), None)
 
 
 def _lines(exc: BaseException) -> list[str]:
@@ -189,9 +195,7 @@ def is_locked_error(exc: BaseException | None) -> bool:
 
 def hidden_locked_error(exc: BaseException | None) -> str | None:
     """The "database is locked" line `exc` hides (`raise ... from None`), or None."""
-    if exc is None:
-        return None
-    return next((line for line in _hidden_lines(exc) if _says_locked(line)), None)
+    return _hidden(exc, _says_locked)
 
 
 def masked_locked_error(exc: BaseException | None) -> str | None:

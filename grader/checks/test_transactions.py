@@ -101,10 +101,10 @@ def expect_failed_cleanly(lab: Lab, function: str, error: BaseException | None,
     if error is None:
         lab.fail("tx-did-not-raise", function=function, came_back=show(came_back))
     described = error_line(error)
-    hidden = hidden_fault(lab, error, kind)
-    if hidden is not None and not is_the_fault(lab, error, kind):
-        lab.fail("tx-error-hidden", function=function, error=described, hidden=hidden)
     if not is_the_fault(lab, error, kind):
+        hidden = hidden_fault(lab, error, kind)
+        if hidden is not None:
+            lab.fail("tx-error-hidden", function=function, error=described, hidden=hidden)
         lab.fail("tx-other-error", function=function, error=described)
     if lab.conn.in_transaction:
         lab.fail("tx-open-after-error", function=function, error=described)
@@ -139,10 +139,11 @@ def expect_locked_error(lab: Lab, function: str, came_back, error: BaseException
     masked = masked_locked_error(error)
     if masked is not None:
         lab.fail("tx-locked-masked", function=function, error=error_line(error), masked=masked)
-    hidden = hidden_locked_error(error)
-    if hidden is not None and not is_locked_error(error):
-        lab.fail("tx-error-hidden", function=function, error=error_line(error), hidden=hidden)
     if not is_locked_error(error):
+        hidden = hidden_locked_error(error)
+        if hidden is not None:
+            lab.fail("tx-error-hidden", function=function, error=error_line(error),
+                     hidden=hidden)
         lab.fail("tx-locked-other-error", function=function, error=error_line(error))
     if still_open:
         lab.fail(left_open, function=function, error=error_line(error))
