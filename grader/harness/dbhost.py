@@ -105,7 +105,8 @@ class DbHost:
         real.set_authorizer(lambda *args, conn=conn: _authorize(conn, *args))
         # the code's SQL runs in the judge's process: bounded here as the target process was
         real.set_progress_handler(self._progress, PROGRESS_STEPS)
-        real.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        if hasattr(real, "setlimit"):  # Python 3.11+
+            real.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
         for schema in ("main", "temp"):
             real.execute(f"PRAGMA {schema}.max_page_count = {MAX_PAGES}")
         if synchronous_off:
