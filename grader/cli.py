@@ -148,6 +148,8 @@ def bad_paths(args: argparse.Namespace) -> str | None:
             problem += f"; {meant}"
         if problem:
             return f"--impl {args.impl}: {problem}"
+    elif target_file(args.impl) is None:
+        return f"--impl {args.impl}: {missing_module(args.impl)}"
     asked = outputs.asked(args)
     if not asked:
         return None
@@ -163,6 +165,26 @@ def impl_suggestion(impl: str) -> str | None:
     module = impl[:-3]
     path = module.replace(".", "/") + ".py"
     return f"did you mean --impl {path} or --impl {module}?" if os.path.isfile(path) else None
+
+
+def missing_module(impl: str) -> str:
+    """Why the module name `impl` names nothing to grade (found as the target process would find
+    it, importing nothing), with the module it looks like a typo of when there is one: a module
+    that cannot be found is a bad argument, like a file that is not there (one that is found but
+    fails to import is a graded failure)."""
+    problem = f"no module named {impl!r} (a module name, or a path to a .py file)"
+    parent, _, _ = impl.rpartition(".")
+    folder = target_file(parent) if parent else None
+    if folder is not None and os.path.basename(folder) == "__init__.py":
+        try:
+            names = [f"{parent}.{entry[:-3]}" for entry in os.listdir(os.path.dirname(folder))
+                     if entry.endswith(".py") and entry != "__init__.py"]
+        except OSError:
+            names = []
+        close = difflib.get_close_matches(impl, names, n=1)
+        if close:
+            problem += f"; did you mean --impl {close[0]}?"
+    return problem
 
 
 def target_file(impl: str) -> str | None:

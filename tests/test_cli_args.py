@@ -4,6 +4,7 @@ cannot be read is a bad argument). A module name that does not import stays a gr
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -64,9 +65,25 @@ def test_impl_that_cannot_be_read_is_a_bad_argument(tmp_path):
         target.chmod(stat.S_IRUSR | stat.S_IWUSR)
 
 
-def test_module_name_that_does_not_import_stays_a_graded_failure(tmp_path):
-    proc, results = grade("lab.no_such_module", tmp_path, "-k", ONE_CHECK)
-    assert proc.returncode == 1
+@pytest.mark.parametrize("impl, words", [
+    ("lab.queu", ["--impl lab.queu", "no module named 'lab.queu'", "did you mean --impl lab.queue?"]),
+    ("lab.no_such_module", ["no module named 'lab.no_such_module'"]),
+    ("no_such_top_level_module", ["no module named"]),
+    ("..", ["no module named"]),
+])
+def test_module_name_that_cannot_be_found_is_a_bad_argument(impl, words):
+    """A typo in a module name is refused in one line, as a missing file is (it used to be
+    graded 0/100, exit 1)."""
+    refused(run_grader("--impl", impl), *words)
+
+
+def test_module_that_is_found_but_does_not_import_stays_a_graded_failure(tmp_path):
+    (tmp_path / "broken_queue.py").write_text("import no_such_dependency\n", encoding="utf-8")
+    out = tmp_path / "results.json"
+    proc = run_grader("--impl", "broken_queue", "-k", ONE_CHECK, "--json", str(out),
+                      cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    results = json.loads(out.read_text(encoding="utf-8"))
     assert "does not import" in by_check(results)["finish-before-expiry"]["output"]
 
 
@@ -389,3 +406,22 @@ def test_every_command_returns_0_after_its_help_and_2_after_a_bad_argument(comma
 def test_the_starter_code_flag_a_refusal_names_is_accepted(command):
     proc = run_grader(command, "--help")
     assert proc.returncode == 0 and "--allow-starter-code" in proc.stdout
+
+
+def test_grading_from_the_labs_own_folder_works():
+    """`cd lab && python -m grader`: the lab's queue.py is named like the standard library's
+    queue, which the grader imports; it used to end in a 35-line traceback. The grade runs (the
+    stubs: exit 1, every check graded), by default and with --impl queue.py, and so does the
+    pytest path (with only the grader's own plugin, as in a student's environment)."""
+    for argv in ([], ["--impl", "queue.py"]):
+        proc = run_grader(*argv, "-k", ONE_CHECK, cwd=ROOT / "lab")
+        assert proc.returncode == 1, proc.stderr
+        assert "Traceback" not in proc.stderr + proc.stdout
+        assert "not implemented yet" in proc.stdout
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "-p", "grader.plugin.pytest_plugin", "--pyargs", "grader.checks",
+                           "-k", "finish-before-expiry"], cwd=ROOT / "lab", env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert "1 failed" in proc.stdout, proc.stdout + proc.stderr
+    assert "not implemented yet" in proc.stdout
