@@ -30,15 +30,18 @@ def run(bank: Bank, lang: str, stdin: TextIO, stdout: TextIO, style: Style) -> l
     echo = not _isatty(stdin)  # piped input is not echoed by a terminal: show it in the transcript
     say(style("bold", text("quiz.header", lang, count=len(bank))), text("quiz.intro", lang))
     answers: dict[str, str] = {}
+    stopped = False
     try:
         for number, question in enumerate(bank, 1):
             say("", *question_lines(question, number, len(bank), lang, style), "")
             answers[question.id] = _ask(question.choice_ids, lang, stdin, stdout, say, echo)
             say(*verdict_lines(question, answers[question.id], lang, style))
     except (_Stop, KeyboardInterrupt):
+        stopped = True
         say("", text("quiz.stopped", lang, answered=len(answers), count=len(bank)))
     graded = grade(bank, answers)
-    say("", *score_lines(graded, lang, style))
+    # stopped early: the answers of the questions never asked are not shown (the next try asks)
+    say("", *score_lines(graded, lang, style, reveal_unanswered=not stopped))
     return graded
 
 

@@ -45,13 +45,20 @@ def counts(graded: list[Graded]) -> dict[str, int]:
             "max_score": len(graded) * POINTS}
 
 
-def score_lines(graded: list[Graded], lang: str, style: Style = PLAIN) -> list[str]:
-    """The score, then every question missed (wrong or not answered) with its right answer."""
+def score_lines(graded: list[Graded], lang: str, style: Style = PLAIN,
+                reveal_unanswered: bool = True) -> list[str]:
+    """The score, then every question missed (wrong or not answered) with its right answer;
+    `reveal_unanswered=False` (a quiz stopped early): the questions never asked are counted, their
+    answers kept back for the next try."""
     c = counts(graded)
     lines = [style("bold", text("quiz.score", lang, **c)) + "   " + text("quiz.summary", lang, **c)]
     if c["correct"] == len(graded):
         lines.append(style("green", text("quiz.all-correct", lang)))
-    return lines + missed_lines(graded, lang, style)
+    lines += missed_lines([g for g in graded if reveal_unanswered or g.given], lang, style)
+    kept = 0 if reveal_unanswered else sum(1 for g in graded if not g.given)
+    if kept:
+        lines += wrap(text("quiz.unanswered-kept", lang, count=kept), lang, "")
+    return lines
 
 
 def missed_lines(graded: list[Graded], lang: str, style: Style = PLAIN) -> list[str]:
