@@ -88,6 +88,10 @@ def test_gradebook_has_one_row_per_submission_and_a_column_per_check(batch):
     # one that never reached the grader (no queue.py) has none.
     seeds = {r["submission"]: r["seed"] for r in batch["rows"].values()}
     assert seeds["empty"] == ""
+    # written so that a spreadsheet keeps it (text: digits grouped by underscores, which
+    # --replay and int() take as they are)
+    assert all(re.fullmatch(r"\d{1,3}(_\d{3})*", seed) for name, seed in seeds.items()
+               if name != "empty"), seeds
     drawn = [int(seed) for name, seed in seeds.items() if name != "empty"]
     assert len(set(drawn)) == len(drawn) and 1 not in drawn
     assert [r[0] for r in batch["table"][1:]] == [

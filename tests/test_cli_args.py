@@ -425,3 +425,15 @@ def test_grading_from_the_labs_own_folder_works():
                           capture_output=True, text=True, timeout=300)
     assert "1 failed" in proc.stdout, proc.stdout + proc.stderr
     assert "not implemented yet" in proc.stdout
+
+
+def test_the_gradebooks_seed_cell_replays_as_it_is():
+    """The gradebook writes a seed with its digits grouped by underscores, which spreadsheets keep
+    as text (a 19-digit number they round to 15 digits); --replay reads the cell as it is."""
+    from grader.instructor.gradebook import seed_cell
+
+    for seed in (0, 7, 1234, 2 ** 63 - 1, 9_007_199_254_740_993):
+        cell = seed_cell(seed)
+        assert not cell.isdigit() or seed < 1000
+        assert arguments.seed(cell) == seed
+    assert seed_cell(None) == ""

@@ -4,7 +4,10 @@ of each check (what the class report charts).
 CSV columns: `submission, status, score, max_score`, one column per check id (the points that
 submission earned on it; blank when it did not grade), then `message` (why it did not grade, or
 a warning: it imports the reference solution) and `seed` (what its checks' worlds were drawn
-from: `python -m grader --impl FILE --replay SEED` grades it again exactly so).
+from: `python -m grader --impl FILE --replay SEED` grades it again exactly so), written with
+its digits grouped by underscores (`1_234_567_890_123_456_789`, `seed_cell`): a spreadsheet keeps
+it as text, exactly, where it rounds a 19-digit number to 15 digits, and `--replay` reads it as
+it is (Python's int() takes the underscores).
 A text cell that a spreadsheet would take for a formula starts with `'`.
 """
 
@@ -73,8 +76,15 @@ def write_csv(path: Path, rows: list[Row], check_ids: list[str]) -> None:
     for r in rows:
         earned = [r.checks[cid][0] if cid in r.checks else "" for cid in check_ids]
         table.append([r.submission, r.status, r.score, r.max_score, *earned, r.message,
-                      "" if r.seed is None else str(r.seed)])
+                      seed_cell(r.seed)])
     write_table(path, table)
+
+
+def seed_cell(seed: int | None) -> str:
+    """The seed as the gradebook writes it: digits grouped by underscores, text to every
+    spreadsheet (Excel, Sheets and LibreOffice round a 19-digit number to 15 significant
+    digits, and the seed is what replays a grade), which `--replay` takes as it is."""
+    return "" if seed is None else f"{seed:_}"
 
 
 def write_table(path: Path, table: list[list]) -> None:
