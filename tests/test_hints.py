@@ -420,3 +420,43 @@ def test_the_history_is_ignored_by_git_here_and_in_the_student_copy():
 
     assert FILE_NAME in (ROOT / ".gitignore").read_text(encoding="utf-8").split()
     assert distribution.student_files()[".gitignore"] == ROOT / ".gitignore"
+
+
+def test_hints_flag_gives_every_failure_told_in_one_line_its_hint_too(tmp_path):
+    """--hints: the terminal tells three stories in full and one line for each other one; each
+    such line carries its hint too (it showed three hints, one per story told in full)."""
+    proc, results = grade(str(MUTANTS / "nothing_queue_returns_constants.py"), tmp_path,
+                          "--hints")
+    lines = proc.stdout.splitlines()
+    told_in_one_line = [i for i, line in enumerate(lines) if line.startswith("✗")
+                        and not any(l.startswith("    What happened") for l in lines[i:i + 6])
+                        and "→" not in " ".join(lines[i:i + 2])]
+    hinted = [i for i in told_in_one_line
+              if any("Hint:" in l for l in lines[i + 1:i + 3] if not l.startswith("✗"))]
+    assert len(hinted) >= 8, proc.stdout
+    assert proc.stdout.count("Hint:") > 3
+
+
+def test_the_note_says_the_other_hints_are_kept_back_when_one_is_shown():
+    """A run that shows a hint (failed three runs in a row) and keeps another back says "the
+    other hints are kept back", not "hints are kept back" beside the hint it shows."""
+    from types import SimpleNamespace
+
+    from grader.report import hints
+
+    def report():
+        checks = [SimpleNamespace(id=cid, hint=f"hint of {cid}", hint_withheld=False,
+                                  hint_runs=None) for cid in ("a", "b")]
+        return SimpleNamespace(checks=checks, causes=[], lang="en", hint_note=None,
+                               hints_asked=False)
+
+    one_shown = report()
+    hints.apply(one_shown, "after-runs", after=3, streaks={"a": 3, "b": 1})
+    assert [c.hint is not None for c in one_shown.checks] == [True, False]
+    assert one_shown.hint_note == said("hints.withheld-some", after=3)
+    none_shown = report()
+    hints.apply(none_shown, "after-runs", after=3, streaks={"a": 1, "b": 1})
+    assert none_shown.hint_note == said("hints.withheld", after=3)
+    asked = report()
+    hints.apply(asked, "after-runs", after=3, asked=True)
+    assert asked.hint_note is None and asked.hints_asked

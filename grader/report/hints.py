@@ -33,21 +33,26 @@ def apply(report: ReportView, policy: str, *, after: int, asked: bool = False,
     `streaks`: failing runs in a row per check, this run included; `counted`: the run has a
     local history that counts them (the note then says when a hint shows by itself)."""
     streaks = streaks or {}
-    withheld = False
+    withheld = shown = False
+    report.hints_asked = asked and policy != "never"
     for check in report.checks:
         if check.hint is None:
             continue
         runs = streaks.get(check.id, 0)
         if policy == "always" or (policy == "after-runs" and asked):
+            shown = True
             continue
         if policy == "after-runs" and counted and runs >= after:
             check.hint_runs = runs
+            shown = True
             continue
         check.hint, check.hint_withheld = None, True
         withheld = True
+    shown = shown or any(cause.hint for cause in report.causes)
     if withheld and policy == "after-runs":
-        report.hint_note = text("hints.withheld" if counted else "hints.withheld-no-history",
-                                report.lang, after=after)
+        key = ("hints.withheld-some" if shown else "hints.withheld") if counted \
+            else "hints.withheld-no-history"
+        report.hint_note = text(key, report.lang, after=after)
 
 
 def progress_line(comparison: Comparison, report: ReportView) -> str:

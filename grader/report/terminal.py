@@ -97,7 +97,11 @@ def _check(report: ReportView, c: CheckView, style: Style, width: int) -> list[s
     if c.stability is not None:
         spans.append(("  " + c.stability, _styled(style, "yellow") if c.unstable else None))
     lines = wrap_spans(spans, lang, "", "  ", width)
-    if c.passed or not report.in_full(c):
+    if c.passed:
+        return lines
+    if not report.in_full(c):  # one line; under it its hint, when the student asked for them
+        if report.hints_asked and c.hint:
+            lines += wrap(f"{text('ui.hint', lang)} {c.hint}", lang, INDENT, INDENT, width)
         return lines
 
     def fill(paragraph: str, hanging: str = "", inset: int = 0) -> list[str]:

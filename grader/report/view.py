@@ -199,6 +199,8 @@ class ReportView:
     causes: list[Cause] = field(default_factory=list)
     #: how to see the hints the policy withheld (grader.report.hints), or None
     hint_note: str | None = None
+    #: the student asked for the hints (--hints): a failure told in one line shows its hint too
+    hints_asked: bool = False
     #: this run against the last local one (grader.report.history), or None
     progress: str | None = None
     #: how many stories the terminal tells in full (the rest one line each); None: every one
