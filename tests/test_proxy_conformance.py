@@ -861,6 +861,50 @@ CORPUS = {
             (lambda r: (type(r).__name__, isinstance(r, sqlite3.Row), r["id"]))(
                 c.execute("SELECT id FROM jobs").fetchone()))),
     ],
+    # A write statement whose RETURNING rows are not all read is still in progress: COMMIT
+    # (statement or method) and ROLLBACK meet it as a real connection does, whatever the stand-in
+    # read ahead (issue 38: a claim that committed before reading its row passed).
+    "statements in progress": [
+        ("begin", rows("BEGIN IMMEDIATE")),
+        ("update returning, unread", keep("r", lambda c: c.execute(
+            "UPDATE jobs SET qty = qty + 1 WHERE id = 1 RETURNING id, qty"))),
+        ("COMMIT with it unread", rows("COMMIT")),
+        ("commit() with it unread", lambda c, k: c.commit()),
+        ("read it", on("r", lambda cur: cur.fetchone())),
+        ("commit once read", rows("COMMIT")),
+        ("begin 2", rows("BEGIN")),
+        ("three rows returned", keep("m", lambda c: c.execute(
+            "UPDATE jobs SET qty = qty + 1 RETURNING id"))),
+        ("read one of three", on("m", lambda cur: cur.fetchone())),
+        ("COMMIT with two unread", rows("COMMIT")),
+        ("read the rest", on("m", lambda cur: cur.fetchall())),
+        ("commit 2", rows("COMMIT")),
+        ("begin 3", rows("BEGIN")),
+        ("insert returning, unread", keep("i", lambda c: c.execute(
+            "INSERT INTO jobs(qty, deadline) VALUES (1, 2) RETURNING id"))),
+        ("ROLLBACK with it unread", rows("ROLLBACK")),
+        ("rollback() with it unread", lambda c, k: c.rollback()),
+        ("after the rollback", on("i", lambda cur: outcome(cur.fetchall))),
+        ("in transaction after", lambda c, k: c.in_transaction),
+        ("end it", lambda c, k: c.rollback() if c.in_transaction else None),
+        ("begin 4", rows("BEGIN")),
+        ("cursor", keep("x", lambda c: c.cursor())),
+        ("returning on it, unread", on("x", lambda cur: cur.execute(
+            "UPDATE jobs SET qty = qty + 1 WHERE id = 2 RETURNING qty").description is None)),
+        ("a second execute on that cursor", on("x", lambda cur: cur.execute("SELECT 1")
+                                               .fetchall())),
+        ("commit after the second execute", rows("COMMIT")),
+        ("begin 5", rows("BEGIN")),
+        ("returning, unread, then closed", keep("y", lambda c: c.execute(
+            "DELETE FROM jobs WHERE id = 3 RETURNING id"))),
+        ("close it", on("y", lambda cur: cur.close())),
+        ("commit after close", rows("COMMIT")),
+        ("autocommit returning, unread", keep("z", lambda c: c.execute(
+            "UPDATE jobs SET qty = qty + 1 RETURNING id"))),
+        ("in transaction while it runs", lambda c, k: c.in_transaction),
+        ("read them", on("z", lambda cur: cur.fetchall())),
+        ("rows after", rows("SELECT id, qty FROM jobs ORDER BY id")),
+    ],
     "implicit BEGIN": implicit_begin_steps(),
     "closed cursor": closed_cursor_steps(),
     "closed connection": closed_connection_steps(),

@@ -66,6 +66,11 @@ class _Conn:
         self.prepared_tables: set[str] = set()
         self.tables_of: dict[str, frozenset] = {}  # traced text -> its tables, once prepared
         self.last_tables: frozenset | None = None  # those of the statement traced last
+        # whether that statement writes rows (the authorizer told SQLITE_INSERT/UPDATE/DELETE):
+        # a write's RETURNING rows are not read ahead (`DbHost._run`); None where not known
+        self.prepared_writes = False
+        self.writes_of: dict[str, bool] = {}
+        self.last_writes: bool | None = None
 
 
 #: The authorizer's actions by which a statement reads or writes a table's rows (arg1: the table).
@@ -287,6 +292,7 @@ class DbHost:
             conn.serving = True
             conn.prepared = False  # a prepare that failed earlier tells nothing of this request
             conn.prepared_tables = set()
+            conn.prepared_writes = False
             if raw_text:  # the code's text_factory is not str: TEXT that is not UTF-8 is sent
                 conn.real.text_factory = _text_or_raw
             try:
@@ -335,7 +341,15 @@ class DbHost:
                 cursor.executescript(sql)
             result = {"description": _description(cursor), "lastrowid": cursor.lastrowid,
                       "rowcount0": cursor.rowcount, "rows": [], "done": True}
-            if cursor.description is not None:
+            if cursor.description is not None and op == "execute" and \
+                    conn.last_writes is not False:
+                # A write's RETURNING rows are handed out only when the code fetches them: until
+                # its last row is read the statement is in progress, as on a real cursor (a
+                # COMMIT then fails, its changes are not counted yet), so the real cursor must
+                # not step past what the code has read (a statement not known to read only is
+                # taken as a write).
+                result["done"] = False
+            elif cursor.description is not None:
                 try:
                     row = cursor.fetchone()
                 except BaseException as exc:  # the real cursor raises it at the first fetch
@@ -413,8 +427,15 @@ class DbHost:
         else:  # run again without a prepare (sqlite3's statement cache, executemany)
             tables = conn.tables_of.get(sql)
         conn.last_tables = tables
+        if conn.prepared:
+            if len(conn.writes_of) < MAX_REMEMBERED:
+                conn.writes_of[sql] = conn.prepared_writes
+            conn.last_writes = conn.prepared_writes
+        else:
+            conn.last_writes = conn.writes_of.get(sql)
         conn.prepared = False
         conn.prepared_tables = set()
+        conn.prepared_writes = False
         if conn.student_trace is not None and len(conn.student_trace) < wire.MAX_STATEMENTS:
             conn.student_trace.append(sql[:wire.MAX_SQL])
         if self.traced is not None:
@@ -540,6 +561,8 @@ def authorize(conn: _Conn, action, arg1, arg2, database, source):
     conn.prepared = True
     if action in _TABLE_ACTIONS and arg1 is not None:
         conn.prepared_tables.add(str(arg1).lower())
+        if action != sqlite3.SQLITE_READ:
+            conn.prepared_writes = True
     if conn.serving and action not in _ROW_ACTIONS and (action != sqlite3.SQLITE_PRAGMA
                                                          or arg2 is not None):
         conn.reshaped = True
