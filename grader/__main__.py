@@ -15,6 +15,10 @@ def _start_zygote_early(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    from .report import console
+
+    for _stream in (sys.stdout, sys.stderr):  # any console: ASCII stand-ins, never an error
+        console.adapt(_stream)
     _start_zygote_early(sys.argv[1:])
 
 from .cli import main  # noqa: E402  (after the zygote's start, on purpose)

@@ -7,7 +7,8 @@ text (`render`), the terminal report (`terminal`), the HTML report and its SVG t
 reader and writer, graded or not, and the batch statuses), JUnit XML (`junit`), PrairieLearn's
 results.json (`prairielearn`), a Markdown job summary (`markdown`), Classroom 50's result.json
 made from a results.json (`classroom50`: an autograder only has the isolated grade's
-results.json), the check catalogue as text (`check_list`) and atomic writes (`files`). A new
+results.json), the check catalogue as text (`check_list`), atomic writes (`files`) and ASCII
+stand-ins on a console that cannot write the reports' symbols (`console`). A new
 output format is one small module here, reading the view.
 
 May import: `lab.store` (column names), the standard library, jinja2, and the grader's
