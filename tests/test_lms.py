@@ -151,3 +151,20 @@ def test_feedback_of_a_submission_without_verdict_is_its_reason():
 
 def test_the_roster_family_is_the_rosters_problems():
     assert messages.ROSTER_PROBLEM.members() == lms.ROSTER_PROBLEMS
+
+
+def test_feedback_tells_a_shared_cause_once_not_under_each_check_it_explains():
+    """The summary leads with the shared cause; each check it explains is one line pointing to
+    it (a stub's feedback repeated the same paragraph under 35 checks)."""
+    row = gradebook.Row("stub", "graded", 0, 6)
+    said = "claim is not implemented yet: it raises NotImplementedError."
+    results = {"output": f"Fix this first: one cause makes 2 checks fail\n{said}", "tests": [
+        {"name": f"T{n} [t{n}]", "score": 0, "max_score": 2, "status": "failed",
+         "output": f"See: {said}", "extra_data": {"outcome": "not_implemented", "cause": 1}}
+        for n in (1, 2)] + [
+        {"name": "Own [own]", "score": 0, "max_score": 2, "status": "failed",
+         "output": "What happened:\nthis", "extra_data": {"outcome": "failed"}}]}
+    text = lms.feedback(row, results, "en")
+    assert text.count(said) == 1
+    assert "T1 [t1]: not implemented, 0/2  → see cause 1 above\nT2 [t2]: not implemented" in text
+    assert "Own [own]: failed, 0/2\n    What happened:\n    this\n" in text

@@ -166,14 +166,23 @@ def write_feedback(out: Path, rows: list[gradebook.Row], lang: str) -> None:
 
 
 def feedback(row: gradebook.Row, results: dict, lang: str) -> str:
-    """The text returned to a student: score, summary, then each check (graded rows) or the
-    reason there is no verdict."""
+    """The text returned to a student: score, summary (which leads with the shared causes, each
+    told once), then each check (graded rows) or the reason there is no verdict. A check a
+    shared cause explains is one line pointing to it (its cause was told once above, not again
+    under each of the checks it makes fail)."""
     lines = [text("instructor.feedback.score", lang, submission=row.submission,
                   score=row.score, max_score=row.max_score), results.get("output", "")]
+    caused = False
     for test in results.get("tests", []) if row.graded else []:
-        outcome = (test.get("extra_data") or {}).get("outcome", test["status"])
-        lines += ["", text("instructor.feedback.check", lang, name=test["name"],
-                           outcome=text(OUTCOME(outcome), lang), score=test["score"],
-                           max_score=test["max_score"])]
-        lines += [f"    {line}" for line in (test.get("output") or "").splitlines()]
+        extra = test.get("extra_data") or {}
+        line = text("instructor.feedback.check", lang, name=test["name"],
+                    outcome=text(OUTCOME(extra.get("outcome", test["status"])), lang),
+                    score=test["score"], max_score=test["max_score"])
+        if isinstance(extra.get("cause"), int):
+            lines += ([] if caused else [""]) + [
+                f"{line}  → {text('ui.see-above', lang, number=extra['cause'])}"]
+            caused = True
+            continue
+        caused = False
+        lines += ["", line] + [f"    {part}" for part in (test.get("output") or "").splitlines()]
     return "\n".join(lines).rstrip("\n") + "\n"
