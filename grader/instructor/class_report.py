@@ -28,6 +28,7 @@ def render(rows: list[Row], check_ids: list[str], declared: dict[str, CheckInfo]
         stats=check_stats(rows, check_ids, declared),
         summary=summary(rows),
         not_graded=[r for r in rows if not r.graded],
+        never_ran=[r for r in rows if r.graded and not r.ran],
     )
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from grader.checkdef import CheckInfo
 from grader.report.files import write_atomically
 from grader.report.results_json import GRADED
+from grader.report.view import BLOCKING
 
 #: What makes a spreadsheet read a cell as a formula (OWASP, CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -38,10 +39,19 @@ class Row:
     checks: dict[str, tuple[int, str]] = field(default_factory=dict)
     message: str = ""
     seed: int | None = None
+    #: a graded submission none of whose code ran (every check failed for a cause that stops
+    #: the code before any rule: a function not implemented yet, a file that does not load, an
+    #: import that hangs): its words, one per cause; empty when the code ran
+    never_ran: list[str] = field(default_factory=list)
 
     @property
     def graded(self) -> bool:
         return self.status == GRADED
+
+    @property
+    def ran(self) -> bool:
+        """Graded, and some of its code ran: what the class's failure rates count."""
+        return self.graded and not self.never_ran
 
 
 def row(submission: str, status: str, results: dict, seed: int | None = None) -> Row:
@@ -56,7 +66,21 @@ def row(submission: str, status: str, results: dict, seed: int | None = None) ->
     if seed is None:
         seed = (results.get("extra_data") or {}).get("seed")
     return Row(submission, status, results.get("score", 0), results.get("max_score", 0), checks,
-               message, seed if isinstance(seed, int) and not isinstance(seed, bool) else None)
+               message, seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+               never_ran(checks, results))
+
+
+def never_ran(checks: dict[str, tuple[int, str]], results: dict) -> list[str]:
+    """The causes' sentences when every check failed for a cause that stops the code before
+    any rule is reached (grader.report.view.BLOCKING, as results.json's causes name them);
+    empty when some check passed or failed on its own."""
+    causes = (results.get("extra_data") or {}).get("causes") or []
+    blocking = [c for c in causes if isinstance(c, dict) and c.get("kind") in BLOCKING]
+    stopped = {cid for c in blocking for cid in c.get("ids") or []}
+    if not checks or any(outcome == "passed" for _, outcome in checks.values()) \
+            or not set(checks) <= stopped:
+        return []
+    return [str(c.get("sentence", "")) for c in blocking]
 
 
 def columns(rows: list[Row], declared: dict[str, CheckInfo], selected: bool = False) -> list[str]:
@@ -128,11 +152,12 @@ class CheckStat:
 
 def check_stats(rows: list[Row], check_ids: list[str],
                 declared: dict[str, CheckInfo]) -> list[CheckStat]:
-    """Failure rate of every check over the graded rows, most failed first (ties: grader order).
-    A check a graded row lacks (graded with another check list) is not counted for that row."""
+    """Failure rate of every check over the graded rows whose code ran (`Row.ran`: a stub, a
+    file that does not load, would count against every check), most failed first (ties: grader
+    order). A check a graded row lacks (graded with another check list) is not counted for it."""
     stats = []
     for cid in check_ids:
-        seen = [r.checks[cid] for r in rows if r.graded and cid in r.checks]
+        seen = [r.checks[cid] for r in rows if r.ran and cid in r.checks]
         failures = Counter(outcome for _, outcome in seen if outcome != "passed")
         points = declared[cid].points if cid in declared else max((p for p, _ in seen), default=0)
         stats.append(CheckStat(cid, points, sum(failures.values()), len(seen), failures))
@@ -146,6 +171,8 @@ def summary(rows: list[Row]) -> dict:
     return {
         "submissions": len(rows),
         "graded": len(graded),
+        "ran": sum(1 for r in graded if r.ran),
+        "never_ran": sum(1 for r in graded if not r.ran),
         "full_marks": sum(1 for r in graded if r.score == r.max_score > 0),
         "mean": round(statistics.fmean(scores), 1) if scores else None,
         "median": statistics.median(scores) if scores else None,

@@ -304,7 +304,7 @@ SHOWN_IDS = 8
 STORIES = 3
 #: Causes that stop the code before any rule is reached: when they explain every check, the
 #: terminal report is short (ReportView.whole).
-BLOCKING = (*Kind.LOAD_ERRORS, "not-implemented", "timed-out-import")
+BLOCKING = (*Kind.LOAD_ERRORS, "not-implemented", "timed-out-import", "exited-import")
 
 
 def cause_key(failure: Failure) -> tuple | None:
@@ -327,6 +327,9 @@ def cause_key(failure: Failure) -> tuple | None:
         return ("own-connection", failure.function)
     if kind == Kind.NOT_GRADED:  # the same hang as the checks that waited for it
         return ("timed-out", failure.function)
+    if kind == Kind.EXITED and isinstance(failure.step, dict) \
+            and failure.step.get("op") == "import":  # the import itself ends the process
+        return ("exited-import", None)
     if failure.outcome == Outcome.TIMED_OUT and isinstance(failure.step, dict):
         op = failure.step.get("op")
         if op in ("claim", "finish", "work_once"):
@@ -340,7 +343,7 @@ def cause_sentence(key: tuple, failure: Failure, lang: str) -> str:
     """The mistake in words: the failure's own problem when every check says it the same way,
     else a sentence without what differs from check to check (the value, the step)."""
     kind = key[0]
-    if kind in ("not-implemented", "load-error", "raised"):
+    if kind in ("not-implemented", "load-error", "raised", "exited-import"):
         return problem_line(failure, lang) or ""
     if kind == "own-connection":  # the same mistake on each check's own database file
         return text(CAUSE(kind), lang, function=key[1])
