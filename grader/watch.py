@@ -58,6 +58,7 @@ from .harness.target import display_name, is_path
 from .report import files, outputs, summary
 from .report.messages import default_lang, text
 from .report.render import Style, width
+from .report.wrapping import wrap
 from .results import CheckResult, check_result_from_json, check_result_to_json
 from .runner import GraderError, iter_checks, selected
 
@@ -339,15 +340,28 @@ class Watch:
         header = self.style("dim", text("watch.header", self.lang,
                                         target=display_name(self.args.impl)))
         lines = [header, status, *([""] + list(body) if body else [])]
-        if self.tty:  # one line each, cut to the terminal's width (a pipe or a file gets it all)
+        if self.tty:  # wrapped at the terminal's width (a pipe or a file gets it all)
             columns = shutil.get_terminal_size().columns
-            lines = [fit(line, columns - 1) for line in lines]
+            lines = [part for line in lines for part in fold(line, columns - 1, self.lang)]
         screen = "\n".join(lines)
         self.out.write((CLEAR if self.tty else SEPARATOR + "\n") + screen + "\n")
         self.out.flush()
 
 
 _ESCAPE = re.compile(r"\033\[[0-9;]*m")
+
+
+def fold(line: str, columns: int, lang: str) -> list[str]:
+    """`line` as lines of at most `columns` columns: as it is when it fits, else wrapped between
+    words under its own indentation (the sentence that says what to fix is read whole, where a
+    cut at the edge took its end off); a wrapped line loses its colours. A word wider than the
+    screen is cut (`fit`)."""
+    plain = _ESCAPE.sub("", line)
+    if width(plain) <= columns:
+        return [line]
+    body = plain.lstrip(" ")
+    indent = " " * (len(plain) - len(body))
+    return [fit(part, columns) for part in wrap(body, lang, indent, indent + "  ", columns)]
 
 
 def fit(line: str, columns: int) -> str:

@@ -502,3 +502,18 @@ def test_watch_writes_the_report_files_python_m_grader_writes(tmp_path, policy, 
                for p in (by_watch, by_grade)]
     assert [hint in output for output in outputs] == [shown, shown]
     assert outputs[0] == outputs[1]
+
+
+def test_a_line_too_wide_for_the_terminal_is_wrapped_whole_not_cut():
+    """The sentence that carries the fix ("... must quarantine it") fell off at the screen's edge;
+    it is wrapped between words under its own indentation now."""
+    sentence = ("    claim left job 2 as it was; every job past its deadline whose lease is not "
+                "valid must be quarantined by the next claim, so claim must quarantine it")
+    lines = watch.fold(sentence, 60, "en")
+    assert len(lines) > 1 and all(len(line) <= 60 for line in lines)
+    assert " ".join(part.strip() for part in lines) == sentence.strip()
+    assert lines[0].startswith("    claim") and lines[1].startswith("      ")
+    assert lines[-1].endswith("must quarantine it")
+    assert watch.fold("\033[1mScore\033[0m", 40, "en") == ["\033[1mScore\033[0m"]
+    styled = watch.fold("\033[31m✗\033[0m " + "word " * 20, 30, "en")
+    assert all("\033" not in part and len(part) <= 30 for part in styled)
