@@ -249,6 +249,10 @@ def test_pytest_and_the_editors_test_explorer_run_the_checks_in_the_student_copy
     shutil.copytree(exported, copy)
     settings = json.loads((copy / ".vscode" / "settings.json").read_text(encoding="utf-8"))
     assert settings["python.testing.pytestEnabled"] is True
+    # the editor runs them with the copy's own environment, the one its README makes
+    assert settings["python.defaultInterpreterPath"] == "${workspaceFolder}/.venv/bin/python"
+    readme = (copy / "README.md").read_text(encoding="utf-8")
+    assert "python3 -m venv .venv" in readme
     env = {**os.environ, "PYTHONPATH": str(copy), "NO_COLOR": "1"}
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTEST_XDIST_WORKER", None)

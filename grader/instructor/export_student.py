@@ -28,9 +28,15 @@ from grader.report.messages import default_lang, text
 TEMPLATES = Path(__file__).with_name("templates")
 WORKFLOW = TEMPLATES / "github_workflow.yml"
 WORKFLOW_PATH = ".github/workflows/grade.yml"
-#: The editor's test explorer runs the checks (pyproject.toml's pytest section says which).
-EDITOR_SETTINGS = {".vscode/settings.json": '{\n  "python.testing.pytestEnabled": true,\n'
-                                            '  "python.testing.unittestEnabled": false\n}\n'}
+#: The editor's test explorer runs the checks (pyproject.toml's pytest section says which), with
+#: the copy's own environment: the .venv the README's first command makes (VS Code's Python
+#: extension takes defaultInterpreterPath until another interpreter is chosen; on Windows it
+#: finds .venv\Scripts\python.exe in the workspace by itself).
+EDITOR_SETTINGS = {".vscode/settings.json": (
+    '{\n  "python.defaultInterpreterPath": "${workspaceFolder}/.venv/bin/python",\n'
+    '  "python.terminal.activateEnvironment": true,\n'
+    '  "python.testing.pytestEnabled": true,\n'
+    '  "python.testing.unittestEnabled": false\n}\n')}
 
 
 def main(argv: list[str]) -> int:
