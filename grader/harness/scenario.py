@@ -361,6 +361,11 @@ class Lab:
                 self.fail_not_implemented(function)
             raise TargetRaised(function, raised, raised.where, event) from None
         finally:
+            printed, self.target.printed = self.target.printed, None
+            if printed is not None:  # shown beside the call: [its lines, characters left out]
+                body, lost = printed  # (each line made printable with the rest of the failure)
+                event["printed"] = [body[:-1].split("\n") if body.endswith("\n")
+                                    else body.split("\n") if body else [], lost]
             self.statements.extend((self._call, sql) for name, sql in self.target.statements
                                    if name == MAIN)
             self.last_ran = len(self.target.statements) + self.target.dropped

@@ -180,6 +180,9 @@ class TargetProcess:
         #: paths of the connections the last claim / finish / work_once opened of its own to
         #: the databases opened here (the contract: it uses the connection it is given)
         self.own_connections: list[str] = []
+        #: what the code printed during the last call (its text, and how many characters of it
+        #: were left out), or None: shown beside the call, never believed
+        self.printed: tuple[str, int] | None = None
         self.calls = 0
         #: the real connections behind the proxies the code under grade holds (dbhost)
         self.db = DbHost(traced=_weakly(self, TargetProcess._traced))
@@ -445,8 +448,9 @@ class TargetProcess:
             outcome = [k for k in ("value", "raised", "refused") if k in message]
             if len(outcome) != 1:
                 raise wire.WireError("reply needs exactly one of value, raised, refused")
-            wire.keys(message, ("msg", "id") + tuple(outcome), ("own_connections", "drop"),
-                      what="reply")
+            wire.keys(message, ("msg", "id") + tuple(outcome),
+                      ("own_connections", "drop", "printed"), what="reply")
+            printed = _printed(message["printed"], frame.op) if "printed" in message else None
             own = (_own_connections(message["own_connections"], frame.op)
                    if "own_connections" in message else [])
             if wire.integer(message["id"], "reply id") != frame.call_id:
@@ -469,6 +473,7 @@ class TargetProcess:
             self.in_transaction_after = (self.db.in_transaction(frame.conn)
                                          if frame.conn in self.db.conns else None)
             self.own_connections = own
+            self.printed = printed
         if frame.op == "work_once":
             self.sends_in_transaction = frame.sends_in_transaction
         if isinstance(value, RaisedInTarget):
@@ -739,6 +744,18 @@ def _raised(function: str, exc: sqlite3.Error) -> RaisedInTarget:
                           message=f"{type(exc).__name__}: {first}"[:wire.MAX_MESSAGE],
                           where=None, not_implemented=False, sqlite_error=kind,
                           send_failed=None, chain=[])
+
+
+def _printed(value, op: str) -> tuple[str, int]:
+    """A reply's "printed" (to a call only): [text, characters left out], the text at most
+    wire.MAX_PRINTED characters."""
+    if op not in CALLS:
+        raise wire.WireError(f"printed in a reply to {op}")
+    items = wire.array(value, "printed", 2)
+    if len(items) != 2:
+        raise wire.WireError("printed is not [text, lost]")
+    return (wire.string(items[0], "printed", wire.MAX_PRINTED),
+            wire.integer(items[1], "printed lost"))
 
 
 def _own_connections(value, op: str) -> list[str]:

@@ -25,6 +25,7 @@ MAX_STATEMENTS = 500  # traced statements kept for one call (the rest are counte
 MAX_CHAIN = 8  # exceptions in a __cause__/__context__ chain
 MAX_NESTING = 16  # calls made from inside callbacks, inside callbacks...
 MAX_OWN = 8  # distinct paths in a reply's own_connections (grader.harness.filewatch)
+MAX_PRINTED = 2_000  # characters of what one call printed, sent with its reply (the rest counted)
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # SQLite's integers
 
 #: Environment the judge sets for the target process: the folders it may write, os.pathsep-

@@ -65,6 +65,8 @@ def step_lines(timeline: list[Step], style: Style = PLAIN, fill: Fill = one_line
         head = f"{'▶' if step.failing else ' '} {clock}  "
         for line in fill(head + step.text, " " * len(head)):
             lines.append(style("bold", line) if step.failing else line)
+        # what the call printed, under it, each of its lines kept as it is
+        lines += [" " * len(head) + style("dim", line) for line in step.printed]
     return lines
 
 

@@ -58,6 +58,7 @@ from lab.store import COLUMNS
 from grader.checkdef import REGISTRY
 from grader.config import DETAILS
 from grader.results import CheckResult, Failure, Kind, Outcome, RowDiff
+from .wrapping import display_width
 from .messages import (CAUSE, CHECK_HINT, CHECK_TITLE, CHECK_WHY, DETAIL, DETAIL_HINT, KIND, LIMIT,
                        OUTCOME, ROLE_NAMES, TIMELINE, WRONG_TYPE_HINT, WRONG_VALUE_HINT, text)
 
@@ -73,6 +74,13 @@ class Step:
     t: int | None
     text: str
     failing: bool  # the step the failure is about (the last call into the target)
+    #: what the call printed, line by line (sanitised, at most PRINTED_LINES, then a line that
+    #: says how much more there was): students debug by printing
+    printed: list[str] = field(default_factory=list)
+
+
+#: Lines of what one call printed that a step shows.
+PRINTED_LINES = 12
 
 
 @dataclass
@@ -571,7 +579,26 @@ def steps(events: list[dict], lang: str) -> list[Step]:
     """A timeline's events as steps, the failing one marked."""
     failing = failing_step(events)
     return [Step(e.get("t") if isinstance(e.get("t"), int) else None, event_text(e, lang),
-                 i == failing) for i, e in enumerate(events)]
+                 i == failing, printed_lines(e.get("printed"), lang))
+            for i, e in enumerate(events)]
+
+
+def printed_lines(printed, lang: str) -> list[str]:
+    """What a call printed (the event's [its lines, characters left out]; every line already
+    made printable, grader.results.shown_text: a tab or an escape written as a repr writes it)
+    as lines to show: at most PRINTED_LINES, then one line saying how much more there was."""
+    if not (isinstance(printed, list) and len(printed) == 2 and isinstance(printed[0], list)
+            and isinstance(printed[1], int)):
+        return []
+    lines = [plain(str(line)).rstrip() for line in printed[0]]
+    lost = printed[1]
+    more = len(lines) - PRINTED_LINES
+    shown = lines[:PRINTED_LINES]
+    if more > 0 or lost > 0:
+        shown.append(text("timeline.printed-more", lang, lines=max(more, 0), chars=lost))
+    label = text("timeline.printed", lang)
+    return [f"{label if i == 0 else ' ' * display_width(label)} │ {line}"
+            for i, line in enumerate(shown)]
 
 
 # -- text from the code under grade ----------------------------------------------------------------
