@@ -25,10 +25,12 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
+import cdp
 from conftest import IN_CI, MUTANTS, ROOT, run_grader
 from pngread import read_png
 
 from grader.checkdef import all_checks
+from grader.instructor import class_report, gradebook
 from grader.report import html as report_html, timeline_svg
 from grader.report.view import SHOWN_IDS
 from grader.report.messages import text
@@ -649,3 +651,115 @@ def test_browser_issue_15_pages(chromium, graded, name, impl, ids, size):
     dom = browse(chromium, page, "--dump-dom").stdout
     for r in results:
         assert f'id="check-{r.id}"' in dom
+
+
+# -- on a phone, on paper and to a screen reader (issue 39) ----------------------------------------
+#: The browser tests below share one Chromium, driven through its DevTools protocol (tests/cdp.py):
+#: they measure the page as laid out (sizes, scrolling).
+PHONE = 390      # CSS px: a phone held upright
+LEGIBLE = 12     # CSS px: the least a diagram's label is drawn at, on any screen
+
+
+@pytest.fixture(scope="module")
+def devtools(chromium):
+    with cdp.Browser(chromium) as browser:
+        yield browser
+
+
+def written(name: str, impl: str, graded, lang: str = "en") -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page = SCREENSHOTS / f"{name}.html"
+    report_html.write(page, graded[impl], lang, target=target(impl))
+    return page
+
+
+LABEL_SIZES = """(() => {
+  const sizes = [];
+  for (const svg of document.querySelectorAll('svg.seq')) {
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    for (const t of svg.querySelectorAll('text'))
+      sizes.push(parseFloat(getComputedStyle(t).fontSize) * scale);
+  }
+  const frames = [...document.querySelectorAll('.svg-wrap')];
+  return {sizes, page: document.documentElement.scrollWidth, width: innerWidth,
+          scrolled: frames.filter(f => f.scrollWidth > f.clientWidth).length,
+          focusable: frames.every(f => f.tabIndex === 0)};
+})()"""
+
+
+@pytest.mark.parametrize("width", [PHONE, 1280])
+def test_the_diagrams_labels_are_legible_at_any_width(devtools, graded, width):
+    """issue 39: at 390 px the diagram shrank with the screen, its labels to 3.5-6 px. Now it
+    keeps at least LEGIBLE px for its smallest label and scrolls sideways in its frame (which a
+    keyboard can focus and scroll); the page itself never scrolls sideways."""
+    page = written("timelines", "many", graded)  # 17 diagrams, 415 to 950 units wide
+    with devtools.page(page, width, 844, mobile=width == PHONE) as tab:
+        got = tab.evaluate(LABEL_SIZES)
+        if width == PHONE:
+            tab.screenshot(SCREENSHOTS / "timeline-phone.png", "details[open] .timeline")
+    assert got["width"] == width and len(got["sizes"]) > 200
+    assert min(got["sizes"]) >= LEGIBLE - 0.05, f"a label drawn at {min(got['sizes']):.1f} px"
+    assert got["page"] <= width, "the page scrolls sideways"
+    assert got["focusable"]
+    if width == PHONE:
+        assert got["scrolled"] == len(re.findall("<svg", page.read_text(encoding="utf-8")))
+        assert_not_blank(read_png(SCREENSHOTS / "timeline-phone.png"))
+
+
+def a_class(lang: str) -> str:
+    """A class report of 9 graded submissions over every check and 2 that did not grade."""
+    declared = all_checks()
+    rows = []
+    for n in range(9):
+        checks = {cid: (0, ("failed", "errored", "timed_out")[k % 3]) if (n + k) % 3 == 0
+                  else (info.points, "passed") for k, (cid, info) in enumerate(declared.items())}
+        rows.append(gradebook.Row(f"student-{n}", "graded", sum(p for p, _ in checks.values()),
+                                  100, checks))
+    rows.append(gradebook.Row("hang", "timed_out", 0, 100,
+                              message="Grading stopped after 12 s, the limit per submission."))
+    rows.append(gradebook.Row("syntax", "crashed", 0, 100,
+                              message='  File "queue.py", line 3\n    def claim(conn)\n'
+                                      '                   ^\nSyntaxError: expected \':\''))
+    return class_report.render(rows, list(declared), declared, lang)
+
+
+CLASS_TABLES = """(() => [...document.querySelectorAll('table')].map(table => {
+  const frame = table.parentElement, box = () => frame.getBoundingClientRect();
+  const first = table.querySelector('tbody tr > :first-child');
+  const got = {id: table.id, page: document.documentElement.scrollWidth, width: innerWidth,
+               frameRight: box().right, overflow: getComputedStyle(frame).overflowX,
+               fits: table.getBoundingClientRect().right <= box().right + 0.5,
+               scrolls: frame.scrollWidth > frame.clientWidth, focusable: frame.tabIndex === 0,
+               name: frame.getAttribute('aria-labelledby') &&
+                     document.getElementById(frame.getAttribute('aria-labelledby')).textContent,
+               font: parseFloat(getComputedStyle(first).fontSize)};
+  frame.scrollLeft = frame.scrollWidth;
+  got.firstStays = Math.abs(first.getBoundingClientRect().left - box().left) < 1;
+  got.lastShown = table.querySelector('tbody tr > :last-child').getBoundingClientRect().right
+                  <= box().right + 0.5;
+  frame.scrollLeft = 0;
+  return got;
+}))()"""
+
+
+def test_the_class_report_reads_on_a_phone(devtools):
+    """issue 39: the class report had no viewport setting (a phone drew it 980 px wide, shrunk)
+    and its table's right columns were cut off. Now the page is as wide as the phone; a table
+    wider than that scrolls sideways in its own frame (focusable, named by its heading, a shadow
+    on the side that scrolls), its first column staying in view."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page = SCREENSHOTS / "class-report.html"
+    page.write_text(a_class("en"), encoding="utf-8")
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in \
+        page.read_text(encoding="utf-8")
+    with devtools.page(page, PHONE, 844, mobile=True) as tab:
+        tables = tab.evaluate(CLASS_TABLES)
+        tab.screenshot(SCREENSHOTS / "class-report-phone.png", "#rates")
+    assert [t["id"] for t in tables] == ["rates", "not-graded"]
+    for t in tables:
+        assert t["width"] == PHONE and t["page"] <= PHONE, t
+        assert t["frameRight"] <= PHONE and t["font"] >= LEGIBLE, t
+        assert t["fits"] or (t["scrolls"] and t["overflow"] == "auto" and t["focusable"]
+                             and t["name"] and t["firstStays"] and t["lastShown"]), t
+    assert tables[0]["scrolls"], "the rates' five columns cannot fit 390 px: the test is moot"
+    assert_not_blank(read_png(SCREENSHOTS / "class-report-phone.png"))

@@ -19,6 +19,10 @@ keeps clear of the labels before it in the lanes it crosses, so labels never ove
 Every string that reaches the SVG is escaped: owners, results and errors come from student code.
 Words come from the message catalogue (`html.svg.*`); each mark's tooltip is the full sentence
 of the text timeline (`view.event_text`).
+
+Its size on a page is report.css's (`--seq-w` is its width in its own units): ZOOM times larger
+where there is room, never smaller than 1.2 times (its smallest label, 10 units, at 12 px); a
+narrower screen scrolls it sideways in its frame rather than shrink its labels.
 """
 
 from __future__ import annotations
@@ -351,10 +355,12 @@ class _Diagram:
         for i, e in enumerate(self.events):
             self._event(i, e)
         label = text("html.svg.label", self.lang)
+        # --seq-w, its width in its own units: report.css keeps it from shrinking below 1.2
+        # times that (its smallest label, 10 units, at 12 px) and lets a narrower screen scroll it
         head = (f'<svg xmlns="http://www.w3.org/2000/svg" class="seq" role="img" '
                 f'viewBox="0 0 {self.width:.0f} {self.height:.0f}" width="{self.width * ZOOM:.0f}" '
-                f'height="{self.height * ZOOM:.0f}" style="max-width:100%;height:auto;'
-                f'min-width:min({self.width:.0f}px,17rem)" aria-label="{escape(label)}">')
+                f'height="{self.height * ZOOM:.0f}" style="--seq-w:{self.width:.0f}px" '
+                f'aria-label="{escape(label)}">')
         return Markup(head + f"<title>{escape(label)}</title>" + "".join(self.parts) + "</svg>")
 
     def _axis(self) -> None:
