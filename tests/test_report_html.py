@@ -32,7 +32,7 @@ from pngread import read_png
 from grader.checkdef import all_checks
 from grader.instructor import class_report, gradebook
 from grader.report import html as report_html, timeline_svg
-from grader.report.view import SHOWN_IDS
+from grader.report.view import SHOWN_IDS, report_view
 from grader.report.messages import text
 from grader.report.render import value
 from grader.results import CheckResult, Failure
@@ -655,15 +655,28 @@ def test_browser_issue_15_pages(chromium, graded, name, impl, ids, size):
 
 # -- on a phone, on paper and to a screen reader (issue 39) ----------------------------------------
 #: The browser tests below share one Chromium, driven through its DevTools protocol (tests/cdp.py):
-#: they measure the page as laid out (sizes, scrolling).
+#: they measure the page as laid out (sizes, scrolling) and print it as a student's print dialog
+#: does.
 PHONE = 390      # CSS px: a phone held upright
 LEGIBLE = 12     # CSS px: the least a diagram's label is drawn at, on any screen
+#: (implementation, at most this many pages on Letter paper): as measured on 2026-12-06 before
+#: issue 39, 13 / 10 / 28 / 6 pages (the race mutant's first failure on page 6, the stubs'
+#: first page blank but for the title); after it 6 / 4 / 17 / 3.
+PRINTED = (("race", 7), ("boundary", 5), ("many", 19), ("stubs", 4))
 
 
 @pytest.fixture(scope="module")
 def devtools(chromium):
     with cdp.Browser(chromium) as browser:
         yield browser
+
+
+@pytest.fixture(scope="module")
+def poppler() -> None:
+    if not (shutil.which("pdftotext") and shutil.which("pdfinfo") and shutil.which("pdftoppm")):
+        if IN_CI.get("CI"):
+            pytest.fail("poppler-utils is missing on CI: .ci/install-chromium should install it")
+        pytest.skip("pdftotext is not installed (bash .ci/install-chromium installs poppler-utils)")
 
 
 def written(name: str, impl: str, graded, lang: str = "en") -> Path:
@@ -763,3 +776,79 @@ def test_the_class_report_reads_on_a_phone(devtools):
                              and t["name"] and t["firstStays"] and t["lastShown"]), t
     assert tables[0]["scrolls"], "the rates' five columns cannot fit 390 px: the test is moot"
     assert_not_blank(read_png(SCREENSHOTS / "class-report-phone.png"))
+
+
+def squeezed(s: str) -> str:
+    """`s` without white space: a line pdftotext broke is found whole."""
+    return re.sub(r"\s+", "", s)
+
+
+def printed(devtools, page: Path) -> tuple[int, list[str]]:
+    """Print `page` as a student's print dialog does: (pages, the text of each page)."""
+    pdf = page.with_suffix(".pdf")
+    with devtools.page(page, 1280) as tab:
+        tab.pdf(pdf)
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True)
+    count = int(re.search(r"(?m)^Pages:\s+(\d+)", info.stdout).group(1))
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    subprocess.run(["pdftoppm", "-r", "60", "-png", "-f", "1", "-l", "1", "-singlefile",
+                    str(pdf), str(page.with_name(page.stem + "-page1"))], check=True)
+    return count, text.split("\f")[:count]
+
+
+@pytest.mark.parametrize("impl, most", PRINTED, ids=[p[0] for p in PRINTED])
+def test_a_printed_report_starts_with_the_score_and_the_first_failure(devtools, poppler, graded,
+                                                                       impl, most):
+    """issue 39: the race mutant's report printed 13 pages, its first failure on page 6 (every
+    passed check printed with its "why"); the stubs' first page was blank (the score's box was
+    kept whole and did not fit). Now page 1 holds the score and the first failure (its failing
+    step, or for the stubs the cause and the first check it makes fail); a passed check prints
+    as one line, after the failures."""
+    page = written(f"print-{impl}", impl, graded)
+    pages, text = printed(devtools, page)
+    view = report_view(graded[impl], "en", target=target(impl))
+    first = squeezed(text[0])
+    assert squeezed(text_of("ui.score", score=view.score, max_score=view.max_score)) in first
+    if view.uncaused:
+        check = view.uncaused[0]
+        step = next((s.text for s in check.steps if s.failing), None)
+        assert squeezed(check.title) in first and check.id in first
+        assert squeezed(step or check.problem or check.sentence.split("\n")[0]) in first, check.id
+    else:  # every failure has a cause
+        assert squeezed(view.causes[0].sentence) in first
+        assert squeezed(view.causes[0].checks[0].title) in first
+    assert pages <= most, f"{pages} pages"
+
+
+def text_of(key: str, **params) -> str:
+    return text(key, "en", **params)
+
+
+BADGES = """(() => [...document.querySelectorAll('.badge')].map(b => {
+  const s = getComputedStyle(b);
+  return {text: b.textContent.trim(), color: s.color, border: parseFloat(s.borderTopWidth),
+          borderColor: s.borderTopColor};
+}))()"""
+
+
+def contrast_with_white(css_colour: str) -> float:
+    r, g, b = (int(v) / 255 for v in re.findall(r"[\d.]+", css_colour)[:3])
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    return 1.05 / (luminance + 0.05)
+
+
+def test_printed_badges_keep_their_meaning_without_backgrounds(devtools, graded):
+    """issue 39: "failed" was white on a red background, which printing leaves out. On paper
+    every badge says its word in a colour readable on white paper, on a bordered chip."""
+    page = written("print-race", "race", graded)
+    with devtools.page(page, 1280) as tab:
+        tab.media("print")
+        badges = tab.evaluate(BADGES)
+    words = {text_of("outcome.failed"), text_of("outcome.passed")}
+    assert words <= {b["text"] for b in badges}
+    for b in badges:
+        assert b["text"] and b["border"] >= 1, b
+        assert contrast_with_white(b["color"]) >= 4.5, b
+        assert contrast_with_white(b["borderColor"]) >= 3, b

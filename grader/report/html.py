@@ -12,8 +12,11 @@ sequence diagram from `grader.report.timeline_svg` and the same steps as text), 
 vs what was expected, the row current vs expected with differing columns marked (≠ and
 colour), why it matters and a hint.
 
-Everything is inline (CSS, SVG, one small script that opens every check before printing); a
-Content-Security-Policy forbids any network access and any other script. The templates in
+Everything is inline (CSS, SVG, one small script that opens every failing check before printing);
+a Content-Security-Policy forbids any network access and any other script. Printed, the report
+reads as a student hands it in (report.css, `@media print`): the score and what to fix first,
+then the failures in full, then the checks a cause explains and the passed checks, one line
+each; badges keep their words on bordered chips, for a print without background graphics. The templates in
 grader/report/templates/ run with autoescape on: owners, errors and values come from student code.
 Every word comes from the view (`grader.report.view`) that the terminal report and results.json
 are written from too, so all three say the same thing.
