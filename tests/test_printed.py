@@ -60,3 +60,11 @@ def test_a_forged_printed_breaks_the_channel(value):
         target_client._printed(value, "claim")
     with pytest.raises(wire.WireError):
         target_client._printed(["x", 0], "sync")  # only a call's reply carries it
+
+
+def test_the_html_report_shows_what_a_call_printed_too(tmp_path):
+    impl = queue_with(tmp_path, 'print(f"claim by {owner} at {now} <b>")')
+    html = tmp_path / "report.html"
+    grade(impl, tmp_path, "-k", "reclaim-at-expiry", "--html", str(html))
+    page = html.read_text(encoding="utf-8")
+    assert '<pre class="printed">printed │ claim by B at 1000 &lt;b&gt;</pre>' in page

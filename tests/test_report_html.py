@@ -25,12 +25,14 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
+import cdp
 from conftest import IN_CI, MUTANTS, ROOT, run_grader
 from pngread import read_png
 
 from grader.checkdef import all_checks
+from grader.instructor import class_report, gradebook
 from grader.report import html as report_html, timeline_svg
-from grader.report.view import SHOWN_IDS
+from grader.report.view import SHOWN_IDS, report_view
 from grader.report.messages import text
 from grader.report.render import value
 from grader.results import CheckResult, Failure
@@ -438,7 +440,8 @@ def test_the_diagram_survives_odd_timelines(name, lenient_messages):
     svg = str(timeline_svg.build(events, "en", raised=True))
     calls = [e for e in events if e["op"] in timeline_svg.CALLS]
     assert (svg.startswith("<svg") and svg.endswith("</svg>")) if calls else svg == ""
-    assert svg.count("<g ") == svg.count("</g>") == (len(events) if calls else 0)
+    assert svg.count("<g ") == svg.count("</g>")
+    assert svg.count('<g class="ev ') == (len(events) if calls else 0)
 
 
 # -- the diagram's layout (issue 15) ------------------------------------------------------------
@@ -649,3 +652,254 @@ def test_browser_issue_15_pages(chromium, graded, name, impl, ids, size):
     dom = browse(chromium, page, "--dump-dom").stdout
     for r in results:
         assert f'id="check-{r.id}"' in dom
+
+
+# -- on a phone, on paper and to a screen reader (issue 39) ----------------------------------------
+#: The browser tests below share one Chromium, driven through its DevTools protocol (tests/cdp.py):
+#: they measure the page as laid out (sizes, scrolling), print it as a student's print dialog
+#: does and read its accessibility tree.
+PHONE = 390      # CSS px: a phone held upright
+LEGIBLE = 12     # CSS px: the least a diagram's label is drawn at, on any screen
+#: (implementation, at most this many pages on Letter paper): as measured on 2026-12-06 before
+#: issue 39, 13 / 10 / 28 / 6 pages (the race mutant's first failure on page 6, the stubs'
+#: first page blank but for the title); after it 6 / 4 / 17 / 3.
+PRINTED = (("race", 7), ("boundary", 5), ("many", 19), ("stubs", 4))
+
+
+@pytest.fixture(scope="module")
+def devtools(chromium):
+    with cdp.Browser(chromium) as browser:
+        yield browser
+
+
+@pytest.fixture(scope="module")
+def poppler() -> None:
+    if not (shutil.which("pdftotext") and shutil.which("pdfinfo") and shutil.which("pdftoppm")):
+        if IN_CI.get("CI"):
+            pytest.fail("poppler-utils is missing on CI: .ci/install-chromium should install it")
+        pytest.skip("pdftotext is not installed (bash .ci/install-chromium installs poppler-utils)")
+
+
+def written(name: str, impl: str, graded, lang: str = "en") -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page = SCREENSHOTS / f"{name}.html"
+    report_html.write(page, graded[impl], lang, target=target(impl))
+    return page
+
+
+LABEL_SIZES = """(() => {
+  const sizes = [];
+  for (const svg of document.querySelectorAll('svg.seq')) {
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    for (const t of svg.querySelectorAll('text'))
+      sizes.push(parseFloat(getComputedStyle(t).fontSize) * scale);
+  }
+  const frames = [...document.querySelectorAll('.svg-wrap')];
+  return {sizes, page: document.documentElement.scrollWidth, width: innerWidth,
+          scrolled: frames.filter(f => f.scrollWidth > f.clientWidth).length,
+          focusable: frames.every(f => f.tabIndex === 0)};
+})()"""
+
+
+@pytest.mark.parametrize("width", [PHONE, 1280])
+def test_the_diagrams_labels_are_legible_at_any_width(devtools, graded, width):
+    """issue 39: at 390 px the diagram shrank with the screen, its labels to 3.5-6 px. Now it
+    keeps at least LEGIBLE px for its smallest label and scrolls sideways in its frame (which a
+    keyboard can focus and scroll); the page itself never scrolls sideways."""
+    page = written("timelines", "many", graded)  # 17 diagrams, 415 to 950 units wide
+    with devtools.page(page, width, 844, mobile=width == PHONE) as tab:
+        got = tab.evaluate(LABEL_SIZES)
+        if width == PHONE:
+            tab.screenshot(SCREENSHOTS / "timeline-phone.png", "details[open] .timeline")
+    assert got["width"] == width and len(got["sizes"]) > 200
+    assert min(got["sizes"]) >= LEGIBLE - 0.05, f"a label drawn at {min(got['sizes']):.1f} px"
+    assert got["page"] <= width, "the page scrolls sideways"
+    assert got["focusable"]
+    if width == PHONE:
+        assert got["scrolled"] == len(re.findall("<svg", page.read_text(encoding="utf-8")))
+        assert_not_blank(read_png(SCREENSHOTS / "timeline-phone.png"))
+
+
+def a_class(lang: str) -> str:
+    """A class report of 9 graded submissions over every check and 2 that did not grade."""
+    declared = all_checks()
+    rows = []
+    for n in range(9):
+        checks = {cid: (0, ("failed", "errored", "timed_out")[k % 3]) if (n + k) % 3 == 0
+                  else (info.points, "passed") for k, (cid, info) in enumerate(declared.items())}
+        rows.append(gradebook.Row(f"student-{n}", "graded", sum(p for p, _ in checks.values()),
+                                  100, checks))
+    rows.append(gradebook.Row("hang", "timed_out", 0, 100,
+                              message="Grading stopped after 12 s, the limit per submission."))
+    rows.append(gradebook.Row("syntax", "crashed", 0, 100,
+                              message='  File "queue.py", line 3\n    def claim(conn)\n'
+                                      '                   ^\nSyntaxError: expected \':\''))
+    return class_report.render(rows, list(declared), declared, lang)
+
+
+CLASS_TABLES = """(() => [...document.querySelectorAll('table')].map(table => {
+  const frame = table.parentElement, box = () => frame.getBoundingClientRect();
+  const first = table.querySelector('tbody tr > :first-child');
+  const got = {id: table.id, page: document.documentElement.scrollWidth, width: innerWidth,
+               frameRight: box().right, overflow: getComputedStyle(frame).overflowX,
+               fits: table.getBoundingClientRect().right <= box().right + 0.5,
+               scrolls: frame.scrollWidth > frame.clientWidth, focusable: frame.tabIndex === 0,
+               name: frame.getAttribute('aria-labelledby') &&
+                     document.getElementById(frame.getAttribute('aria-labelledby')).textContent,
+               font: parseFloat(getComputedStyle(first).fontSize)};
+  frame.scrollLeft = frame.scrollWidth;
+  got.firstStays = Math.abs(first.getBoundingClientRect().left - box().left) < 1;
+  got.lastShown = table.querySelector('tbody tr > :last-child').getBoundingClientRect().right
+                  <= box().right + 0.5;
+  frame.scrollLeft = 0;
+  return got;
+}))()"""
+
+
+def test_the_class_report_reads_on_a_phone(devtools):
+    """issue 39: the class report had no viewport setting (a phone drew it 980 px wide, shrunk)
+    and its table's right columns were cut off. Now the page is as wide as the phone; a table
+    wider than that scrolls sideways in its own frame (focusable, named by its heading, a shadow
+    on the side that scrolls), its first column staying in view."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page = SCREENSHOTS / "class-report.html"
+    page.write_text(a_class("en"), encoding="utf-8")
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in \
+        page.read_text(encoding="utf-8")
+    with devtools.page(page, PHONE, 844, mobile=True) as tab:
+        tables = tab.evaluate(CLASS_TABLES)
+        tab.screenshot(SCREENSHOTS / "class-report-phone.png", "#rates")
+    assert [t["id"] for t in tables] == ["rates", "not-graded"]
+    for t in tables:
+        assert t["width"] == PHONE and t["page"] <= PHONE, t
+        assert t["frameRight"] <= PHONE and t["font"] >= LEGIBLE, t
+        assert t["fits"] or (t["scrolls"] and t["overflow"] == "auto" and t["focusable"]
+                             and t["name"] and t["firstStays"] and t["lastShown"]), t
+    assert tables[0]["scrolls"], "the rates' five columns cannot fit 390 px: the test is moot"
+    assert_not_blank(read_png(SCREENSHOTS / "class-report-phone.png"))
+
+
+def squeezed(s: str) -> str:
+    """`s` without white space: a line pdftotext broke is found whole."""
+    return re.sub(r"\s+", "", s)
+
+
+def printed(devtools, page: Path) -> tuple[int, list[str]]:
+    """Print `page` as a student's print dialog does: (pages, the text of each page)."""
+    pdf = page.with_suffix(".pdf")
+    with devtools.page(page, 1280) as tab:
+        tab.pdf(pdf)
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True)
+    count = int(re.search(r"(?m)^Pages:\s+(\d+)", info.stdout).group(1))
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    subprocess.run(["pdftoppm", "-r", "60", "-png", "-f", "1", "-l", "1", "-singlefile",
+                    str(pdf), str(page.with_name(page.stem + "-page1"))], check=True)
+    return count, text.split("\f")[:count]
+
+
+@pytest.mark.parametrize("impl, most", PRINTED, ids=[p[0] for p in PRINTED])
+def test_a_printed_report_starts_with_the_score_and_the_first_failure(devtools, poppler, graded,
+                                                                       impl, most):
+    """issue 39: the race mutant's report printed 13 pages, its first failure on page 6 (every
+    passed check printed with its "why"); the stubs' first page was blank (the score's box was
+    kept whole and did not fit). Now page 1 holds the score and the first failure (its failing
+    step, or for the stubs the cause and the first check it makes fail); a passed check prints
+    as one line, after the failures."""
+    page = written(f"print-{impl}", impl, graded)
+    pages, text = printed(devtools, page)
+    view = report_view(graded[impl], "en", target=target(impl))
+    first = squeezed(text[0])
+    assert squeezed(text_of("ui.score", score=view.score, max_score=view.max_score)) in first
+    if view.uncaused:
+        check = view.uncaused[0]
+        step = next((s.text for s in check.steps if s.failing), None)
+        assert squeezed(check.title) in first and check.id in first
+        assert squeezed(step or check.problem or check.sentence.split("\n")[0]) in first, check.id
+    else:  # every failure has a cause
+        assert squeezed(view.causes[0].sentence) in first
+        assert squeezed(view.causes[0].checks[0].title) in first
+    assert pages <= most, f"{pages} pages"
+
+
+def text_of(key: str, **params) -> str:
+    return text(key, "en", **params)
+
+
+BADGES = """(() => [...document.querySelectorAll('.badge')].map(b => {
+  const s = getComputedStyle(b);
+  return {text: b.textContent.trim(), color: s.color, border: parseFloat(s.borderTopWidth),
+          borderColor: s.borderTopColor};
+}))()"""
+
+
+def contrast_with_white(css_colour: str) -> float:
+    r, g, b = (int(v) / 255 for v in re.findall(r"[\d.]+", css_colour)[:3])
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    return 1.05 / (luminance + 0.05)
+
+
+def test_printed_badges_keep_their_meaning_without_backgrounds(devtools, graded):
+    """issue 39: "failed" was white on a red background, which printing leaves out. On paper
+    every badge says its word in a colour readable on white paper, on a bordered chip."""
+    page = written("print-race", "race", graded)
+    with devtools.page(page, 1280) as tab:
+        tab.media("print")
+        badges = tab.evaluate(BADGES)
+    words = {text_of("outcome.failed"), text_of("outcome.passed")}
+    assert words <= {b["text"] for b in badges}
+    for b in badges:
+        assert b["text"] and b["border"] >= 1, b
+        assert contrast_with_white(b["color"]) >= 4.5, b
+        assert contrast_with_white(b["borderColor"]) >= 3, b
+
+
+GLYPHS = "▸▾▶"
+
+
+def test_a_screen_reader_hears_each_timeline_once_by_its_own_name(devtools, graded):
+    """issue 39: every diagram had the same name ("Sequence diagram of what happened") and its
+    marks repeated the steps' sentences to a screen reader; the "▸" drawn before every check's
+    title was read out. Now the diagram is one image named after its check, the list of steps
+    has a name of its own, and no glyph is read."""
+    page = written("timelines", "many", graded)
+    with devtools.page(page, 1280) as tab:
+        nodes = [n for n in tab.ax_nodes() if not n.get("ignored")]
+    named = [(n.get("role", {}).get("value"), n.get("name", {}).get("value", "")) for n in nodes]
+    view = report_view(graded["many"], "en", target=target("many"))
+    drawn = [c for c in view.uncaused if c.events and timeline_svg.build(c.events, "en")]
+    bar = text_of("html.score-of", score=view.score, max_score=view.max_score)
+    images = [name for role, name in named if role == "image" and name != bar]
+    lists = [name for role, name in named if role == "list" and name]
+    assert images == [text_of("html.svg.label-of", check=c.title) for c in drawn]
+    assert lists == [text_of("html.steps-label", check=c.title) for c in view.uncaused if c.steps]
+    assert len(set(images + lists)) == len(images) + len(lists)
+    sentences = {s.text for c in view.uncaused for s in c.steps}
+    assert not [name for role, name in named if role != "StaticText" and role != "InlineTextBox"
+                and name in sentences], "a step's sentence is read outside the list of steps"
+    summaries = [name for role, name in named if role == "DisclosureTriangle"]
+    assert len(summaries) == len([c for c in view.checks if not c.cause])
+    assert not [name for _, name in named if any(g in name for g in GLYPHS)]
+
+
+LANGS = """(selector => ({page: document.documentElement.lang,
+  code: [...document.querySelectorAll(selector)].map(e => e.closest('[lang]').lang)}))"""
+
+
+def test_japanese_pages_mark_code_as_english(devtools, graded):
+    """issue 39: in a Japanese report a screen reader read ids, SQL and values with Japanese
+    rules. The page is lang="ja"; in the student's report every code and pre element (ids, SQL,
+    the student's source, values) is lang="en", in the class report every code element (ids;
+    its pre elements hold the reason a submission did not grade, in the report's language)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    pages = [(written("race-ja", "race", graded, "ja"), "code, pre"),
+             (SCREENSHOTS / "class-report-ja.html", "code")]
+    pages[1][0].write_text(a_class("ja"), encoding="utf-8")
+    for page, selector in pages:
+        with devtools.page(page, 1280) as tab:
+            got = tab.evaluate(f"{LANGS}({json.dumps(selector)})")
+        assert got["page"] == "ja" and len(got["code"]) > 10, page
+        assert set(got["code"]) == {"en"}, page
+    english = report(graded, "race")
+    assert english.count(' lang="en"') == 1  # the page's own: its code needs no marks

@@ -12,8 +12,15 @@ sequence diagram from `grader.report.timeline_svg` and the same steps as text), 
 vs what was expected, the row current vs expected with differing columns marked (≠ and
 colour), why it matters and a hint.
 
-Everything is inline (CSS, SVG, one small script that opens every check before printing); a
-Content-Security-Policy forbids any network access and any other script. The templates in
+Everything is inline (CSS, SVG, one small script that opens every failing check before printing);
+a Content-Security-Policy forbids any network access and any other script. Printed, the report
+reads as a student hands it in (report.css, `@media print`): the score and what to fix first,
+then the failures in full, then the checks a cause explains and the passed checks, one line
+each; badges keep their words on bordered chips, for a print without background graphics.
+To a screen reader each diagram is one image named after its check (its marks, whose tooltips
+are the steps' sentences, are hidden: the list of steps, named too, reads them), a glyph drawn
+for the eye (▸, ▶, ✓, ⚠) is not read, and a page in another language than English marks its
+code, SQL, ids and values lang="en". The templates in
 grader/report/templates/ run with autoescape on: owners, errors and values come from student code.
 Every word comes from the view (`grader.report.view`) that the terminal report and results.json
 are written from too, so all three say the same thing.
@@ -63,7 +70,8 @@ def from_view(report: ReportView) -> str:
         t=lambda key, **params: text(key, lang, **params), blocks=blocks,
         svg=lambda c: timeline_svg.build(
             c.events, lang, raised=c.raised,
-            expected=c.returned.expected if c.returned else None) if c.events else "",
+            expected=c.returned.expected if c.returned else None,
+            check=c.title) if c.events else "",
     )
 
 

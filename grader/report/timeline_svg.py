@@ -19,6 +19,10 @@ keeps clear of the labels before it in the lanes it crosses, so labels never ove
 Every string that reaches the SVG is escaped: owners, results and errors come from student code.
 Words come from the message catalogue (`html.svg.*`); each mark's tooltip is the full sentence
 of the text timeline (`view.event_text`).
+
+Its size on a page is report.css's (`--seq-w` is its width in its own units): ZOOM times larger
+where there is room, never smaller than 1.2 times (its smallest label, 10 units, at 12 px); a
+narrower screen scrolls it sideways in its frame rather than shrink its labels.
 """
 
 from __future__ import annotations
@@ -86,15 +90,16 @@ class _Moment:
 
 
 def build(events: list[dict], lang: str, *, raised: bool = False,
-          expected: str | None = None) -> Markup:
+          expected: str | None = None, check: str | None = None) -> Markup:
     """The SVG for `events` (a check's timeline); empty markup when there is nothing to draw.
 
     `raised`: the check ended because the failing step raised (result kind 'raised'), so that
     step is labelled as such rather than "did not return". `expected`: what the failing step
-    should have returned, as the report shows it ("False"), when the report shows it."""
+    should have returned, as the report shows it ("False"), when the report shows it. `check`:
+    the check's title, which the diagram's accessible name carries (a page shows several)."""
     if not any(e.get("op") in CALLS for e in events):
         return Markup("")
-    return _Diagram(events, lang, raised, expected).svg()
+    return _Diagram(events, lang, raised, expected, check).svg()
 
 
 def _int(v) -> int | None:
@@ -107,8 +112,9 @@ def _cut(s: str, n: int = LABEL_MAX) -> str:
 
 class _Diagram:
     def __init__(self, events: list[dict], lang: str, raised: bool = False,
-                 expected: str | None = None):
+                 expected: str | None = None, check: str | None = None):
         self.events = events
+        self.check = check
         self.lang = lang
         self.failing = failing_step(events)
         self.raised = raised
@@ -350,12 +356,19 @@ class _Diagram:
         self._axis()
         for i, e in enumerate(self.events):
             self._event(i, e)
-        label = text("html.svg.label", self.lang)
+        label = (text("html.svg.label-of", self.lang, check=self.check) if self.check
+                 else text("html.svg.label", self.lang))
+        # --seq-w, its width in its own units: report.css keeps it from shrinking below 1.2
+        # times that (its smallest label, 10 units, at 12 px) and lets a narrower screen scroll it
         head = (f'<svg xmlns="http://www.w3.org/2000/svg" class="seq" role="img" '
                 f'viewBox="0 0 {self.width:.0f} {self.height:.0f}" width="{self.width * ZOOM:.0f}" '
-                f'height="{self.height * ZOOM:.0f}" style="max-width:100%;height:auto;'
-                f'min-width:min({self.width:.0f}px,17rem)" aria-label="{escape(label)}">')
-        return Markup(head + f"<title>{escape(label)}</title>" + "".join(self.parts) + "</svg>")
+                f'height="{self.height * ZOOM:.0f}" style="--seq-w:{self.width:.0f}px" '
+                f'aria-label="{escape(label)}">')
+        # One image to a screen reader, named by `label`: the marks inside are hidden from it
+        # (each mark's <title> is the sentence of a step, which the list below the diagram
+        # reads out already), and are still a pointer's tooltips.
+        return Markup(head + f"<title>{escape(label)}</title>" + '<g aria-hidden="true">'
+                      + "".join(self.parts) + "</g></svg>")
 
     def _axis(self) -> None:
         bottom = self.height - 8
