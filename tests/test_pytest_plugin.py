@@ -142,6 +142,21 @@ def test_the_stubs_fail_every_item_and_the_reference_passes_every_one(graded_bot
     assert f"{n} failed" in stubs and f"{n} passed" in reference
 
 
+def test_the_stubs_tell_each_cause_once_and_fix_this_first_at_the_end(graded_both_ways):
+    """The pytest path (and an editor's test explorer) on the stubs: each not-implemented cause
+    is told in full under the first check it stops, each other check is one line naming it, and
+    the run ends with the grader's "Fix this first" causes (it said "claim is not implemented
+    yet" under all 40 items, 209 lines)."""
+    *_, stubs = graded_both_ways["lab.queue"]
+    n = len(all_checks())
+    said = "claim is not implemented yet: it raises NotImplementedError."
+    assert stubs.count(said) < n // 2
+    assert stubs.count("the same cause as ") >= n - 4
+    ending = stubs[stubs.rindex("Fix this first"):]
+    assert said in ending and "lease lab (lab.queue" in ending
+    assert stubs.count("Why it matters") <= 2
+
+
 def test_pytest_options_select_and_stop(tmp_path):
     """-k by id or function name, -m by family, -x stops at the first failure, --junitxml
     names each check."""

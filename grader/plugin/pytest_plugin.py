@@ -134,6 +134,8 @@ def pytest_json_runtest_metadata(item, call):
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     grading = config.stash.get(GRADING, None)
     if grading is not None and grading.results:
+        for line in grading.causes_lines():
+            terminalreporter.write_line(line)
         terminalreporter.write_line(grading.score_line())
 
 
@@ -163,6 +165,7 @@ class Grading:
         self._refused = None
         self._brief = {"hung": []}
         self._preflown = False
+        self.told: dict = {}  # a blocking cause -> the check whose failure told it in full
 
     @classmethod
     def of(cls, config) -> "Grading":
@@ -208,13 +211,50 @@ class Grading:
         from grader.harness.target import display_name
         from grader.harness.world import LESSON_SEED
         from grader.report import pipeline
-        from grader.report.render import check_text
+        from grader.report.messages import text
+        from grader.report.render import check_text, first_line
 
         report = pipeline.report_of([result], lang=self.lang, target=display_name(self.impl),
                                     impl=self.impl, config=Config(), seed=self.seed,
                                     drawn=self.seed != LESSON_SEED, use_history=False)
         check = report.checks[0]
+        key = self.blocking_key(result)
+        if key is not None:  # code that never reached a rule: told in full once, then a line
+            first = self.told.setdefault(key, result.id)
+            if first != result.id:
+                return (f"{check.title}  [{check.outcome_label}]  "
+                        + text("ui.same-cause-as", self.lang, check=first,
+                               cause=first_line(check, self.lang)))
         return f"{check.title}  [{check.outcome_label}]\n{check_text(check, self.lang)}"
+
+    def blocking_key(self, result):
+        """What makes `result` the same mistake as others when it is one that stops the code
+        before any rule (a function not implemented, a file that does not load: view.BLOCKING),
+        else None: its own text is told in full."""
+        from grader.report.view import BLOCKING, cause_key
+
+        if result.passed or result.result is None:
+            return None
+        key = cause_key(result.result)
+        return key if key is not None and key[0] in (*BLOCKING, "load-error") else None
+
+    def causes_lines(self) -> list[str]:
+        """The shared causes of this session's failures ("Fix this first"), as the grader's
+        report leads with them: told once at the end, as a summary a test run ends with."""
+        from grader.config import Config
+        from grader.harness.target import display_name
+        from grader.harness.world import LESSON_SEED
+        from grader.report import pipeline
+        from grader.report.render import cause_text
+
+        report = pipeline.report_of(self.results, lang=self.lang,
+                                    target=display_name(self.impl), impl=self.impl,
+                                    config=Config(), seed=self.seed,
+                                    drawn=self.seed != LESSON_SEED, use_history=False)
+        lines = []
+        for cause in report.causes:
+            lines += cause_text(cause, self.lang).splitlines() + [""]
+        return lines
 
     def score_line(self) -> str:
         from grader.report.messages import text
