@@ -40,7 +40,7 @@ from typing import Callable
 
 from grader.results import Failure, Kind, Outcome, result_from_json, result_to_json
 
-from . import workroot, zygote
+from . import jail, workroot, zygote
 from .hygiene import (become_subreaper, child_pids, end_strays, not_dumpable, own_children,
                       redirect_stdin, sweep)
 
@@ -124,6 +124,7 @@ def start(body: Callable[[], Failure | None | dict], timeout: float) -> Started:
         try:
             redirect_stdin()
             _limit_resources(timeout)
+            jail.enter_judge([own])  # it writes only its own folder (and so does the code's SQL)
             result = body()
         except BaseException:  # a bug in the check itself, not in the target
             result = Failure.grader_bug(traceback.format_exc())
@@ -375,10 +376,13 @@ def _limit_resources(timeout: float | None) -> None:
 
 
 def become_lane() -> None:
-    """Make this process (a forked lane of the runner) a place where judges may run `inline`:
-    a subreaper of its own, not dumpable, stdin from /dev/null, the memory and file-size limits
-    of a forked judge (the CPU limit is each target process's, given by `_run_here`)."""
+    """Make this process (a forked lane of the runner, in its own folder: workroot.enter) a
+    place where judges may run `inline`: a subreaper of its own, not dumpable, stdin from
+    /dev/null, the memory and file-size limits of a forked judge (the CPU limit is each target
+    process's, given by `_run_here`), and jailed as a forked judge is: it writes only its own
+    folder (`jail.enter_judge`)."""
     become_subreaper(again=True)
     not_dumpable()
     redirect_stdin()
     _limit_resources(None)
+    jail.enter_judge([workroot.folder()])

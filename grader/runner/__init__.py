@@ -307,14 +307,18 @@ def run_unit(unit: Unit, settings: Settings, in_lane: bool = False,
 def _run_once(info: CheckInfo, body: Callable, settings: Settings, seed: int,
               inline: bool, detailed: bool = True) -> Failure | None:
     timeout = info.timeout * settings.timeout_scale
-    with tempfile.TemporaryDirectory(prefix="check-", dir=workroot.folder()) as workdir, \
-            cwd_on_path():
-        return sandbox.run(lambda: scenario.run_check(body, settings.spec, workdir, seed,
-                                                      call_timeout=timeout + 5, check=info.id,
-                                                      hung=dict(settings.hung),
-                                                      detailed=detailed,
-                                                      alone=not info.family.starts_processes),
-                           timeout=timeout, inline=inline)
+
+    def judge():
+        # The check's folder is made by its judge, in the judge's own folder (a forked judge's,
+        # or its lane's): the only place its jail lets it write (grader.harness.sandbox).
+        with tempfile.TemporaryDirectory(prefix="check-", dir=workroot.folder()) as workdir:
+            return scenario.run_check(body, settings.spec, workdir, seed,
+                                      call_timeout=timeout + 5, check=info.id,
+                                      hung=dict(settings.hung), detailed=detailed,
+                                      alone=not info.family.starts_processes)
+
+    with cwd_on_path():
+        return sandbox.run(judge, timeout=timeout, inline=inline)
 
 
 def _assemble(checks: list[CheckInfo], units: list[Unit],
