@@ -1,7 +1,9 @@
 """The judge's jail (grader/harness/jail.py, `enter_judge`): the processes that run the code's SQL
 on the judge's connections (a lane, a forked judge, the preflight's probe) change files only
 beneath their own work folder, so even a hole in dbhost's authorizer writes nothing outside the
-grade; they still read anything, write /dev/null and work in their folder as before."""
+grade; they still read anything, write /dev/null and work in their folder as before. And the
+grading paths never run a judge in a process that is not jailed: the pytest plugin's judges are
+forked (but with --pdb)."""
 
 from __future__ import annotations
 
@@ -10,12 +12,15 @@ import json
 import os
 import socket
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import run_grader
+from conftest import ROOT, grader_env, run_grader
 from grader import runner
+from grader.checkdef import all_checks
 from grader.harness import jail, sandbox, workroot
 from grader.results import Failure, Kind, Outcome
 
@@ -232,3 +237,34 @@ def test_the_codes_sql_writes_nothing_outside_the_grade(tmp_path):
     proc = run_grader("--impl", str(impl), "-k", LANE_AND_FORKED, env=env)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     attached_nothing(marks, outside, before, at_least=3)
+
+
+def test_the_codes_sql_writes_nothing_outside_the_grade_through_pytest(tmp_path):
+    """The pytest plugin grades from pytest's own process, which is not jailed: its judges are
+    forked and jailed as a lane's are."""
+    impl, outside, marks, env = attach_attack(tmp_path)
+    before = listing(outside)
+    full = grader_env(env)
+    full.pop("PYTEST_XDIST_WORKER", None)
+    full.pop("PYTEST_ADDOPTS", None)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider",
+                           "--pyargs", "grader.checks", "--impl", str(impl), "-q",
+                           "-k", LANE_AND_FORKED], cwd=ROOT, env=full, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr
+    attached_nothing(marks, outside, before, at_least=3)
+
+
+def test_the_pytest_plugins_judges_run_forked_but_with_pdb(monkeypatch):
+    """runner.grade_check (the plugin's way) forks every judge, a check that starts no process
+    of its own too; `here` (--pdb) judges it in this process."""
+    def run_check(body, spec, workdir, seed, call_timeout, check, hung, detailed, alone):
+        return Failure(Outcome.FAILED, Kind.DETAIL, detail="x", params={"pid": os.getpid()})
+
+    monkeypatch.setattr(runner.scenario, "run_check", run_check)
+    settings = runner.Settings("solutions.queue", 1.0, (1,), False)
+    info = all_checks()["finish-at-expiry"]
+    assert not info.family.starts_processes
+    forked = runner.grade_check(info, settings)
+    here = runner.grade_check(info, settings, here=True)
+    assert forked.result.params["pid"] != os.getpid() == here.result.params["pid"]

@@ -194,7 +194,7 @@ class Grading:
                 result = runner.refused_result(info, self._refused, settings)
             else:
                 scenario.keep_check_exception(self.debug)
-                result = runner.grade_check(info, settings)
+                result = runner.grade_check(info, settings, here=self.debug)
         self.results.append(result)
         return result
 
