@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, grader_env, run_grader
-from grader import runner
+from grader import cli, runner
 from grader.checkdef import all_checks
 from grader.harness import jail, sandbox, workroot
 from grader.results import Failure, Kind, Outcome
@@ -268,3 +268,15 @@ def test_the_pytest_plugins_judges_run_forked_but_with_pdb(monkeypatch):
     forked = runner.grade_check(info, settings)
     here = runner.grade_check(info, settings, here=True)
     assert forked.result.params["pid"] != os.getpid() == here.result.params["pid"]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_kernel_without_landlock_is_said_once(monkeypatch, capsys, lang):
+    assert cli.unjailed_note(lang) is None  # this kernel has it
+    monkeypatch.setattr(jail, "available", lambda: 0)
+    note = cli.unjailed_note(lang)
+    assert note and "Landlock" in note
+    code = cli.main(["--impl", "solutions.queue", "-k", "finish-at-expiry", "--lang", lang])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert err.count("Landlock") == 1 and note in err

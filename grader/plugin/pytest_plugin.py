@@ -135,6 +135,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     grading = config.stash.get(GRADING, None)
     if grading is not None and grading.results:
         terminalreporter.write_line(grading.score_line())
+        note = grading.unjailed_note()
+        if note:
+            terminalreporter.write_line(note)
 
 
 GRADING = pytest.StashKey["Grading"]()
@@ -215,6 +218,14 @@ class Grading:
                                     drawn=self.seed != LESSON_SEED, use_history=False)
         check = report.checks[0]
         return f"{check.title}  [{check.outcome_label}]\n{check_text(check, self.lang)}"
+
+    def unjailed_note(self) -> str | None:
+        """Where the kernel has no Landlock, what `python -m grader` says once about it
+        (grader.cli.unjailed_note); else None."""
+        from grader.harness import jail
+        from grader.report.messages import text
+
+        return text("ui.unjailed", self.lang) if jail.available() <= 0 else None
 
     def score_line(self) -> str:
         from grader.report.messages import text
