@@ -1,4 +1,4 @@
-"""Contain the target process with Landlock (Linux >= 5.13), as root or as any user.
+"""Contain the target process, and the judges, with Landlock (Linux >= 5.13), as root or as any user.
 
 `enter(read, write)` is called by the target server after the channel is set up and before the
 code under grade is imported. From then on that process, and every process it starts, may:
@@ -28,6 +28,14 @@ depend on file ownership), and it cannot be lifted once entered. Where the kerne
 Landlock (or an older ABI) `enter` does what the ABI allows and returns the ABI (0: nothing):
 the target server tells the judge in its "ready" message, and the threat model in
 docs/instructors.md says what then still holds.
+
+`enter_judge(write)` is the judges' jail, lighter: the code's SQL runs on the judge's connections,
+in the judge's process (a lane of the runner, a forked judge: grader.harness.sandbox), so that
+process may change files only beneath its own work folder (and write /dev/null): make, write,
+truncate, rename or link into, remove. It still reads and executes anything, and its network and
+signals are its own (it listens on loopback for the integration run's workers, and kills its
+targets, which are the zygote's children). Where the kernel has no Landlock (`available` is 0) a
+grade says so once (grader.cli.unjailed_note).
 """
 
 from __future__ import annotations
