@@ -16,6 +16,7 @@ from pathlib import Path
 from . import arguments, config as configs
 from .checkdef import all_checks
 from .commands import SUBCOMMANDS
+from .harness import jail
 from .harness.target import DEFAULT_TARGET, display_name, is_path
 from .harness.world import LESSON_SEED, fresh_seed
 from .report import files, outputs, pipeline, terminal
@@ -237,6 +238,13 @@ def chosen_seed(given: int | str | None, recorded: bool = False) -> int:
     return LESSON_SEED if given is None else given
 
 
+def unjailed_note(lang: str) -> str | None:
+    """What a grade says once where the kernel has no Landlock (`jail.available`): neither its
+    target processes nor its judges (lanes and forked judges, which run the code's SQL) are
+    jailed (docs/instructors.md, threat model); None where they are."""
+    return text("ui.unjailed", lang) if jail.available() <= 0 else None
+
+
 def grade(argv: list[str]) -> int:
     args = parser(chosen_lang(argv)).parse_command(argv)
     if isinstance(args, int):  # --help, or a bad argument
@@ -246,6 +254,9 @@ def grade(argv: list[str]) -> int:
         print(f"grader: {problem}", file=sys.stderr)
         return 2
     lang = args.lang or default_lang()
+    note = unjailed_note(lang)
+    if note:
+        print(f"grader: {note}", file=sys.stderr)
     args.seed = chosen_seed(args.seed, recorded=bool(args.prairielearn))
     for path in outputs.asked(args).values():  # a grade killed from here on must not leave
         files.remove_stale(path)              # an earlier verdict in place

@@ -165,6 +165,7 @@ class Watch:
         self.later = second_pass(args.select)
         self.passes = 2 if self.later else 1
         self.grade: Grade | None = None
+        self.note = cli.unjailed_note(lang)  # under the header of every screen, if any
 
     # -- the loop --------------------------------------------------------------------------------
     def run(self) -> int:
@@ -339,7 +340,8 @@ class Watch:
     def draw(self, status: str, body: list[str] = ()) -> None:
         header = self.style("dim", text("watch.header", self.lang,
                                         target=display_name(self.args.impl)))
-        lines = [header, status, *([""] + list(body) if body else [])]
+        lines = [header, *([self.note] if self.note else []), status,
+                 *([""] + list(body) if body else [])]
         if self.tty:  # wrapped at the terminal's width (a pipe or a file gets it all)
             columns = shutil.get_terminal_size().columns
             lines = [part for line in lines for part in fold(line, columns - 1, self.lang)]

@@ -90,18 +90,17 @@ def _cpu_limit(pid: int) -> str:
         return next(line for line in f if line.startswith("Max cpu time")).split()[3:5]
 
 
-def test_targets_of_a_judge_here_get_the_cpu_limit_a_forked_judge_would_give_them(tmp_path):
-    def body(key):  # a forked judge's memory is its own: what it saw goes to a file
+def test_targets_of_a_judge_here_get_the_cpu_limit_a_forked_judge_would_give_them():
+    def body():  # a forked judge's memory is its own (nor may it write here): it answers data
         target = TargetProcess("solutions.queue")
         try:
-            (tmp_path / key).write_text(json.dumps(_cpu_limit(target.pid)))
+            return {"limit": _cpu_limit(target.pid)}
         finally:
             target.close()
 
-    assert sandbox.run(lambda: body("here"), timeout=7, inline=True) is None
-    assert sandbox.run(lambda: body("forked"), timeout=7) is None
-    body("after")  # outside a judge: this process's own limits again
-    seen = {key: json.loads((tmp_path / key).read_text()) for key in ("here", "forked", "after")}
+    seen = {"here": sandbox.run(body, timeout=7, inline=True)["limit"],
+            "forked": sandbox.run(body, timeout=7)["limit"],
+            "after": body()["limit"]}  # outside a judge: this process's own limits again
     expected = [str(7 + sandbox.CPU_SLACK), str(7 + sandbox.CPU_SLACK + 5)]
     assert seen["here"] == seen["forked"] == expected
     assert seen["after"] == _cpu_limit(os.getpid())

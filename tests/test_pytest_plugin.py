@@ -228,7 +228,7 @@ def test_the_kept_exception_runs_through_the_checks_body():
     scenario.keep_check_exception(True)
     try:
         with runner.cwd_on_path():
-            result = runner.grade_check(info, settings)
+            result = runner.grade_check(info, settings, here=True)  # as with --pdb
         kept = scenario.kept_check_exception()
     finally:
         scenario.keep_check_exception(False)

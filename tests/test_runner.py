@@ -213,7 +213,7 @@ def test_parts_graded_one_after_another_stop_at_the_first_failing_part(monkeypat
 
     monkeypatch.setattr(runner.scenario, "run_check", run_check)
     settings = runner.Settings("solutions.queue", 1.0, (1,), False)
-    result = runner.grade_check(REGISTRY["random-timelines"], settings)
+    result = runner.grade_check(REGISTRY["random-timelines"], settings, here=True)  # `told`
     assert told == [(0, True), (1, True)]  # parts 2 and 3: part 1 failed, they are not run
     assert result.result.detail == "part 1"
 

@@ -7,7 +7,7 @@ to the judge's databases), forked for each check from one prepared interpreter (
 judge's side; `zygote_server`, the zygote itself, on the fork loop it shares with the batch's fork
 server, `forkloop`, which compiles the code under grade once for its targets, `compiled`) or
 spawned (`launch`: the launchers' protocol, `spawn`, `LAUNCH_ENV`), jailed with Landlock
-(`jail`), and driven by the judge through a proxy (`target_client`) over a data-only, strictly
+(`jail`, which jails the judges to their own work folder too), and driven by the judge through a proxy (`target_client`) over a data-only, strictly
 validated line protocol (`wire`; what a call returns or raises: `values`, the encoder beside its
 decoder). Lives here too: loading the target inside that process (`target`), what a
 check body sees (`scenario.Lab`: a fresh database, the target's functions wrapped and recorded,

@@ -1,4 +1,4 @@
-"""Contain the target process with Landlock (Linux >= 5.13), as root or as any user.
+"""Contain the target process, and the judges, with Landlock (Linux >= 5.13), as root or as any user.
 
 `enter(read, write)` is called by the target server after the channel is set up and before the
 code under grade is imported. From then on that process, and every process it starts, may:
@@ -28,6 +28,14 @@ depend on file ownership), and it cannot be lifted once entered. Where the kerne
 Landlock (or an older ABI) `enter` does what the ABI allows and returns the ABI (0: nothing):
 the target server tells the judge in its "ready" message, and the threat model in
 docs/instructors.md says what then still holds.
+
+`enter_judge(write)` is the judges' jail, lighter: the code's SQL runs on the judge's connections,
+in the judge's process (a lane of the runner, a forked judge: grader.harness.sandbox), so that
+process may change files only beneath its own work folder (and write /dev/null): make, write,
+truncate, rename or link into, remove. It still reads and executes anything, and its network and
+signals are its own (it listens on loopback for the integration run's workers, and kills its
+targets, which are the zygote's children). Where the kernel has no Landlock (`available` is 0) a
+grade says so once (grader.cli.unjailed_note).
 """
 
 from __future__ import annotations
@@ -108,40 +116,80 @@ def python_folders() -> list[str]:
     return sorted(folders)
 
 
+def available() -> int:
+    """The Landlock ABI a process here can enter (0: none: not Linux, or no Landlock in the
+    kernel). The grading process asks it to say once that its judges are not jailed."""
+    return abi() if sys.platform.startswith("linux") else 0
+
+
+def fs_rights(version: int) -> int:
+    """Every file system right Landlock ABI `version` can handle."""
+    return _FS_BY_ABI[max(k for k in _FS_BY_ABI if k <= version)]
+
+
 def enter(read: list[str], write: list[str]) -> int:
     """Restrict this process (and its future children) as the module docstring says; returns
     the Landlock ABI used (0: the kernel has none, nothing was restricted)."""
-    version = abi()
-    if version <= 0 or not sys.platform.startswith("linux"):
+    version = available()
+    if version <= 0:
         return 0
-    libc = c_library()
-    fs = _FS_BY_ABI[max(k for k in _FS_BY_ABI if k <= version)]
+    handled = [fs_rights(version)]
+    if version >= 4:
+        handled.append(_NET_ALL)
     if version >= 6:
-        attr = struct.pack("=QQQ", fs, _NET_ALL, _SCOPE_ALL)
-    elif version >= 4:
-        attr = struct.pack("=QQ", fs, _NET_ALL)
-    else:
-        attr = struct.pack("=Q", fs)
+        handled.append(_SCOPE_ALL)
+    own = f"/proc/{os.getpid()}"  # its own /proc entry (its fds, its maps), no other
+    grants = [(path, READ) for path in (*SYSTEM, *python_folders(), own, *read)]
+    grants += [(path, READ_FILE) for path in DEVICES_R]
+    grants += [(path, READ_FILE | WRITE_FILE) for path in DEVICES_RW]
+    grants += [(path, WRITE) for path in write]
+    return version if _restrict(handled, grants) else 0
+
+
+#: The rights the judge's jail handles (`enter_judge`): every one that changes the file
+#: system (write, truncate, make, remove, rename or link into: REFER from ABI 2, TRUNCATE from
+#: ABI 3), none that reads or executes.
+JUDGE_WRITES = (WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_CHAR | MAKE_DIR | MAKE_REG
+                | MAKE_SOCK | MAKE_FIFO | MAKE_BLOCK | MAKE_SYM | REFER | TRUNCATE)
+
+
+def enter_judge(write: list[str]) -> int:
+    """The judge's jail (a lane, a forked judge: the processes that run the code's SQL on the
+    judge's connections): from now on this process and every process it starts may change
+    files only beneath `write` (its own work folder) and write /dev/null. Reading, executing
+    (a target spawned where the zygote cannot fork one), the network (the integration run's
+    receiver on loopback) and signals (its targets are the zygote's children) are left as they
+    were. Returns the Landlock ABI used (0: none, nothing was restricted; `available`)."""
+    version = available()
+    if version <= 0:
+        return 0
+    handled = fs_rights(version) & JUDGE_WRITES
+    grants = [(path, WRITE_FILE | TRUNCATE) for path in DEVICES_RW]
+    grants += [(path, JUDGE_WRITES) for path in write]
+    return version if _restrict([handled], grants) else 0
+
+
+def _restrict(handled: list[int], grants: list[tuple[str, int]]) -> bool:
+    """Restrict this process to a Landlock ruleset that handles `handled` (struct
+    landlock_ruleset_attr's fields in order: file system rights, then network, then scopes) and
+    grants each (path, access) beneath its path; False if the kernel made no ruleset."""
+    libc = c_library()
+    attr = struct.pack("=" + "Q" * len(handled), *handled)
     buffer = ctypes.create_string_buffer(attr, len(attr))
     ruleset = libc.syscall(_SYS_CREATE_RULESET, buffer, ctypes.c_size_t(len(attr)),
                            ctypes.c_uint32(0))
     if ruleset < 0:
-        return 0
+        return False
     try:
-        own = f"/proc/{os.getpid()}"  # its own /proc entry (its fds, its maps), no other
-        grants = [(path, READ) for path in (*SYSTEM, *python_folders(), own, *read)]
-        grants += [(path, READ_FILE) for path in DEVICES_R]
-        grants += [(path, READ_FILE | WRITE_FILE) for path in DEVICES_RW]
-        grants += [(path, WRITE) for path in write]
         for path, access in grants:
-            _allow(libc, ruleset, path, access & fs)
+            _allow(libc, ruleset, path, access & handled[0])
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS")
         if libc.syscall(_SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
             raise OSError(ctypes.get_errno(), "landlock_restrict_self")
     finally:
         os.close(ruleset)
-    return version
+    return True
 
 
 def _allow(libc, ruleset: int, path: str, access: int) -> None:

@@ -7,7 +7,9 @@ zygote. `run(body, timeout)` runs the judge in one of two ways:
 - **Forked** (the default): in a child of its own, which reports over a pipe, one JSON object per
   line: `{"step": ...}` before each call into the target (so a hang or an exit can say what was
   running), then one `{"result": ...}`: the JSON form of a `grader.results.Failure`, or
-  `{"outcome": "passed"}`. Each line carries a secret drawn before the fork (`token`); a line
+  `{"outcome": "passed"}`. The child is jailed to its own folder (`jail.enter_judge`: it, and
+  the code's SQL it runs on its connections, write nothing else; it makes its check's folder
+  there). Each line carries a secret drawn before the fork (`token`); a line
   without it was not written by the judge and is never believed. The child is not dumpable, so
   a target process of the same user (not root) cannot open its fds or read its memory. The
   parent waits at most `timeout` seconds of wall-clock time (a safety net for hangs only: checks
@@ -17,7 +19,10 @@ zygote. `run(body, timeout)` runs the judge in one of two ways:
 - **Here** (`inline=True`, where the zygote runs): in this process, for a check that starts no
   process of its own but its target processes (the zygote's children, not ours). The calling
   process is a lane of the runner (grader.runner.lanes): a forked copy of the grading process,
-  not dumpable, that runs one check at a time and has imported no code under grade either.
+  not dumpable, jailed to its own folder as a forked judge is (`become_lane`), that runs one
+  check at a time and has imported no code under grade either. No process that is not jailed
+  runs a judge here (the pytest plugin forks its judges: grader.runner.grade_check), but with the
+  plugin's --pdb.
   `timeout` is a SIGALRM that raises in the judge (every wait of the judge is a select or a
   sleep, which the signal interrupts), the last step is kept in memory, and the target
   processes get the CPU limit a forked judge would have passed them. It saves the fork of the
@@ -40,7 +45,7 @@ from typing import Callable
 
 from grader.results import Failure, Kind, Outcome, result_from_json, result_to_json
 
-from . import workroot, zygote
+from . import jail, workroot, zygote
 from .hygiene import (become_subreaper, child_pids, end_strays, not_dumpable, own_children,
                       redirect_stdin, sweep)
 
@@ -124,6 +129,7 @@ def start(body: Callable[[], Failure | None | dict], timeout: float) -> Started:
         try:
             redirect_stdin()
             _limit_resources(timeout)
+            jail.enter_judge([own])  # it writes only its own folder (and so does the code's SQL)
             result = body()
         except BaseException:  # a bug in the check itself, not in the target
             result = Failure.grader_bug(traceback.format_exc())
@@ -375,10 +381,13 @@ def _limit_resources(timeout: float | None) -> None:
 
 
 def become_lane() -> None:
-    """Make this process (a forked lane of the runner) a place where judges may run `inline`:
-    a subreaper of its own, not dumpable, stdin from /dev/null, the memory and file-size limits
-    of a forked judge (the CPU limit is each target process's, given by `_run_here`)."""
+    """Make this process (a forked lane of the runner, in its own folder: workroot.enter) a
+    place where judges may run `inline`: a subreaper of its own, not dumpable, stdin from
+    /dev/null, the memory and file-size limits of a forked judge (the CPU limit is each target
+    process's, given by `_run_here`), and jailed as a forked judge is: it writes only its own
+    folder (`jail.enter_judge`)."""
     become_subreaper(again=True)
     not_dumpable()
     redirect_stdin()
     _limit_resources(None)
+    jail.enter_judge([workroot.folder()])

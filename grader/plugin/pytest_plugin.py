@@ -6,13 +6,14 @@
 Every function declared with `@check` in a module of grader/checks is collected as a
 `CheckItem` named by its check id (`grader/checks/test_boundaries.py::finish-at-expiry`;
 `-k` matches the id and the function's name, `-m` the check's family and `processes` for the
-checks that start processes of their own). An item grades its check as a lane of
-`python -m grader` does (grader.runner.grade_check: the judge in this process, or forked for
-race, crash and integration; the code under grade in its own target process), after one
+checks that start processes of their own). An item grades its check with the judge of
+`python -m grader` (grader.runner.grade_check: every run's judge forked and jailed, since
+pytest's process is not; the code under grade in its own target process), after one
 preflight per session (code that cannot be loaded fails every item at once, as in a grade). A
 check that does not pass fails its item with the text `python -m grader` shows under it
 (grader.report.render.check_text, hints kept back as on a first local run). With `--pdb` the
-judge runs here and a check's own failure is raised from the check's body, so the debugger
+judge of a check that starts no process of its own runs here, unjailed (for a student debugging
+their own code), and a check's own failure is raised from the check's body, so the debugger
 stops in the check, beside its `lab`.
 
 Other pytest files are left alone: only functions the check registry declares become items.
@@ -137,6 +138,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         for line in grading.causes_lines():
             terminalreporter.write_line(line)
         terminalreporter.write_line(grading.score_line())
+        note = grading.unjailed_note()
+        if note:
+            terminalreporter.write_line(note)
 
 
 GRADING = pytest.StashKey["Grading"]()
@@ -197,7 +201,7 @@ class Grading:
                 result = runner.refused_result(info, self._refused, settings)
             else:
                 scenario.keep_check_exception(self.debug)
-                result = runner.grade_check(info, settings)
+                result = runner.grade_check(info, settings, here=self.debug)
         self.results.append(result)
         return result
 
@@ -255,6 +259,14 @@ class Grading:
         for cause in report.causes:
             lines += cause_text(cause, self.lang).splitlines() + [""]
         return lines
+
+    def unjailed_note(self) -> str | None:
+        """Where the kernel has no Landlock, what `python -m grader` says once about it
+        (grader.cli.unjailed_note); else None."""
+        from grader.harness import jail
+        from grader.report.messages import text
+
+        return text("ui.unjailed", self.lang) if jail.available() <= 0 else None
 
     def score_line(self) -> str:
         from grader.report.messages import text

@@ -135,14 +135,18 @@ def units_of(info: CheckInfo) -> list[Unit]:
             for i in range(info.parts)]
 
 
-def grade_check(info: CheckInfo, settings: Settings) -> CheckResult:
-    """One check graded in this process, its parts one after another: what a lane does for
-    it, for a caller that runs checks one at a time itself (the pytest plugin)."""
+def grade_check(info: CheckInfo, settings: Settings, here: bool = False) -> CheckResult:
+    """One check graded from this process, its parts one after another, for a caller that runs
+    checks one at a time itself (the pytest plugin). Every run's judge is forked and jailed
+    (grader.harness.sandbox), since this process is not a lane: it is not jailed, so the code's
+    SQL must not run here. `here`: the judges of the checks that start no process of their own
+    run in this process, as in a lane, but unjailed (the plugin's --pdb, for a debugger to stop
+    in the check's body)."""
     units = units_of(info)
     reported = lanes.Reported(units)  # a run an earlier part failed in is not run again
     done = []
     for index, unit in enumerate(units):
-        done.append(run_unit(unit, settings, in_lane=True, quiet=reported.quiet(index)))
+        done.append(run_unit(unit, settings, in_lane=here, quiet=reported.quiet(index)))
         reported.done(index, done[-1][0])
     return _result(info, [runs for runs, _ in done], sum(took for _, took in done), settings)
 
@@ -307,14 +311,18 @@ def run_unit(unit: Unit, settings: Settings, in_lane: bool = False,
 def _run_once(info: CheckInfo, body: Callable, settings: Settings, seed: int,
               inline: bool, detailed: bool = True) -> Failure | None:
     timeout = info.timeout * settings.timeout_scale
-    with tempfile.TemporaryDirectory(prefix="check-", dir=workroot.folder()) as workdir, \
-            cwd_on_path():
-        return sandbox.run(lambda: scenario.run_check(body, settings.spec, workdir, seed,
-                                                      call_timeout=timeout + 5, check=info.id,
-                                                      hung=dict(settings.hung),
-                                                      detailed=detailed,
-                                                      alone=not info.family.starts_processes),
-                           timeout=timeout, inline=inline)
+
+    def judge():
+        # The check's folder is made by its judge, in the judge's own folder (a forked judge's,
+        # or its lane's): the only place its jail lets it write (grader.harness.sandbox).
+        with tempfile.TemporaryDirectory(prefix="check-", dir=workroot.folder()) as workdir:
+            return scenario.run_check(body, settings.spec, workdir, seed,
+                                      call_timeout=timeout + 5, check=info.id,
+                                      hung=dict(settings.hung), detailed=detailed,
+                                      alone=not info.family.starts_processes)
+
+    with cwd_on_path():
+        return sandbox.run(judge, timeout=timeout, inline=inline)
 
 
 def _assemble(checks: list[CheckInfo], units: list[Unit],

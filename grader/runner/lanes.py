@@ -5,7 +5,8 @@ A lane is a judge: it is forked from the grading process before any check ran an
 the code under grade (that runs only in target processes, which the zygote forks: they inherit
 no fd of a lane). It is a subreaper of its own, so what a check left detached comes back to the
 lane that ran it and is swept there, at the end of that check, as with one lane; nothing of one
-lane's checks is ever killed by another's sweep.
+lane's checks is ever killed by another's sweep. It is jailed to its own folder (`lane-*`: it and
+the code's SQL its judges run write nothing else; grader.harness.sandbox.become_lane).
 
 Before its first unit a lane is told a brief (one line, a JSON object: the runner's
 `Settings.briefed`): at once the one the preflight nearly always gives (`GUESS`: nothing hung),
