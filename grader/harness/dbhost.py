@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
 import gc
 import os
 import sqlite3
@@ -75,9 +74,8 @@ class _Conn:
         self.remembered_chars = 0
         self.last_tables: frozenset | None = None  # those of the statement traced last
 
-    @contextlib.contextmanager
-    def cached(self, sql: str):
-        """Around an execute or executemany of `sql` on the real connection, which prepares it
+    def cached(self, sql: str, run: Callable[[], object]):
+        """`run()`, an execute or executemany of `sql` on the real connection, which prepares it
         only if sqlite3's statement cache does not hold it: its tables are then those its text
         had when it was last prepared (`tables_of`). A text dropped from `tables_of` makes every
         statement prepared again before its next run (`WatchedConnection.expire`), so none runs
@@ -96,7 +94,7 @@ class _Conn:
             self.real.expire()
         outer, self.running = self.running, sql
         try:
-            yield
+            return run()
         finally:
             self.running = outer
 
@@ -251,8 +249,7 @@ class DbHost:
     def execute(self, name: str, sql: str, params=()) -> None:
         conn = self.conns[name]
         conn.prepared, conn.prepared_tables = False, set()
-        with conn.cached(sql):
-            conn.real.execute(sql, params)
+        conn.cached(sql, lambda: conn.real.execute(sql, params))
 
     def in_transaction(self, name: str) -> bool:
         """Whether connection `name` has a transaction open (False once the code closed it)."""
@@ -263,8 +260,8 @@ class DbHost:
 
     def journal_mode(self, name: str) -> str:
         conn = self.conns[name]
-        with conn.cached("PRAGMA journal_mode"):
-            row = conn.real.execute("PRAGMA journal_mode").fetchone()
+        row = conn.cached("PRAGMA journal_mode",
+                          lambda: conn.real.execute("PRAGMA journal_mode").fetchone())
         return str(row[0]) if row else ""
 
     def count(self, key: str) -> int:
@@ -417,15 +414,13 @@ class DbHost:
             if op == "execute":
                 params = request.get("params")
                 params = () if params is None else _params(params)
-                with conn.cached(sql):
-                    cursor.execute(sql, params)
+                conn.cached(sql, lambda: cursor.execute(sql, params))
             elif op == "executemany":
                 seq = request.get("seq")
                 if type(seq) is not list:
                     raise RequestError("seq is not a list")
                 seq = [_params(p) for p in seq]
-                with conn.cached(sql):
-                    cursor.executemany(sql, seq)
+                conn.cached(sql, lambda: cursor.executemany(sql, seq))
             else:  # each statement prepared as it comes, none cached
                 cursor.executescript(sql)
             result = {"description": _description(cursor), "lastrowid": cursor.lastrowid,

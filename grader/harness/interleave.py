@@ -121,7 +121,7 @@ def verb(sql: str) -> str:
     """The statement's first word, comments anywhere skipped, upper-case ("" for none): the first
     token of `words(sql)`, read without tokenizing the rest of the text (the judge reads it of
     every statement traced)."""
-    first = _TOKEN.match(bare(sql))
+    first = _TOKEN.match(sql, _LEADING_COMMENTS.match(sql).end())
     return first.group().upper() if first else ""
 
 
