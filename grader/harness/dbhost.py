@@ -80,6 +80,7 @@ class _Conn:
         had when it was last prepared (`tables_of`). A text dropped from `tables_of` makes every
         statement prepared again before its next run (`WatchedConnection.expire`), so none runs
         from the cache unseen by the authorizer, whatever the cache holds."""
+        self.prepared, self.prepared_tables = False, set()  # a failed prepare tells nothing here
         tables = self.tables_of.pop(sql, None)
         if tables is not None:  # the most recent last
             self.tables_of[sql] = tables
@@ -248,7 +249,6 @@ class DbHost:
 
     def execute(self, name: str, sql: str, params=()) -> None:
         conn = self.conns[name]
-        conn.prepared, conn.prepared_tables = False, set()
         conn.cached(sql, lambda: conn.real.execute(sql, params))
 
     def in_transaction(self, name: str) -> bool:
