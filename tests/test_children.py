@@ -79,12 +79,13 @@ def test_two_reference_claimers_one_statement_at_a_time_one_claim_one_none(tmp_p
     winner = next(c for c in claimers if c.outcome["kind"] == "claim")
     assert winner.actor == "A"
     assert winner.outcome["claim"]["owner"] == winner.actor
-    assert [step for step, _ in winner.outcome["statements"]] == [1, 2, 3, 4, 5]
-    assert winner.outcome["statements"][0] == [1, "BEGIN IMMEDIATE"]
+    assert [step for step, _, _ in winner.outcome["statements"]] == [1, 2, 3, 4, 5]
+    assert winner.outcome["statements"][0] == [1, "BEGIN IMMEDIATE", frozenset()]
+    assert winner.outcome["statements"][1][2] == frozenset({"jobs"})  # as the authorizer told
     # every statement of both, in the log once, each claimer's in its own order
     for c in claimers:
         mine = [[step, sql] for actor, step, sql in policy.log if actor == c.actor]
-        assert mine == c.outcome["statements"]
+        assert mine == [[step, sql] for step, sql, _ in c.outcome["statements"]]
 
 
 SLOW_B = """
@@ -109,7 +110,7 @@ def test_once_the_schedule_gives_up_the_rest_runs_free_and_is_logged_at_the_end(
     assert sorted(c.outcome["kind"] for c in claimers) == ["claim", "none"]
     for c in claimers:
         mine = [[step, sql] for actor, step, sql in policy.log if actor == c.actor]
-        assert mine == c.outcome["statements"]
+        assert mine == [[step, sql] for step, sql, _ in c.outcome["statements"]]
 
 
 def test_a_claimer_is_killed_just_before_the_statement_asked_for(tmp_path):
@@ -192,7 +193,8 @@ def test_every_ending_of_a_claim_is_a_plain_outcome(tmp_path, actor, expected):
     outcome = claimers[0].outcome
     assert {k: outcome[k] for k in expected} == expected, outcome
     if outcome["kind"] in ("raised", "not-implemented", "wrong-type", "wrong-field-type"):
-        assert outcome["statements"] == [[1, "BEGIN IMMEDIATE"], [2, "ROLLBACK"]]
+        assert outcome["statements"] == [[1, "BEGIN IMMEDIATE", frozenset()],
+                                         [2, "ROLLBACK", frozenset()]]
     if outcome["kind"] == "raised":
         assert outcome["where"].endswith("target.py:10" if actor == "raises" else "target.py:12")
 

@@ -28,7 +28,8 @@ def test_the_busy_timeout_a_statement_sets(sql, ms):
 
 
 def raised(*statements: str) -> dict:
-    return {"kind": "raised", "locked": True, "statements": list(enumerate(statements, 1))}
+    return {"kind": "raised", "locked": True,
+            "statements": [[n, sql, None] for n, sql in enumerate(statements, 1)]}
 
 
 def test_a_lowered_busy_timeout_explains_a_lock_error_of_a_well_shaped_claim():

@@ -62,7 +62,7 @@ def test_a_gated_claim_asks_before_each_statement_with_its_step_and_write_lock(t
             == [True] * 5
         # BEGIN IMMEDIATE takes the write lock: every statement after it in the transaction holds it
         assert [holds for _, _, holds in asked.asked] == [False, True, True, True, True]
-        assert [sql for _, sql, _ in asked.asked] == [sql for _, sql in target.statements]
+        assert [sql for _, sql, _ in asked.asked] == [sql for _, sql, _ in target.statements]
         # steps start again at 1 in the next claim; the next call on it is not gated
         asked = Asked()
         assert target.claim("A", "B", 0, LEASE_MS, statement=asked).id == 2
@@ -209,7 +209,7 @@ def test_a_statement_run_in_another_thread_is_asked_too(tmp_path):
         assert target.claim("A", "A", 0, LEASE_MS, statement=asked) is None
         assert [(step, sql) for step, sql, _ in asked.asked] == [
             (1, "SELECT 1"), (2, "SELECT 2"), (3, "SELECT 3")]
-        assert [sql for _, sql in target.statements] == ["SELECT 1", "SELECT 2", "SELECT 3"]
+        assert [sql for _, sql, _ in target.statements] == ["SELECT 1", "SELECT 2", "SELECT 3"]
 
 
 def test_a_statement_callable_that_raises_or_answers_wrong_kills_the_target(tmp_path):

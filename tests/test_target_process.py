@@ -113,8 +113,8 @@ def test_claim_and_finish_give_what_direct_calls_give(tmp_path, reference):
 def test_statements_are_traced_per_call_on_named_connections(reference):
     target, _, _ = reference
     target.claim("A", "A", 0, LEASE_MS)
-    sql = [s for conn, s in target.statements]
-    assert {conn for conn, _ in target.statements} == {"A"}
+    sql = [s for conn, s, _ in target.statements]
+    assert {conn for conn, _, _ in target.statements} == {"A"}
     assert sql[0] == "BEGIN IMMEDIATE" and sql[-1] == "COMMIT" and len(sql) == 5
     assert target.in_transaction("A") is False  # read by the judge: not a call, runs no SQL
     assert len(target.statements) == 5
@@ -158,7 +158,7 @@ def test_work_once_with_a_nested_claim_inside_send(tmp_path, reference):
     assert via_proxy["result"] is True and via_proxy["readings"] == [0, 999]
     assert store.get_job(judge, 1)["finished_at"] == 999
     # work_once's own statements are A's; B's claim was a call of its own
-    assert {conn for conn, _ in nested_statements} == {"A"}
+    assert {conn for conn, _, _ in nested_statements} == {"A"}
     assert nested_statements[-1][1].startswith("UPDATE jobs SET status = 'done'")
     direct.close()
     direct_b.close()
@@ -361,7 +361,7 @@ def test_setup_sql_temp_trigger_fault_and_rollback(reference):
     assert raised.value.sqlite_error == "IntegrityError"
     assert raised.value.message == "IntegrityError: injected fault"
     assert raised.value.where.startswith("solutions") and "queue.py:" in raised.value.where
-    assert [sql for _, sql in target.statements][-1] == "ROLLBACK"
+    assert [sql for _, sql, _ in target.statements][-1] == "ROLLBACK"
     assert target.count("fault") == 1  # counted although the statement was aborted
     assert target.in_transaction("A") is False
     judge.execute("BEGIN IMMEDIATE")  # the write lock is free
@@ -798,7 +798,7 @@ def test_statements_are_bounded_and_the_rest_counted(liars):
     assert len(target.statements) == wire.MAX_STATEMENTS and target.dropped == 2_001 - 500
     first = target.statements[0][1]
     assert len(first) == wire.MAX_SQL and first.startswith("SELECT 'xxx") and first[-1] == "…"
-    assert target.statements[1] == ("A", "SELECT 0")
+    assert target.statements[1] == ("A", "SELECT 0", frozenset())
     assert target.claim("A", "escaped-statements", 0, LEASE_MS) is None  # traced by the judge:
     assert len(target.statements) == wire.MAX_STATEMENTS and target.dropped == 100  # no line
     target.sync()

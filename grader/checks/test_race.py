@@ -193,7 +193,7 @@ def judge(lab: Lab, job: int, before: dict, outcomes: dict[str, dict],
         lab.fail(detail, diff=RowDiff(job, current, expected), **params)
 
     for actor, o in outcomes.items():
-        for _, sql in o.get("statements", ()):
+        for _, sql, _ in o.get("statements", ()):
             if switched_to(sql):
                 fail("race-journal-mode", who=actor, mode=switched_to(sql), sql=sql_line(sql))
         # Judged by the PRAGMA in its SQL, like the journal mode: whether the cut wait breaks
@@ -222,8 +222,8 @@ def shortened_busy_timeout(o: dict) -> dict | None:
     """A claim that lowered the busy timeout below the one its connection came with, while its
     statements keep the shape (BEGIN IMMEDIATE first: else that is the cause to name): the
     PRAGMA's numbers and text, for the sentence; None otherwise."""
-    statements = [sql for _, sql in o.get("statements", ())]
-    cuts = [(ms, sql) for sql in statements
+    statements = [(sql, tables) for _, sql, tables in o.get("statements", ())]
+    cuts = [(ms, sql) for sql, _ in statements
             if (ms := busy_timeout_set(sql)) is not None and ms < BUSY_TIMEOUT_MS]
     if not cuts or txshape.problem(statements, need_sql=False) is not None:
         return None

@@ -59,8 +59,9 @@ FINISH_DETAIL = {
 def expect_atomic(lab: Lab, function: str) -> None:
     """The last call ran one statement on jobs, or all of them inside one BEGIN IMMEDIATE ...
     COMMIT, and left no transaction open. claim must run at least one (finish may decide
-    without SQL, e.g. a stamp whose lease has visibly ended)."""
-    statements = lab.statements_of(lab.calls)
+    without SQL, e.g. a stamp whose lease has visibly ended). Which statements are on jobs is
+    what SQLite's authorizer told (txshape.on_jobs)."""
+    statements = lab.traced_of(lab.calls)
     found = txshape.problem(statements, need_sql=function == "claim")
     if found:
         detail = CLAIM_DETAIL[found.code] if function == "claim" else FINISH_DETAIL[found.code]

@@ -29,7 +29,8 @@ said can be believed; a check reports it as errored) | {"kind": "own-connection"
 "returned"} (claim opened a connection of its own to the check's database, whatever it returned
 or raised: filewatch; a check fails with that diagnosis) | {"kind": "grader-error", "error"} (a bug
 on the judge's side); the ones that ran claim to its end also carry
-"statements": [[step, sql], ...] (its statements on the gated connection, numbered from 1).
+"statements": [[step, sql, tables], ...] (its statements on the gated connection, numbered from 1;
+tables: what each reads or writes, as SQLite's authorizer told, None where not known).
 """
 
 from __future__ import annotations
@@ -192,11 +193,13 @@ def claim_outcome(result) -> dict:
     return {"kind": "wrong-type", "came_back": repr(result), "type": type(result).__name__}
 
 
-def steps(statements: list[tuple[str, str]]) -> list[list]:
-    """[[step, sql], ...]: the statements of the last call on the claimer's connection, numbered
-    as the target numbered them (comment-only trace lines are no statements)."""
-    sqls = [sql for conn, sql in statements if conn == CONN and is_statement(sql)]
-    return [[n, sql] for n, sql in enumerate(sqls, 1)]
+def steps(statements: list[tuple[str, str, frozenset | None]]) -> list[list]:
+    """[[step, sql, tables], ...]: the statements of the last call on the claimer's connection
+    (TargetProcess.statements), numbered as the target numbered them (comment-only trace lines
+    are no statements); tables as SQLite's authorizer told, None where not known."""
+    traced = [(sql, tables) for conn, sql, tables in statements
+              if conn == CONN and is_statement(sql)]
+    return [[n, sql, tables] for n, (sql, tables) in enumerate(traced, 1)]
 
 
 # -- the central loop ------------------------------------------------------------------------------
@@ -232,7 +235,7 @@ def race(claimers: list[Claimer], schedule: Schedule, timeout: float,
                 schedule.arrived(c.actor, *message[1:])
             elif message[0] == "done":
                 # the statements it ran without asking (after "free"), in its order
-                for step, sql in message[1].get("statements", ()):
+                for step, sql, _ in message[1].get("statements", ()):
                     if step > schedule.positions.get(c.actor, 0):
                         schedule.arrived(c.actor, step, sql, False, asking=False)
                 c.outcome = message[1]

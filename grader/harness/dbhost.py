@@ -22,6 +22,7 @@ from typing import Callable
 from lab.store import BUSY_TIMEOUT_MS
 
 from . import watched, wire
+from .interleave import verb
 
 #: Rows a proxy asks for at a time while it is iterated (fetchone asks for 1).
 ITER_CHUNK = wire.DB_ITER_CHUNK
@@ -60,25 +61,113 @@ class _Conn:
         # the code ran a statement that may change the database otherwise than row by row (its
         # schema, a PRAGMA that sets): its total_changes no longer tells every change (`changes`)
         self.reshaped = False
-        # what SQLite's authorizer told of the statement prepared since the last one traced (the
-        # tables it reads or writes): `tables_read`
+        # what SQLite's authorizer told of the statements prepared since the last one traced (the
+        # tables they read or write, `_table`): `tables_read`, `traced`
         self.prepared = False  # a statement was prepared (the authorizer was called)
         self.prepared_tables: set[str] = set()
-        self.tables_of: dict[str, frozenset] = {}  # traced text -> its tables, once prepared
+        #: the text an execute or executemany runs now (sqlite3's statement cache's key for it),
+        #: None otherwise (`cached`)
+        self.running: str | None = None
+        #: such a text -> the tables of its statement, as when it was last prepared; the oldest
+        #: first, at most MAX_REMEMBERED texts of MAX_REMEMBERED_CHARS characters in all
+        self.tables_of: dict[str, frozenset] = {}
+        self.remembered_chars = 0
         self.last_tables: frozenset | None = None  # those of the statement traced last
         # whether that statement writes rows (the authorizer told SQLITE_INSERT/UPDATE/DELETE):
-        # a write's RETURNING rows are not read ahead (`DbHost._run`); None where not known
+        # a write's RETURNING rows are not read ahead (`DbHost._run`); None where not known.
+        # Kept per text as its tables are (`writes_of`, the same keys as `tables_of`).
         self.prepared_writes = False
         self.writes_of: dict[str, bool] = {}
         self.last_writes: bool | None = None
+
+    def cached(self, sql: str, run: Callable[[], object]):
+        """`run()`, an execute or executemany of `sql` on the real connection, which prepares it
+        only if sqlite3's statement cache does not hold it: its tables are then those its text
+        had when it was last prepared (`tables_of`). A text dropped from `tables_of` makes every
+        statement prepared again before its next run (`WatchedConnection.expire`), so none runs
+        from the cache unseen by the authorizer, whatever the cache holds."""
+        self.prepared, self.prepared_tables = False, set()  # a failed prepare tells nothing here
+        self.prepared_writes = False
+        tables = self.tables_of.pop(sql, None)
+        if tables is not None:  # the most recent last
+            self.tables_of[sql] = tables
+        dropped = False
+        while self.tables_of and (len(self.tables_of) > MAX_REMEMBERED
+                                  or self.remembered_chars > MAX_REMEMBERED_CHARS):
+            oldest = next(iter(self.tables_of))
+            del self.tables_of[oldest]
+            self.writes_of.pop(oldest, None)
+            self.remembered_chars -= len(oldest)
+            dropped = True
+        if dropped:
+            self.real.expire()
+        outer, self.running = self.running, sql
+        try:
+            return run()
+        finally:
+            self.running = outer
+
+    def traced(self, sql: str) -> frozenset | None:
+        """The tables (`_table`) of the statement SQLite traces now, its text `sql`: what the
+        authorizer told since the last statement traced, when it was prepared just now; else
+        (run again from sqlite3's statement cache, or executemany's next row) those its text had
+        (`cached`); None where not known (text that is only comments: a trigger program).
+
+        A transaction's statement (BEGIN, COMMIT, END, ROLLBACK, SAVEPOINT, RELEASE) touches no
+        table. sqlite3's own BEGIN (a legacy isolation_level) is prepared and traced after the
+        statement it runs before was prepared: what the authorizer told of that one (a write
+        always names its table) is kept for it."""
+        first = verb(sql)
+        if not first:
+            self.last_writes = None
+            return None
+        if first in _TRANSACTION_VERBS:
+            if not self.prepared_tables:
+                self.prepared = False
+            self.last_writes = False
+            return frozenset()
+        if self.prepared:
+            tables, writes = frozenset(self.prepared_tables), self.prepared_writes
+            if self.running is not None:
+                self._remember(self.running, tables)
+                self.writes_of[self.running] = writes
+        else:
+            tables = None if self.running is None else self.tables_of.get(self.running)
+            writes = None if self.running is None else self.writes_of.get(self.running)
+        self.prepared = False
+        self.prepared_tables = set()
+        self.prepared_writes = False
+        self.last_writes = writes
+        return tables
+
+    def _remember(self, sql: str, tables: frozenset) -> None:
+        if sql in self.tables_of:
+            del self.tables_of[sql]
+        else:
+            self.remembered_chars += len(sql)
+        self.tables_of[sql] = tables
 
 
 #: The authorizer's actions by which a statement reads or writes a table's rows (arg1: the table).
 _TABLE_ACTIONS = frozenset((sqlite3.SQLITE_READ, sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE,
                             sqlite3.SQLITE_DELETE))
-#: How many statements' tables one connection remembers (a statement run again from sqlite3's
-#: statement cache is not prepared again: the authorizer is not asked).
+#: How many texts' tables one connection remembers, and how many characters of text in all (a
+#: statement run again from sqlite3's statement cache is not prepared again: the authorizer is
+#: not asked). Beyond either, the oldest are dropped and every statement prepared again.
 MAX_REMEMBERED = 512
+MAX_REMEMBERED_CHARS = 1 << 20
+#: The verbs of the statements that only open or end a transaction or a savepoint: no table.
+_TRANSACTION_VERBS = frozenset(("BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"))
+
+
+def _table(name, database) -> str:
+    """How a table the authorizer names is recorded: its name, lower case, for a table of the
+    main database (or of no schema named: SQLite names none for a read of no column of a table
+    named without one, `SELECT count(*) FROM jobs`); `schema.name` for another (`temp.jobs`: a
+    TEMP table of the connection's own, not the database's jobs)."""
+    table = str(name).lower()
+    schema = "main" if database is None else str(database).lower()
+    return table if schema == "main" else f"{schema}.{table}"
 
 
 class DbHost:
@@ -170,7 +259,8 @@ class DbHost:
         return self.conns[name].epoch
 
     def execute(self, name: str, sql: str, params=()) -> None:
-        self.real(name).execute(sql, params)
+        conn = self.conns[name]
+        conn.cached(sql, lambda: conn.real.execute(sql, params))
 
     def in_transaction(self, name: str) -> bool:
         """Whether connection `name` has a transaction open (False once the code closed it)."""
@@ -180,7 +270,9 @@ class DbHost:
             return False
 
     def journal_mode(self, name: str) -> str:
-        row = self.real(name).execute("PRAGMA journal_mode").fetchone()
+        conn = self.conns[name]
+        row = conn.cached("PRAGMA journal_mode",
+                          lambda: conn.real.execute("PRAGMA journal_mode").fetchone())
         return str(row[0]) if row else ""
 
     def count(self, key: str) -> int:
@@ -215,11 +307,13 @@ class DbHost:
             conn.real.interrupt()
 
     def tables_read(self, name: str) -> frozenset | None:
-        """The tables (lower case) the statement traced last on connection `name` reads or
-        writes, as SQLite's authorizer told when it was prepared (SQLITE_READ, INSERT, UPDATE,
-        DELETE; a view or trigger it runs included): frozenset() for one that touches no table
-        (`SELECT 1`, `SELECT sqlite_version()`); None where that is not known (a statement run
-        again from sqlite3's statement cache with other parameters: never prepared here again)."""
+        """The tables the statement traced last on connection `name` reads or writes, as SQLite's
+        authorizer told when it was prepared (SQLITE_READ, INSERT, UPDATE, DELETE; a view or
+        trigger it runs included): lower case, `temp.name` for a TEMP table (`_table`);
+        frozenset() for one that touches no table (`SELECT 1`, `SELECT sqlite_version()`, a
+        PRAGMA, BEGIN or COMMIT); None where that is not known (text that is only comments).
+        A statement run again from sqlite3's statement cache, not prepared again, has the tables
+        its text had when it was last prepared (`_Conn.cached`, `_Conn.traced`)."""
         conn = self.conns.get(name)
         return None if conn is None else conn.last_tables
 
@@ -331,13 +425,15 @@ class DbHost:
             sql = _string(request.get("sql"), "sql", wire.MAX_LINE)
             if op == "execute":
                 params = request.get("params")
-                cursor.execute(sql, () if params is None else _params(params))
+                params = () if params is None else _params(params)
+                conn.cached(sql, lambda: cursor.execute(sql, params))
             elif op == "executemany":
                 seq = request.get("seq")
                 if type(seq) is not list:
                     raise RequestError("seq is not a list")
-                cursor.executemany(sql, [_params(p) for p in seq])
-            else:
+                seq = [_params(p) for p in seq]
+                conn.cached(sql, lambda: cursor.executemany(sql, seq))
+            else:  # each statement prepared as it comes, none cached
                 cursor.executescript(sql)
             result = {"description": _description(cursor), "lastrowid": cursor.lastrowid,
                       "rowcount0": cursor.rowcount, "rows": [], "done": True}
@@ -420,22 +516,7 @@ class DbHost:
 
     # -- what the real connections tell ----------------------------------------------------------
     def _trace(self, conn: _Conn, sql: str) -> None:
-        if conn.prepared:  # prepared just now: what the authorizer told is this statement's
-            tables = frozenset(conn.prepared_tables)
-            if len(conn.tables_of) < MAX_REMEMBERED:
-                conn.tables_of[sql] = tables
-        else:  # run again without a prepare (sqlite3's statement cache, executemany)
-            tables = conn.tables_of.get(sql)
-        conn.last_tables = tables
-        if conn.prepared:
-            if len(conn.writes_of) < MAX_REMEMBERED:
-                conn.writes_of[sql] = conn.prepared_writes
-            conn.last_writes = conn.prepared_writes
-        else:
-            conn.last_writes = conn.writes_of.get(sql)
-        conn.prepared = False
-        conn.prepared_tables = set()
-        conn.prepared_writes = False
+        conn.last_tables = conn.traced(sql)
         if conn.student_trace is not None and len(conn.student_trace) < wire.MAX_STATEMENTS:
             conn.student_trace.append(sql[:wire.MAX_SQL])
         if self.traced is not None:
@@ -560,7 +641,7 @@ def authorize(conn: _Conn, action, arg1, arg2, database, source):
     authorizer says it."""
     conn.prepared = True
     if action in _TABLE_ACTIONS and arg1 is not None:
-        conn.prepared_tables.add(str(arg1).lower())
+        conn.prepared_tables.add(_table(arg1, database))
         if action != sqlite3.SQLITE_READ:
             conn.prepared_writes = True
     if conn.serving and action not in _ROW_ACTIONS and (action != sqlite3.SQLITE_PRAGMA

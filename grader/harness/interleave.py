@@ -118,9 +118,11 @@ def sql_line(sql: str, width: int = 90) -> str:
 
 
 def verb(sql: str) -> str:
-    """The statement's first word, comments anywhere skipped, upper-case ("" for none)."""
-    found = words(sql)
-    return found[0].upper() if found else ""
+    """The statement's first word, comments anywhere skipped, upper-case ("" for none): the first
+    token of `words(sql)`, read without tokenizing the rest of the text (the judge reads it of
+    every statement traced)."""
+    first = _TOKEN.match(sql, _LEADING_COMMENTS.match(sql).end())
+    return first.group().upper() if first else ""
 
 
 def takes_write_lock(sql: str) -> bool:

@@ -210,7 +210,9 @@ class Lab:
         self.dir = Path(workdir)
         self.path = self.dir / self.world.db_name
         self.timeline: list[dict] = []
-        self.statements: list[tuple[int | None, str]] = []  # (call number, SQL) seen on conn
+        #: (call number, SQL, tables) seen on conn; tables: what the statement reads or writes,
+        #: as SQLite's authorizer told (TargetProcess.statements), None where not known
+        self.statements: list[tuple[int | None, str, frozenset | None]] = []
         self._call: int | None = None
         self._calls = 0
         #: the statements the last call ran, on any connection (traced, and over the limit)
@@ -366,7 +368,8 @@ class Lab:
                 body, lost = printed  # (each line made printable with the rest of the failure)
                 event["printed"] = [body[:-1].split("\n") if body.endswith("\n")
                                     else body.split("\n") if body else [], lost]
-            self.statements.extend((self._call, sql) for name, sql in self.target.statements
+            self.statements.extend((self._call, sql, tables)
+                                   for name, sql, tables in self.target.statements
                                    if name == MAIN)
             self.last_ran = len(self.target.statements) + self.target.dropped
             self.target.statements = []
@@ -442,7 +445,13 @@ class Lab:
     def statements_of(self, call: int) -> list[str]:
         """The SQL the target ran on `conn` during its call number `call` (1 = first call); a
         statement whose text opens with a comment counts, text that is only comments does not."""
-        return [sql for n, sql in self.statements if n == call and is_statement(sql)]
+        return [sql for sql, _ in self.traced_of(call)]
+
+    def traced_of(self, call: int) -> list[tuple[str, frozenset | None]]:
+        """`statements_of(call)`, each with the tables it reads or writes as SQLite's authorizer
+        told (None where not known): what grader.checks.txshape reads."""
+        return [(sql, tables) for n, sql, tables in self.statements
+                if n == call and is_statement(sql)]
 
     @property
     def calls(self) -> int:

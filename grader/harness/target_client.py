@@ -135,7 +135,8 @@ class _Frame:
     step: int = 0  # the statements of a gated claim so far
     free: bool = False  # the judge answered "free"
     conn: str | None = None  # the connection the call was given
-    statements: list = dataclasses.field(default_factory=list)  # traced during it: (conn, sql)
+    # traced during it: (conn, sql, tables), tables as dbhost.DbHost.tables_read told
+    statements: list = dataclasses.field(default_factory=list)
     dropped: int = 0  # statements traced over the limit
     #: work_once: for each send, whether its connection had a transaction open at that moment
     sends_in_transaction: list = dataclasses.field(default_factory=list)
@@ -167,7 +168,9 @@ class TargetProcess:
         if jail:  # False: as on a kernel without Landlock (the project's tests of that case)
             env[wire.JAIL_ENV] = os.pathsep.join(places)
         self.timeout = timeout
-        self.statements: list[tuple[str, str]] = []  # traced during the last call
+        #: traced during the last call: (conn, sql, tables), `tables` those the statement reads
+        #: or writes as SQLite's authorizer told (dbhost.DbHost.tables_read), None: not known
+        self.statements: list[tuple[str, str, frozenset | None]] = []
         #: conn.in_transaction after the last claim / finish / work_once returned or raised, as
         #: the target process reported it with its reply (None: it could not tell)
         self.in_transaction_after: bool | None = None
@@ -539,7 +542,8 @@ class TargetProcess:
         frame = self._stack[-1] if self._stack else None
         if frame is not None and frame.op in CALLS:
             if len(frame.statements) < wire.MAX_STATEMENTS:
-                frame.statements.append((name, wire.bounded(sql, wire.MAX_SQL)))
+                frame.statements.append((name, wire.bounded(sql, wire.MAX_SQL),
+                                         self.db.tables_read(name)))
             else:
                 frame.dropped += 1
         watch = self._watches.get(name)

@@ -9,6 +9,11 @@ the grader. So the target is never handed a plain connection but a `WatchedConne
   called for every statement right after the grader's; `set_trace_callback(None)` removes only
   the student's. The grader's observation cannot be switched off through it.
 
+It also remembers the authorizer it was given, so that `expire()` can set that very authorizer
+again: SQLite then marks every statement prepared on the connection expired, and prepares each
+one again (asking the authorizer again) before its next run, even one sqlite3 keeps in its
+statement cache (the judge's `dbhost` uses it to learn which tables such a statement touches).
+
 `connect(path, busy_timeout_ms)` opens one with exactly the settings of `lab.store.connect`
 (the students' store, which the grader does not change).
 """
@@ -30,6 +35,20 @@ class WatchedConnection(sqlite3.Connection):
         super().__init__(*args, **kwargs)
         # [grader's, student's]: the chain below holds this list, not the connection (no cycle)
         self._traces: list[Trace] = [None, None]
+        # the arguments of the last set_authorizer (sqlite3 holds that callable too: no new cycle)
+        self._authorizer: tuple | None = None
+
+    def set_authorizer(self, *args, **kwargs) -> None:
+        super().set_authorizer(*args, **kwargs)
+        self._authorizer = (args, kwargs)
+
+    def expire(self) -> None:
+        """Make SQLite prepare every statement of this connection again before its next run,
+        its authorizer asked again (sqlite3_set_authorizer expires them): setting the same
+        authorizer again. A statement running now runs on. Nothing without an authorizer."""
+        if self._authorizer is not None:
+            args, kwargs = self._authorizer
+            super().set_authorizer(*args, **kwargs)
 
     def watch(self, callback: Trace) -> None:
         """The grader's callback (None: none); the student's, if any, stays."""

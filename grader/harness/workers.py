@@ -256,12 +256,12 @@ class _Worker:
             self.report("bad-claim", came_back=shown(claim), type=_type_name(claim), field=None)
         raise _Stop("bad-claim")
 
-    def journal(self, statements: list[tuple[str, str]]) -> None:
+    def journal(self, statements: list[tuple[str, str, frozenset | None]]) -> None:
         """Report, once, a statement of the target's that changed the journal mode (see
-        grader.harness.journal)."""
+        grader.harness.journal); `statements`: TargetProcess.statements."""
         if self.journal_seen:
             return
-        for _, sql in statements:
+        for _, sql, _ in statements:
             mode = switched_to(sql)
             if mode:
                 self.journal_seen = True
