@@ -46,3 +46,18 @@ def test_a_lock_upgrade_deadlock_is_not_blamed_on_the_busy_timeout():
     assert shortened_busy_timeout(raised("BEGIN IMMEDIATE")) is None
     assert shortened_busy_timeout(raised(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",
                                          "BEGIN IMMEDIATE")) is None
+
+
+def test_a_pragma_is_read_as_sqlite_reads_it_whatever_its_spelling():
+    """`= value` or `(value)`, the name and the value quoted or not, a schema, comments, a sign:
+    `PRAGMA journal_mode(wal)` scored 94 where `PRAGMA journal_mode = WAL` scored 83."""
+    for sql in ("PRAGMA journal_mode(wal)", 'PRAGMA "journal_mode" = wal',
+                "PRAGMA main.journal_mode='WAL'", "PRAGMA [main].[journal_mode] (wal)",
+                "PRAGMA /* c */ journal_mode -- c\n = wal;", "pragma `journal_mode`=\"wal\""):
+        assert switched_to(sql) == "wal", sql
+    for sql in ("PRAGMA journal_mode", "PRAGMA journal_mode = DELETE", "SELECT 'PRAGMA journal_mode=wal'",
+                "PRAGMA busy_timeout = 0"):
+        assert switched_to(sql) is None, sql
+    assert [busy_timeout_set(sql) for sql in ("PRAGMA busy_timeout(-5)", "PRAGMA busy_timeout = +100",
+                                              "PRAGMA \"busy_timeout\" = '20'", "PRAGMA busy_timeout",
+                                              "PRAGMA busy_timeout = x")] == [0, 100, 20, None, None]

@@ -10,25 +10,54 @@ cause from the PRAGMA it finds.
 
 from __future__ import annotations
 
-import re
+from .interleave import words
 
-from .interleave import plain
 
-_SET_JOURNAL = re.compile(r"^PRAGMA\s+(?:\w+\.)?journal_mode\s*=\s*['\"]?(\w+)", re.I)
-_SET_BUSY_TIMEOUT = re.compile(
-    r"^PRAGMA\s+(?:\w+\.)?busy_timeout\s*(?:=\s*|\(\s*)['\"]?([+-]?\d+)", re.I)
+def _unquoted(token: str) -> str:
+    """A name or value token as SQLite reads it: a string literal, a quoted identifier ("x",
+    [x], `x`) or a word, its quotes taken off."""
+    if len(token) >= 2 and token[0] in "'\"`" and token[-1] == token[0]:
+        return token[1:-1].replace(token[0] * 2, token[0])
+    if len(token) >= 2 and token[0] == "[" and token[-1] == "]":
+        return token[1:-1]
+    return token
+
+
+def pragma(sql: str) -> tuple[str, str | None] | None:
+    """(name, value) of a PRAGMA statement, read as SQLite reads it: comments anywhere, the name
+    and the value quoted or not, a schema before the name, `= value` or `(value)`, a sign before
+    a number; value None for a PRAGMA that only reads. None for any other statement."""
+    tokens = words(sql)
+    if len(tokens) < 2 or tokens[0].upper() != "PRAGMA":
+        return None
+    rest = tokens[1:]
+    if len(rest) >= 3 and rest[1] == ".":  # schema.name
+        rest = rest[2:]
+    name = _unquoted(rest[0]).lower()
+    if len(rest) < 3 or rest[1] not in ("=", "("):
+        return name, None
+    value = rest[2]
+    if value in ("+", "-") and len(rest) >= 4:
+        value = value + rest[3]
+    return name, _unquoted(value)
 
 
 def switched_to(sql: str) -> str | None:
     """The journal mode `sql` sets, when it sets one other than DELETE; else None."""
-    found = _SET_JOURNAL.match(plain(sql))
-    if found and found.group(1).lower() != "delete":
-        return found.group(1).lower()
+    found = pragma(sql)
+    if found and found[0] == "journal_mode" and found[1] is not None \
+            and found[1].lower() != "delete":
+        return found[1].lower()
     return None
 
 
 def busy_timeout_set(sql: str) -> int | None:
     """The busy timeout in ms that `sql` sets (`PRAGMA busy_timeout = N` or `(N)`; a negative N
     is no wait at all: 0), else None."""
-    found = _SET_BUSY_TIMEOUT.match(plain(sql))
-    return max(0, int(found.group(1))) if found else None
+    found = pragma(sql)
+    if not found or found[0] != "busy_timeout" or found[1] is None:
+        return None
+    try:
+        return max(0, int(found[1]))
+    except ValueError:
+        return None
