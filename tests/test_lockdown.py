@@ -221,3 +221,4 @@ def test_judges_temp_triggers_still_call_its_functions(side):
     with pytest.raises(sqlite3.DatabaseError, match=REFUSED):
         proxy.execute("SELECT harness_count('k')")
     assert os.path.exists(side.work / "proxy.db")
+

@@ -57,6 +57,7 @@ class _Conn:
         self.cursors: dict[int, sqlite3.Cursor] = {}
         self.student_trace: list[str] | None = None  # collecting for a proxy's trace callback
         self.serving = False  # a proxy's request runs: the statements are the code's
+        self.judge_ran = False  # the judge ran a statement here since the code's last request
         self.judge_triggers: set[str] = set()  # the triggers the judge created (lower case)
         # the code ran a statement that may change the database otherwise than row by row (its
         # schema, a PRAGMA that sets): its total_changes no longer tells every change (`changes`)
@@ -383,6 +384,14 @@ class DbHost:
         try:
             if not live:
                 raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+            if conn.judge_ran:
+                # a statement the judge ran here is in sqlite3's cache, prepared with the judge's
+                # leave: the code running the same text would run it as prepared, its authorizer
+                # not asked again; so every statement is prepared again before the code's next
+                # one runs. (Belt and braces: no such statement is known to matter today: a DDL
+                # statement expires the cache itself, and SQLite runs a PRAGMA's only once.)
+                conn.real.expire()
+                conn.judge_ran = False
             conn.serving = True
             conn.prepared = False  # a prepare that failed earlier tells nothing of this request
             conn.prepared_tables = set()
@@ -517,6 +526,8 @@ class DbHost:
     # -- what the real connections tell ----------------------------------------------------------
     def _trace(self, conn: _Conn, sql: str) -> None:
         conn.last_tables = conn.traced(sql)
+        if not conn.serving:  # the judge's own statement: prepared with the judge's leave
+            conn.judge_ran = True
         if conn.student_trace is not None and len(conn.student_trace) < wire.MAX_STATEMENTS:
             conn.student_trace.append(sql[:wire.MAX_SQL])
         if self.traced is not None:
