@@ -30,6 +30,7 @@ import hashlib
 import importlib.util
 import os
 import site
+import sqlite3
 import subprocess
 import sys
 import sysconfig
@@ -108,12 +109,12 @@ def path_folders() -> list[Path]:
                   | set(site_folders()))
 
 
-def snapshot() -> dict[str, str]:
+def snapshot(root: Path = ROOT) -> dict[str, str]:
     """What a grade must not change: path -> digest. A bytecode cache Python writes (a new
     file in __pycache__ that starts with this Python's magic number) is marked, not compared."""
     state = {}
-    for path in _files(ROOT, NOT_COMPARED):
-        state[f"checkout:{path.relative_to(ROOT)}"] = _digest(path)
+    for path in _files(root, NOT_COMPARED):
+        state[f"checkout:{path.relative_to(root)}"] = _digest(path)
     for folder in site_folders():
         for path in _files(folder):
             state[f"site:{path}"] = _digest(path)
@@ -142,24 +143,39 @@ def changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
     return found
 
 
-class Round:
-    """The places a round may not touch, what they held, and the clean-up."""
+#: What a SQLite database starts with.
+SQLITE_HEADER = b"SQLite format 3\0"
 
-    def __init__(self, folder: Path):
+
+def made_by_sqlite(path: Path) -> bool:
+    """Whether the file is empty or a SQLite database (what ATTACH leaves)."""
+    with open(path, "rb") as f:
+        return f.read(len(SQLITE_HEADER)) in (b"", SQLITE_HEADER)
+
+
+class Round:
+    """The places a round may not touch, what they held, and the clean-up (of a checkout:
+    this one, or a stand-in's)."""
+
+    def __init__(self, folder: Path, root: Path = ROOT):
+        self.root = root
         self.attack_dir = folder / "attack"  # $LEASELAB_ATTACK_DIR: where the tries point
         self.tmp = folder / "tmp"  # the grades' TMPDIR
         self.attack_dir.mkdir()
         self.tmp.mkdir()
         self.packages = {p: p.read_bytes() for name in PACKAGES
-                         for p in _files(ROOT / name, NOT_COMPARED)}
-        self.before = snapshot()
+                         for p in _files(root / name, NOT_COMPARED)}
+        self.before = snapshot(root)
 
     def stray_places(self) -> list[Path]:
-        return sorted({ROOT, self.attack_dir, self.tmp, Path("/tmp"),
+        return sorted({self.root, self.attack_dir, self.tmp, Path("/tmp"),
                        Path(tempfile.gettempdir()), *path_folders()})
 
     def cleaned(self) -> list[str]:
-        """Remove what the attacks plant and write the packages back: what was found."""
+        """Remove what the attacks plant (files named as they name them, SQLite's files in the
+        packages) and write back a file of the packages SQLite turned into a database: what was
+        found. A file of the packages changed otherwise (an edit made while the round ran,
+        or a jail that let the code write) is named, never written over."""
         found = []
         for place in self.stray_places():
             for pattern in STRAY_NAMES:
@@ -170,15 +186,17 @@ class Round:
             found.append(f"planted {path}")
             path.unlink(missing_ok=True)
         for path, data in self.packages.items():
-            if not path.is_file() or path.read_bytes() != data:
-                found.append(f"wrote {path.relative_to(ROOT)}")
-                path.write_bytes(data)
-        for path in (p for name in PACKAGES for p in _files(ROOT / name, NOT_COMPARED)):
-            if path not in self.packages:  # removed if SQLite made it (empty or a database)
+            if not path.is_file():
+                found.append(f"removed {path.relative_to(self.root)}")
+            elif path.read_bytes() != data:
+                found.append(f"wrote {path.relative_to(self.root)}")
+                if made_by_sqlite(path):
+                    path.write_bytes(data)
+        for path in (p for name in PACKAGES for p in _files(self.root / name, NOT_COMPARED)):
+            if path not in self.packages:
                 found.append(f"planted {path}")
-                with open(path, "rb") as f:
-                    if f.read(16) in (b"", b"SQLite format 3\0"):
-                        path.unlink()
+                if made_by_sqlite(path):
+                    path.unlink()
         return found
 
 
@@ -196,22 +214,36 @@ def class_folder(folder: Path) -> Path:
     return folder
 
 
-def test_the_comparison_sees_a_planted_pth_and_a_written_package_file(tmp_path):
-    """What a hole leaves is seen and cleaned: a .pth in site-packages, a line added to
-    lab/__init__.py (both harmless here: an empty .pth, a comment)."""
-    state = Round(tmp_path)
+def test_the_comparison_sees_and_cleans_what_a_hole_leaves(tmp_path):
+    """In a stand-in checkout: an empty lab/__init__.py turned into a database (as a hole does),
+    a line added to a file of grader/ (as an edit made meanwhile), and an empty zz_evil.pth in
+    the real site-packages (harmless) are each seen; the .pth is removed and the database
+    written back; the edit is named, never written over."""
+    root = tmp_path / "checkout"
+    for name in PACKAGES:
+        (root / name).mkdir(parents=True)
+        (root / name / "__init__.py").write_text(f'"""{name}"""\n', encoding="utf-8")
+    init, edited = root / "lab" / "__init__.py", root / "grader" / "__init__.py"
+    init.write_bytes(b"")
+    state = Round(tmp_path, root)
     pth = site_folders()[0] / "zz_evil.pth"
-    init = ROOT / "lab" / "__init__.py"
     try:
         pth.write_bytes(b"")
-        with open(init, "a", encoding="utf-8") as f:
-            f.write("# zz_evil\n")
-        assert changes(state.before, snapshot()) == [
-            f"added pth:{pth}", f"added site:{pth}", "changed checkout:lab/__init__.py"]
+        with sqlite3.connect(":memory:") as conn:
+            conn.execute("ATTACH ? AS zz_evil", (str(init),))
+            conn.execute("CREATE TABLE zz_evil.planted(line TEXT)")
+        with open(edited, "a", encoding="utf-8") as f:
+            f.write("# edited\n")
+        assert made_by_sqlite(init) and init.stat().st_size > 0
+        assert changes(state.before, snapshot(root)) == [
+            f"added pth:{pth}", f"added site:{pth}", "changed checkout:grader/__init__.py",
+            "changed checkout:lab/__init__.py"]
     finally:
         found = state.cleaned()
-    assert sorted(found) == ["planted " + str(pth), "wrote lab/__init__.py"]
-    assert changes(state.before, snapshot()) == []
+    assert sorted(found) == ["planted " + str(pth), "wrote grader/__init__.py",
+                             "wrote lab/__init__.py"]
+    assert init.read_bytes() == b"" and edited.read_text(encoding="utf-8").endswith("# edited\n")
+    assert changes(state.before, snapshot(root)) == ["changed checkout:grader/__init__.py"]
 
 
 @pytest.fixture(scope="module")
