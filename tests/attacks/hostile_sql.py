@@ -45,6 +45,14 @@ PREFIX = "leaselab-hostile-"
 PTH = "zz_evil.pth"
 
 
+def _quietly(conn, sql) -> None:
+    """Run `sql`, whatever it raises (an undo that may not be needed)."""
+    try:
+        conn.execute(sql)
+    except Exception:  # noqa: BLE001
+        pass
+
+
 def _attached(conn, sql, params=(), then=None) -> bool:
     """ATTACH as `sql` says, and run `then` there; whether both were let through (it is
     detached again)."""
@@ -60,10 +68,7 @@ def _attached(conn, sql, params=(), then=None) -> bool:
     except Exception:  # noqa: BLE001
         return False
     finally:
-        try:
-            conn.execute("DETACH zz_evil")
-        except Exception:  # noqa: BLE001
-            pass
+        _quietly(conn, "DETACH zz_evil")
 
 
 def attach_pth(conn):
@@ -137,10 +142,7 @@ def temp_store_directory(conn):
         conn.execute("PRAGMA temp_store_directory = '" + DIR.replace("'", "''") + "'")
     except Exception:  # noqa: BLE001
         return False
-    try:
-        conn.execute("PRAGMA temp_store_directory = ''")
-    except Exception:  # noqa: BLE001
-        pass
+    _quietly(conn, "PRAGMA temp_store_directory = ''")
     return True
 
 
@@ -154,10 +156,7 @@ def writable_schema(conn):
     except Exception:  # noqa: BLE001
         return False
     finally:
-        try:
-            conn.execute("PRAGMA writable_schema = OFF")
-        except Exception:  # noqa: BLE001
-            pass
+        _quietly(conn, "PRAGMA writable_schema = OFF")
 
 
 def trusted_schema(conn):
