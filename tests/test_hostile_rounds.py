@@ -18,9 +18,10 @@ empty (every later `import lab` fails: the classmates graded after it got 0). So
   as the attacks name theirs) are byte for byte what they were.
 
 Two tries must name the real places to prove anything: zz_evil.pth in site-packages and the
-empty files of the packages. Whatever any grade planted is removed, and every file of lab/,
-solutions/ and grader/ written back, right after that grade and again at the end, whatever
-happened (a `finally`): a failing run never leaves the machine poisoned.
+empty files of the packages. Whatever any grade planted is removed, and a file of lab/,
+solutions/ or grader/ that SQLite made a database written back, right after that grade and
+again at the end, whatever happened (a `finally`): a failing run never leaves the machine
+poisoned. Any other change is named, never written over (it may be an edit made meanwhile).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from grader.checkdef import all_checks
 
 ATTACKS = ROOT / "tests" / "attacks"
 CLASSMATE = "zz_classmate"
-#: The packages a grade imports (the shipped ones): their bytes are written back after each grade.
+#: The packages a grade imports (the shipped ones): what SQLite writes there is undone.
 PACKAGES = ("lab", "solutions", "grader")
 #: Folders of the checkout not compared: git's, virtualenvs (also any folder with a pyvenv.cfg),
 #: bytecode caches, pytest's cache, and the screenshots tests/test_report_html.py writes while
