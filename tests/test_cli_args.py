@@ -255,6 +255,34 @@ def test_only_a_grade_starts_its_zygote_before_the_grader_is_imported(monkeypatc
     assert started == ([True] if starts else [])
 
 
+def test_the_oldest_python_refused_is_the_one_below_pyprojects_floor():
+    import grader.__main__ as entry
+    from grader import config
+
+    floor = config.toml().loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
+        "project"]["requires-python"]
+    assert floor == ">=%d.%d" % entry.OLDEST_PYTHON
+
+
+def older_python() -> str | None:
+    """An interpreter older than the grader's floor on this machine (pyenv's, or on PATH)."""
+    import glob
+    import grader.__main__ as entry
+
+    below = "3.%d" % (entry.OLDEST_PYTHON[1] - 1)
+    found = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{below}.*/bin/python{below}")))
+    return (found or [shutil.which(f"python{below}")])[-1]
+
+
+@pytest.mark.skipif(older_python() is None, reason="no Python older than the floor here")
+def test_a_python_older_than_the_floor_is_refused_with_one_line():
+    """Run from a checkout (pip would not install it there), it is one line and exit 2, not
+    a grade: Python 3.9 scored the reference 0, saying its import never finished."""
+    proc = subprocess.run([older_python(), "-m", "grader", "--impl", "solutions.queue"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    refused(proc, "needs Python 3.10 or newer")
+
+
 # -- nothing a student types hurts them (issue 29) -------------------------------------------------
 def lab_copy(tmp_path):
     """A student's checkout: lab/ (the stubs and the store) in a folder of its own."""

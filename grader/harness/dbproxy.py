@@ -46,6 +46,7 @@ from __future__ import annotations
 import base64
 import operator
 import sqlite3
+import sys
 from typing import Callable
 
 from . import wire
@@ -56,6 +57,10 @@ _UNAVAILABLE = ("backup", "iterdump", "blobopen", "serialize", "deserialize", "c
                 "create_aggregate", "create_collation", "create_window_function",
                 "set_authorizer", "set_progress_handler", "enable_load_extension",
                 "load_extension", "setlimit", "setconfig")
+#: Python 3.10's sqlite3, which pyproject.toml allows, words a few errors otherwise than 3.11+
+#: (SQL that is not UTF-8, executescript of no str, isolation_level of no str): the proxy
+#: raises what the real module of the Python it runs on raises.
+_PY310 = sys.version_info < (3, 11)
 
 
 class _Closed:
@@ -70,7 +75,8 @@ def raise_error(data: dict):
     name = data.get("class")
     message = data.get("message", "")
     kind = getattr(sqlite3, name, None) if type(name) is str else None
-    if not (isinstance(kind, type) and issubclass(kind, sqlite3.Error)):
+    # sqlite3.Warning is no sqlite3.Error: Python 3.10 raises it for two statements in one execute
+    if not (isinstance(kind, type) and issubclass(kind, (sqlite3.Error, sqlite3.Warning))):
         import builtins
 
         kind = getattr(builtins, name, None) if type(name) is str else None
@@ -246,6 +252,9 @@ class ProxyConnection:
             # the real module's words, before anything reaches the database
             if isinstance(value, str):
                 value = str.__str__(value)
+            elif _PY310:
+                raise TypeError("isolation_level must be a string or None, not "
+                                + type(value).__name__)
             else:
                 raise TypeError("isolation_level must be str or None")
         if self._closed or self._state.get("closed"):
@@ -351,7 +360,7 @@ class ProxyCursor:
         """An execute*: a failed one leaves the cursor with no statement, no description and
         rowcount -1, as the real cursor's."""
         try:
-            self._check_sql(request["sql"])
+            self._check_sql(request["sql"], request["op"])
             return self._ran(self._ask(request, pending))
         except BaseException:
             if not self._closed and not self.connection._closed:
@@ -404,15 +413,23 @@ class ProxyCursor:
             failed = None  # no cycle through this frame: the cursor is freed as a real one is
 
     def executescript(self, sql_script, /):
+        if _PY310 and not isinstance(sql_script, str):
+            raise ValueError("script argument must be unicode.")
         _sql(sql_script, "executescript() argument")
         return self._run({"op": "executescript", "sql": sql_script})
 
-    def _check_sql(self, sql: str) -> None:
+    def _check_sql(self, sql: str, op: str) -> None:
         """What the real cursor checks before it compiles: open, and SQL that is UTF-8."""
         if self._closed:
             raise sqlite3.ProgrammingError("Cannot operate on a closed cursor.")
         self.connection._check_open()
-        sql.encode("utf-8")  # a lone surrogate: the real module's UnicodeEncodeError
+        try:
+            sql.encode("utf-8")  # a lone surrogate: the real module's UnicodeEncodeError
+        except UnicodeEncodeError:
+            if _PY310 and op != "executescript":  # 3.10's execute and executemany say this
+                raise sqlite3.Warning(f"SQL is of wrong type ('{type(sql).__name__}')."
+                                      " Must be string.") from None
+            raise
 
     # -- rows ----------------------------------------------------------------------------------
     def _take(self, n: int) -> list:

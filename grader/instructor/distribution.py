@@ -17,9 +17,9 @@ import json
 import fnmatch
 import re
 import shutil
-import sys
 from pathlib import Path
 
+from grader import config
 from grader.checkdef import WITHHELD_FILE, all_checks
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -93,14 +93,9 @@ def student_pyproject(text: str) -> str:
     if count != 1:
         raise DistributionError("cannot replace [tool.pytest.ini_options] in pyproject.toml")
     new = new.rstrip("\n") + "\n\n" + STUDENT_PYTEST
-    if sys.version_info >= (3, 11):
-        import tomllib
-
-        found = tomllib.loads(new)["tool"]["setuptools"]["packages"]["find"]["include"]
-        if any(p.startswith("solutions") for p in found) or "lab*" not in found:
-            raise DistributionError(f"cannot drop solutions from packages.find: {found}")
-    elif "solutions" in new:  # pragma: no cover - Python 3.10
-        raise DistributionError("cannot drop solutions from pyproject.toml")
+    found = config.toml().loads(new)["tool"]["setuptools"]["packages"]["find"]["include"]
+    if any(p.startswith("solutions") for p in found) or "lab*" not in found:
+        raise DistributionError(f"cannot drop solutions from packages.find: {found}")
     return new
 
 
