@@ -161,6 +161,12 @@ def test_no_native_code_virtual_table_or_judges_schema(side):
     proxy.execute("CREATE TEMP TABLE jobs(x)")  # the code's own, shadowing on its connection
     proxy.execute("DROP TABLE temp.jobs")
     proxy.execute("DROP TABLE spent")
+    for sql in ("CREATE TRIGGER t AFTER INSERT ON jobs BEGIN UPDATE jobs SET qty = 1; END",
+                "CREATE TRIGGER main.t BEFORE UPDATE ON main.jobs BEGIN SELECT 1; END"):
+        with pytest.raises(sqlite3.DatabaseError, match=REFUSED):  # it would fire in the
+            proxy.execute(sql)                                      # judge's own writes
+    proxy.execute("CREATE TEMP TRIGGER mine AFTER UPDATE ON jobs BEGIN SELECT 1; END")
+    proxy.execute("DROP TRIGGER mine")
     proxy.execute("CREATE TABLE audit(x)")
     proxy.execute("ALTER TABLE audit ADD COLUMN y")
     proxy.execute("DROP TABLE audit")

@@ -40,7 +40,7 @@ FAILER_MESSAGE = "user-defined function raised exception"
 _JUDGE_FUNCTIONS = (COUNTER, FAILER)
 _SQLITE_ERRORS = {name for name in dir(sqlite3)
                   if isinstance(getattr(sqlite3, name), type)
-                  and issubclass(getattr(sqlite3, name), sqlite3.Error)}
+                  and issubclass(getattr(sqlite3, name), (sqlite3.Error, sqlite3.Warning))}
 _ATTRS = ("isolation_level", "autocommit")
 
 
@@ -668,6 +668,12 @@ def authorize(conn: _Conn, action, arg1, arg2, database, source):
         name = str(arg1).lower()
         if conn.serving:
             if name in conn.judge_triggers:
+                return sqlite3.SQLITE_DENY
+            if action == sqlite3.SQLITE_CREATE_TRIGGER and str(arg2).lower() in _JUDGE_TABLES \
+                    and str(database or "main").lower() == "main":
+                # a trigger on the judge's table in the database file fires in every
+                # connection's writes, the judge's own among them (its enqueue, its operator):
+                # the code may keep TEMP triggers, which fire in its own connection only
                 return sqlite3.SQLITE_DENY
         elif action in _CREATE_TRIGGER:
             conn.judge_triggers.add(name)
