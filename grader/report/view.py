@@ -629,6 +629,8 @@ def event_text(event: dict, lang: str) -> str:
     params = {**event, "result": result}
     if op == "finish":
         params["stamp"] = text("timeline.stamp", lang, **event["stamp"])
+    if op == "work_once" and event.get("returns"):  # told after what happened inside its send
+        return text("timeline.work_once-returns", lang, **params)
     return text(TIMELINE(op), lang, **params)
 
 

@@ -1,0 +1,24 @@
+"""work_once finishes with an UPDATE of its own by id, as long as the job is still leased.
+
+claim and finish are the reference's, but work_once does not call finish: after send it runs
+`UPDATE jobs SET status='done' ... WHERE id = ? AND status = 'leased'`. Whoever holds the job
+now (another worker that re-claimed it during the send, the same name restarted), the late
+finish lands on that lease; and a job past its deadline is marked done too."""
+
+from _kit import reference_claim as claim
+from _kit import reference_finish as finish  # noqa: F401  (the reference's, never called here)
+
+EXPECT_FAIL = {"late-finish-lease-taken", "late-finish-same-name", "late-finish-past-deadline",
+               "work-once-fresh-clock"}
+MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
+EXPECT_TEXT = {"late-finish-lease-taken": "they differ in owner 'A' / 'B'"}
+
+
+def work_once(conn, owner, send, clock, lease_ms):
+    c = claim(conn, owner, clock(), lease_ms)
+    if c is None:
+        return None
+    send(c)
+    cur = conn.execute("UPDATE jobs SET status = 'done', finished_at = ?"
+                       " WHERE id = ? AND status = 'leased'", (clock(), c.id))
+    return cur.rowcount == 1
