@@ -53,25 +53,33 @@ class Meanwhile(Courier):
         self.clock.now = max(self.clock.now, self.returns_at)
 
 
-def a_sends(lab: Lab, job: int, before: dict, until: int) -> Callable[[object], None]:
+def expect_a_sent(lab: Lab, claim, job: int, before: dict, until: int) -> None:
     """Inside A's send: what it was given must be the stamp A's claim committed (token 1, its
     lease to `until`): else the check cannot go on (the work_once checks grade that)."""
     w = lab.world
-
-    def check(claim) -> None:
-        with lab.setup():
-            expect_a_claim(lab, claim)
-            lab.expect(claim, Claim(id=job, qty=before["qty"], owner=w.name("A"), token=1,
-                                    attempt=1, lease_until=until),
-                       job=job, row=leased(before, w.name("A"), token=1, attempts=1,
-                                           lease_until=until))
-
-    return check
+    with lab.setup():
+        expect_a_claim(lab, claim)
+        lab.expect(claim, Claim(id=job, qty=before["qty"], owner=w.name("A"), token=1,
+                                attempt=1, lease_until=until),
+                   job=job, row=leased(before, w.name("A"), token=1, attempts=1,
+                                       lease_until=until))
 
 
 def other_worker(lab: Lab) -> Conn:
     """The connection the other worker (B, or A restarted) calls claim and finish on."""
     return lab.connect(busy_timeout_ms=B_BUSY_MS)
+
+
+def claims_meanwhile(lab: Lab, role: str, conn: Conn, now: int, job: int, *, token: int,
+                     attempt: int, lease_ms: int | None = None) -> tuple[Claim, dict]:
+    """Inside A's send, the worker cast as `role` claims on `conn` and must get `job` as its
+    `token`-th generation (`steps.claims`), leaving no transaction open: the check's setup.
+    Returns the claim and the new row."""
+    with lab.setup():
+        got = claims(lab, role, now=now, job=job, token=token, attempt=attempt,
+                     lease_ms=lease_ms, conn=conn)
+    no_transaction_left(lab, conn, "claim")
+    return got
 
 
 def no_transaction_left(lab: Lab, conn: Conn, function: str) -> None:
@@ -95,10 +103,13 @@ def work_once_meanwhile(lab: Lab, acts: Callable[[object], None], returns_at: in
     return result
 
 
-def differ(a: Claim, b: Claim) -> str:
-    """The fields in which two stamps differ, each as `field a / b` (language-neutral)."""
-    return ", ".join(f"{f.name} {getattr(a, f.name)!r} / {getattr(b, f.name)!r}"
-                     for f in dataclasses.fields(Claim) if getattr(a, f.name) != getattr(b, f.name))
+def side_by_side(late: Claim, holder: Claim) -> dict:
+    """Both holders' stamps for the failure's sentence: the late worker's, the new holder's,
+    and the fields in which they differ, each as `field late / holder` (language-neutral)."""
+    differ = ", ".join(f"{f.name} {getattr(late, f.name)!r} / {getattr(holder, f.name)!r}"
+                       for f in dataclasses.fields(Claim)
+                       if getattr(late, f.name) != getattr(holder, f.name))
+    return {"a_stamp": show(late), "b_stamp": show(holder), "differ": differ}
 
 
 def expect_late_finish_rejected(lab: Lab, result, job: int, row: dict, detail: str,
@@ -123,20 +134,17 @@ def test_late_finish_lease_taken(lab):
     seen: dict = {}
 
     def acts(claim) -> None:
-        a_sends(lab, job, before, until)(claim)
+        expect_a_sent(lab, claim, job, before, until)
         lab.note("timeline.note.late-finish.lease-ran-out", owner=w.name("A"), now=until,
                  lease_until=until)
-        with lab.setup():
-            seen["b"], seen["row"] = claims(lab, "B", now=until, job=job, token=2, attempt=2,
-                                            conn=b_conn)
-        no_transaction_left(lab, b_conn, "claim")
+        seen["b"], seen["row"] = claims_meanwhile(lab, "B", b_conn, until, job, token=2,
+                                                  attempt=2)
         lab.note("timeline.note.late-finish.send-returns", owner=w.name("A"), now=back)
         seen["a"] = claim
 
     result = work_once_meanwhile(lab, acts, back)
     expect_late_finish_rejected(lab, result, job, seen["row"], "late-finish.lease-taken",
-                                now=back, a_stamp=show(seen["a"]), b_stamp=show(seen["b"]),
-                                differ=differ(seen["a"], seen["b"]))
+                                now=back, **side_by_side(seen["a"], seen["b"]))
 
 
 @check("late-finish-job-done", points=1)
@@ -154,12 +162,11 @@ def test_late_finish_job_done(lab):
     seen: dict = {}
 
     def acts(claim) -> None:
-        a_sends(lab, job, before, until)(claim)
+        expect_a_sent(lab, claim, job, before, until)
         lab.note("timeline.note.late-finish.lease-ran-out", owner=w.name("A"), now=until,
                  lease_until=until)
+        seen["b"], _ = claims_meanwhile(lab, "B", b_conn, until, job, token=2, attempt=2)
         with lab.setup():
-            seen["b"], _ = claims(lab, "B", now=until, job=job, token=2, attempt=2, conn=b_conn)
-            no_transaction_left(lab, b_conn, "claim")
             seen["row"] = finishes(lab, seen["b"], now=b_done, accepted=True, conn=b_conn)
         no_transaction_left(lab, b_conn, "finish")
         lab.note("timeline.note.late-finish.send-returns", owner=w.name("A"), now=back)
@@ -167,8 +174,8 @@ def test_late_finish_job_done(lab):
 
     result = work_once_meanwhile(lab, acts, back)
     expect_late_finish_rejected(lab, result, job, seen["row"], "late-finish.job-done",
-                                now=back, finished_at=b_done, a_stamp=show(seen["a"]),
-                                b_stamp=show(seen["b"]), differ=differ(seen["a"], seen["b"]))
+                                now=back, finished_at=b_done,
+                                **side_by_side(seen["a"], seen["b"]))
 
 
 @check("late-finish-same-name", points=2)
@@ -189,22 +196,20 @@ def test_late_finish_same_name(lab):
     seen: dict = {}
 
     def acts(claim) -> None:
-        a_sends(lab, job, before, until)(claim)
+        expect_a_sent(lab, claim, job, before, until)
         lab.note("timeline.note.late-finish.taken-back", owner=w.name("A"), job=job, now=taken)
         with lab.setup():
             lab.set_row(job, status="quarantined")
             lab.requeue(job)
-            lab.note("timeline.note.late-finish.restart", owner=w.name("A"), lease_until=until)
-            seen["new"], seen["row"] = claims(lab, "A", now=taken, job=job, token=2, attempt=1,
-                                              lease_ms=until - taken, conn=a_conn)
-        no_transaction_left(lab, a_conn, "claim")
+        lab.note("timeline.note.late-finish.restart", owner=w.name("A"), lease_until=until)
+        seen["new"], seen["row"] = claims_meanwhile(lab, "A", a_conn, taken, job, token=2,
+                                                    attempt=1, lease_ms=until - taken)
         lab.note("timeline.note.late-finish.old-run-returns", owner=w.name("A"), now=back)
         seen["old"] = claim
 
     result = work_once_meanwhile(lab, acts, back)
     expect_late_finish_rejected(lab, result, job, seen["row"], "late-finish.same-name",
-                                now=back, a_stamp=show(seen["old"]), b_stamp=show(seen["new"]),
-                                differ=differ(seen["old"], seen["new"]))
+                                now=back, **side_by_side(seen["old"], seen["new"]))
 
 
 @check("late-finish-past-deadline", points=1)
@@ -225,7 +230,7 @@ def test_late_finish_past_deadline(lab):
     seen: dict = {}
 
     def acts(claim) -> None:
-        a_sends(lab, job, before, until)(claim)
+        expect_a_sent(lab, claim, job, before, until)
         lab.note("timeline.note.late-finish.deadline-moved", owner=w.name("A"), job=job,
                  now=moved, deadline=deadline)
         with lab.setup():
@@ -254,12 +259,9 @@ def test_late_finish_in_time(lab):
     seen: dict = {}
 
     def acts(claim) -> None:
-        a_sends(lab, job, before, until)(claim)
+        expect_a_sent(lab, claim, job, before, until)
         lab.note("timeline.note.late-finish.other-job", owner=w.name("A"), other=other)
-        with lab.setup():
-            _, seen["other"] = claims(lab, "B", now=b_at, job=other, token=1, attempt=1,
-                                      conn=b_conn)
-        no_transaction_left(lab, b_conn, "claim")
+        _, seen["other"] = claims_meanwhile(lab, "B", b_conn, b_at, other, token=1, attempt=1)
         lab.note("timeline.note.late-finish.send-returns", owner=w.name("A"), now=back)
 
     result = work_once_meanwhile(lab, acts, back)
