@@ -216,6 +216,23 @@ def test_a_step_inside_a_send_is_played_before_send_returns():
     assert [len(inside) for _, _, inside in timelines.groups(orphan)] == [0, 0]
 
 
+@pytest.mark.parametrize("name", ["work_cursor_kept_across_send",
+                                  "lock_transaction_across_send_and_finish"])
+def test_a_lock_held_across_send_is_a_difference_inside_it(name, scratch):
+    """A work_once that holds a lock across send (a statement not read to its end, a
+    transaction): the operator's step inside its send meets it (`locked`: never an error of
+    the judge's, nor taken for what work_once raised), another worker's claim there raises;
+    either is a difference at that step, and the timelines after it still play."""
+    module = load(MUTANTS / f"{name}.py")
+    found = dict(differences(module, scratch, 1, 12, late_numbered))
+    whats = {}
+    for index, difference in found.items():
+        steps, _ = late_numbered(1, index)
+        assert steps[difference.step].inside, (index, difference)
+        whats[steps[difference.step].op] = difference.what
+    assert whats.get("quarantine") == "locked" and whats.get("claim", "raised") == "raised"
+
+
 def test_same_seed_same_timelines_other_seed_others():
     assert generate.timeline(5, 3) == generate.timeline(5, 3)
     assert generate.timeline(5, 3) != generate.timeline(6, 3)

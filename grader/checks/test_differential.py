@@ -316,7 +316,7 @@ class _Explaining(Checker):
         self.stamp = _prepare(self.queue.elsewhere(), step, stamps)
 
     def _explain(self, difference: Difference, where: str, *context) -> None:
-        if where == "inside":
+        if where == "inside" and difference.what != "locked":
             step, got, expected, model = context
             job = self.stamp.id if self.stamp else _job_of(step, got, expected)
             explain(self.lab, step, difference, got, expected, self.queue.elsewhere().raised,
@@ -345,6 +345,8 @@ def explain(lab: Lab, step: Step, difference: Difference, got: Outcome, expected
             raised: TargetRaised | None, model: QueueModel, job: int | None) -> None:
     """Fail the check with the standard report for what differed (`job`: the row to show)."""
     what = difference.what
+    if what == "locked":  # explained at the work_once that held the lock across its send
+        lab.fail("timeline-locked-in-send", error=difference.got, actor=step.owner)
     if what == "raised" and raised is not None and expected.raised is None:
         raise raised  # the code under grade raised: errored, with the line in its file
     if what == "raised":

@@ -38,7 +38,7 @@ from lab import store
 from lab.store import Claim
 
 from grader.harness import target_client, watched
-from grader.harness.scenario import insert_job, judge_wait_ms, judge_write
+from grader.harness.scenario import WriteLocked, insert_job, judge_wait_ms, judge_write
 from grader.harness.target_client import RaisedInTarget, TargetProcessError
 
 from .model import LEASED, PENDING, QUARANTINED, QueueModel, lesson_ids
@@ -98,6 +98,9 @@ class Outcome:
     sent: list = field(default_factory=list)
     skipped: bool = False
     inside: list = field(default_factory=list)
+    #: an operator's step inside a send found the database locked (the error): the code held
+    #: a lock across send (scenario.WriteLocked)
+    locked: str | None = None
 
 
 @dataclass
@@ -238,6 +241,7 @@ def _work_once(step: Step, queue, operator, stamps: list[Claim], passthrough: tu
     watch = watch or Watch()
     sent: list = []
     played: list[Outcome] = []
+    judge: list[BaseException] = []  # what the steps inside raised of the judge's own
 
     def meanwhile() -> None:
         """The steps inside: another worker on a connection of its own (`elsewhere`), the
@@ -249,7 +253,10 @@ def _work_once(step: Step, queue, operator, stamps: list[Claim], passthrough: tu
             if watch.stopped:
                 return
             watch.before(number, sub, known)
-            outcome = play_step(sub, other, operator, known, passthrough)
+            try:
+                outcome = play_step(sub, other, operator, known, passthrough)
+            except WriteLocked as locked:  # a lock the work_once holds across its send
+                outcome = Outcome(locked=locked.error)
             stamps_after(sub, outcome, known)
             played.append(outcome)
             watch.after(number, sub, outcome)
@@ -257,13 +264,19 @@ def _work_once(step: Step, queue, operator, stamps: list[Claim], passthrough: tu
     def send(claim):
         sent.append(claim)
         if inside and len(sent) == 1:
-            watch.at_send(sent)
-            meanwhile()
+            try:
+                watch.at_send(sent)
+                meanwhile()
+            except BaseException as exc:  # the judge's: never taken for what work_once raised
+                judge.append(exc)
+                raise
         clock.sent()
         if step.send_error:
             raise SEND_ERRORS[step.send_error]("the receiver did not answer")
 
     outcome = _call(lambda: queue.work_once(step.owner, send, clock, step.lease_ms), passthrough)
+    if judge:
+        raise judge[0]
     outcome.sent = sent
     if inside and not sent:  # send never called: the others act all the same, afterwards
         watch.at_return(outcome)
@@ -539,6 +552,8 @@ def compare(index: int, step: Step, got: Outcome, expected: Outcome, db,
             model: QueueModel) -> Difference | None:
     """The first thing that differs after step `index` (`db`: the rows, and the transaction
     state of the code under grade's connection), or None."""
+    if got.locked is not None:
+        return Difference(index, "locked", got.locked, None)
     if got.raised != expected.raised:
         return Difference(index, "raised", got.raised, expected.raised)
     if expected.raised is None and not same(got.returned, expected.returned):

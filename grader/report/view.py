@@ -478,6 +478,7 @@ HINT_OF_DETAIL = {
     "race-journal-mode": "check.journal-mode-stays-delete.hint",
     "integration-worker-rounds": "check.work-once-empty-queue.hint",
     "work-once-send-uncommitted": "check.lock-free-during-send.hint",
+    "timeline-locked-in-send": "check.lock-free-during-send.hint",  # a lock held across send
     "lock-probe-claim": "check.lowest-id-first.hint",  # the probe got another job than the next
     "integration-stale-finish-value": "hint.wrong-type.finish",  # not False: None, 0...
     "lease-until-rule": "check.deadline-clamp.hint",  # met in any check that claims
