@@ -12,8 +12,8 @@ timeline of each hundred ends with a full queue: a claim behind at least 17 jobs
 inside it, in one of the `SITUATIONS` (its lease runs out and another worker re-claims the
 job, and maybe finishes it; the operator takes the job back and the same name claims it again,
 its lease ending when the old one did; the same name re-claims after expiry; the operator moves
-the deadline earlier; another worker takes another job), with values drawn around its claim's
-lease_until and deadline.
+the deadline earlier; another worker takes another job; the operator quarantines the job by
+hand, maybe requeues it), with values drawn around its claim's lease_until and deadline.
 """
 
 from __future__ import annotations
@@ -50,8 +50,9 @@ def timeline(seed: int | str, index: int = 0, length: int | None = None) -> list
 
 
 #: What another worker (or the operator) does inside a work_once's send, in a `late` timeline:
-#: the n-th late timeline of a seed plays SITUATIONS[n % 6], so a dozen plays each twice.
-SITUATIONS = ("taken", "done", "taken-back", "same-name", "deadline-moved", "other-job")
+#: the n-th late timeline of a seed plays SITUATIONS[n % 7], so fourteen play each twice.
+SITUATIONS = ("taken", "done", "taken-back", "same-name", "deadline-moved", "other-job",
+              "quarantined")
 
 
 def late(seed: int | str, index: int) -> list[Step]:
@@ -209,25 +210,33 @@ class Drawing:
                           deadline=now + rng.choice([4 * lease_ms, FAR]), max_attempts=3))
             seen = copy.deepcopy(self.model)
             claim = seen.claim(owner, now, lease_ms)
-        inside = self._inside(situation, seen, self.stamps + [claim], claim, now)
+        inside, window = self._inside(situation, seen, self.stamps + [claim], claim, now)
         end = max([now] + [sub.now for sub in inside])
-        send_ms = end - now + rng.choice([0, 0, 1, rng.randint(1, max(1, lease_ms // 2))])
-        self.add(Step("work_once", now=now, owner=owner, lease_ms=lease_ms, send_ms=send_ms,
+        back = end + rng.choice([0, 0, 1, rng.randint(1, max(1, lease_ms // 2))])
+        if window is not None and not window[0] <= back < window[1] and rng.random() < 0.8:
+            low = max(end, window[0])  # mostly back while what matters holds (a lease)
+            back = low + rng.randint(0, max(0, window[1] - low - 1))
+        self.add(Step("work_once", now=now, owner=owner, lease_ms=lease_ms, send_ms=back - now,
                       send_error="SendFailed" if rng.random() < 0.125 else ""), inside)
 
     def _inside(self, situation: str, seen: QueueModel, known: list[Claim], claim: Claim,
-                now: int) -> list[Step]:
+                now: int) -> tuple[list[Step], tuple[int, int] | None]:
         """The steps of `situation` inside the send of a work_once that claimed `claim` at
-        `now`; each is played on `seen` (the shadow model as it will be inside that send) as
-        it is drawn, so that the next knows where the queue stands."""
+        `now`, each played on `seen` (the shadow model as it will be inside that send) as it
+        is drawn, so that the next knows where the queue stands; and the instants [from, to)
+        the send mostly returns in, where what makes a late finish matter still holds (the new
+        holder's lease, the old one's under a moved deadline), or None."""
         rng, steps = self.rng, []
         job, until = claim.id, claim.lease_until
         others = [o for o in self.owners if o != claim.owner] or ["B"]
+        window: list = [None]
 
         def add(step: Step) -> Outcome:
             steps.append(dataclasses.replace(step, inside=True))
             outcome = play_step(step, seen, seen, known)
             stamps_after(step, outcome, known)
+            if isinstance(outcome.returned, Claim):  # a new holder: back while its lease holds
+                window[0] = (step.now, outcome.returned.lease_until)
             return outcome
 
         after = until + rng.choice([0, 0, 1, rng.randint(1, max(1, self.lease))])
@@ -246,14 +255,22 @@ class Drawing:
             add(Step("requeue", now=before, job=job))
             lease = until - before if until > before and rng.random() < 0.8 else self.lease
             add(Step("claim", now=before, owner=claim.owner, lease_ms=lease))
+            window[0] = (before, min(until, window[0][1]) if window[0] else until)
         elif situation == "same-name":  # the same name re-claims once the lease ran out
             add(Step("claim", now=after, owner=claim.owner, lease_ms=self.lease_ms()))
         elif situation == "deadline-moved":  # the operator moves the deadline under the lease
             deadline = before + rng.randint(0, max(0, until - before - 1))
             add(Step("move_deadline", now=before, job=job, deadline=deadline))
+            window[0] = (deadline, until)  # past the deadline, the lease still running
             if rng.random() < 0.5:  # someone asks for work at that deadline
                 add(Step("claim", now=max(before, deadline), owner=rng.choice(others),
                          lease_ms=self.lease_ms()))
+        elif situation == "quarantined":  # the operator quarantines the held job by hand,
+            # maybe requeues it; nobody claims it before the send returns, its lease still running
+            add(Step("quarantine", now=before, job=job))
+            if rng.random() < 0.5:
+                add(Step("requeue", now=before, job=job))
+            window[0] = (before, until)
         else:  # another worker takes another job (or none) while the lease runs
             if rng.random() < 0.8:
                 add(Step("enqueue", now=before, qty=rng.choice([1, 2, 5]),
@@ -262,7 +279,8 @@ class Drawing:
                             lease_ms=self.lease_ms()))
             if isinstance(took.returned, Claim) and rng.random() < 0.5:
                 add(Step("finish", now=before, ref=len(known) - 1))
-        return steps
+            window[0] = (before, until)  # the work_once's own lease: its finish lands
+        return steps, window[0]
 
     def overlapping_leases(self) -> None:
         """Several jobs held by several workers on leases of different lengths, one of them

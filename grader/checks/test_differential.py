@@ -11,7 +11,7 @@ what was expected, the row current vs expected. What is shown differed in that r
 timeline as drawn is shown). The seed is printed; `python -m grader --replay SEED -k
 random-timelines` plays the same timelines.
 
-After the 100 timelines come 12 late ones (generate.late): in each, another worker, or the
+After the 100 timelines come 14 late ones (generate.late): in each, another worker, or the
 operator, acts from inside a work_once's send (re-claims the job once its lease ran out, finishes
 it, takes it back and claims it again under the same name, moves its deadline), played on a
 connection of its own in the same target process (timelines.Elsewhere); a work_once whose late
@@ -48,7 +48,7 @@ from .timelines import (Checker, Difference, Outcome, Recorder, Step, compare,
 TIMELINES = 100  # about 1 s for a correct claim (about 1,300 round trips to its process)
 #: Then this many late timelines (generate.late: another worker acts inside a work_once's send),
 #: numbered after the others (100, 101, ...): every one of generate.SITUATIONS twice.
-LATE = 12
+LATE = 14
 #: The timelines run in this many parts, each with a target process of its own (at once, on
 #: several cores): the result is the first failing part's, which holds the first failing timeline.
 PARTS = 4
