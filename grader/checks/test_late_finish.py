@@ -40,8 +40,9 @@ B_BUSY_MS = 0
 
 class Meanwhile(Courier):
     """A's `send`: records what it was given (as the work_once checks' Courier does), then, on
-    the first call, runs `acts(claim)`: the other worker's and the operator's steps, which move
-    the clock to their own instants; then the clock reaches `returns_at` and send returns."""
+    the first call, runs `acts(claim)`: the other worker's and the operator's steps, each at
+    its own instant (given to claim and finish as `now`); then A's clock reaches `returns_at`
+    and send returns."""
 
     def __init__(self, lab: Lab, clock: ManualClock, acts: Callable[[object], None],
                  returns_at: int):
@@ -113,11 +114,10 @@ def side_by_side(late: Claim, holder: Claim) -> dict:
 
 
 def expect_late_finish_rejected(lab: Lab, result, job: int, row: dict, detail: str,
-                                others: dict[int, dict] | None = None, **params) -> None:
-    """work_once returned False and every row is as the other worker left it: the job's `row`,
-    and each of `others` (job -> row)."""
+                                **params) -> None:
+    """work_once returned False and the job's row (the check's only one) is `row`, as the
+    other worker or the operator left it."""
     lab.expect(result, False, job=job, row=row, detail=detail, **params)
-    expect_rows(lab, others or {}, detail=detail, **params)
 
 
 @check("late-finish-lease-taken", points=2)

@@ -53,7 +53,8 @@ class Courier:
         worker acts in the checks of grader.checks.test_late_finish)."""
 
     def _row(self, claim) -> dict | None:
-        # Never raise the grader's own failure inside send: the target might catch it.
+        # A row that cannot be read is reported once work_once has returned (a failure
+        # raised inside send would stop the check there, at send, not at what work_once did).
         if not isinstance(claim, Claim):
             return None
         try:

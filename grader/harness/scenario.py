@@ -365,7 +365,8 @@ class Lab:
         around them: where it started, a note that it runs and calls send with what it was
         given; after them, the call itself, at the clock's reading once send returned, with
         what it returned (the step a failure of work_once is about, after what happened
-        meanwhile)."""
+        meanwhile). A check that stopped inside send (`first["stopped"]`: a step there went
+        wrong, or raised) keeps only the note: its failure is about the last step inside."""
         if not first or len(self.timeline) <= first["mark"]:
             return
         at = next((i for i, e in enumerate(self.timeline) if e is event), None)

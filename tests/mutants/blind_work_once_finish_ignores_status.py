@@ -8,22 +8,15 @@ marks a quarantined job done: only `status = 'leased'` tells it apart. No hand-p
 a job back during send without another claim after it (finish-on-quarantined-rejected calls
 finish, not work_once): the random timelines' late ones do."""
 
-from _kit import reference_claim as claim
-from _kit import reference_finish as finish  # noqa: F401  (the reference's, never called here)
+from _kit import finished_by
+from _kit import reference_claim as claim  # noqa: F401  (claim and finish are the reference's)
+from _kit import reference_finish as finish  # noqa: F401  (never called here)
 
 EXPECT_FAIL = {"random-timelines"}
 EXPECT_TEXT = {"random-timelines": "the grader sets job {id:1}: status=quarantined"}
 
 
-def work_once(conn, owner, send, clock, lease_ms):
-    c = claim(conn, owner, clock(), lease_ms)
-    if c is None:
-        return None
-    send(c)
-    cur = conn.execute(
-        "UPDATE jobs SET status = 'done', finished_at = :now"
-        " WHERE id = :id AND owner = :owner AND token = :token AND attempts = :attempt"
-        " AND lease_until = :lease_until AND :now < lease_until AND :now < deadline",
-        {"now": clock(), "id": c.id, "owner": c.owner, "token": c.token, "attempt": c.attempt,
-         "lease_until": c.lease_until})
-    return cur.rowcount == 1
+work_once = finished_by("UPDATE jobs SET status = 'done', finished_at = :now"
+                        " WHERE id = :id AND owner = :owner AND token = :token"
+                        " AND attempts = :attempt AND lease_until = :lease_until"
+                        " AND :now < lease_until AND :now < deadline")

@@ -5,19 +5,14 @@ claim and finish are the reference's, but work_once does not call finish: after 
 now (another worker that re-claimed it during the send, the same name restarted), the late
 finish lands on that lease; and a job past its deadline is marked done too."""
 
-from _kit import reference_claim as claim
-from _kit import reference_finish as finish  # noqa: F401  (the reference's, never called here)
+from _kit import finished_by
+from _kit import reference_claim as claim  # noqa: F401  (claim and finish are the reference's)
+from _kit import reference_finish as finish  # noqa: F401  (never called here)
 
 EXPECT_FAIL = {"late-finish-lease-taken", "late-finish-same-name", "late-finish-past-deadline",
                "work-once-fresh-clock", "random-timelines"}
 EXPECT_TEXT = {"late-finish-lease-taken": "they differ in owner '{A}' / '{B}'"}
 
 
-def work_once(conn, owner, send, clock, lease_ms):
-    c = claim(conn, owner, clock(), lease_ms)
-    if c is None:
-        return None
-    send(c)
-    cur = conn.execute("UPDATE jobs SET status = 'done', finished_at = ?"
-                       " WHERE id = ? AND status = 'leased'", (clock(), c.id))
-    return cur.rowcount == 1
+work_once = finished_by("UPDATE jobs SET status = 'done', finished_at = :now"
+                        " WHERE id = :id AND status = 'leased'")
