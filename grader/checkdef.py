@@ -1,6 +1,6 @@
 """`@check`: how a graded check is declared.
 
-    @check("finish-at-expiry", points=4)
+    @check("finish-at-expiry", points=3)
     def test_finish_exactly_at_expiry(lab):
         ...
 
@@ -93,6 +93,8 @@ FAMILIES = (
     Family("quarantine"),
     Family("transactions"),
     Family("work_once"),
+    # work_once while another worker acts inside its send (the lesson's late courier)
+    Family("late_finish"),
     Family("lock_probe"),
     # long: the reference on 2 cores, integration about 120 ms, crash and race about 40 ms each
     Family("race", starts_processes=True, long=1, watch_pass=2),

@@ -14,6 +14,7 @@ import pytest
 from conftest import MUTANTS, ROOT
 from grader.checks import generate, shrink, timelines
 from grader.checks.model import QueueModel
+from grader.checks.test_differential import LATE
 from grader.harness.target_client import TargetProcess
 from lab.store import Claim
 from solutions import queue as reference
@@ -64,17 +65,27 @@ def numbered(seed, index: int):
     return generate.in_world(generate.timeline(seed, index), 0, int, ids), ids
 
 
-def differences(module, scratch: Path, seed, count: int) -> list[tuple[int, object]]:
-    """The timelines of `seed` on which `module` (imported here, or a TargetProcess) differs."""
+def late_numbered(seed, index: int):
+    """The `index`-th late timeline of `seed` (generate.late: another worker acts inside a
+    work_once's send) numbered as the check numbers it (its place after the 100 others), and
+    that numbering."""
+    ids = generate.numbering(seed, 100 + index)
+    return generate.in_world(generate.late(seed, index), 0, int, ids), ids
+
+
+def differences(module, scratch: Path, seed, count: int,
+                drawn=numbered) -> list[tuple[int, object]]:
+    """The timelines of `seed` on which `module` (imported here, or a TargetProcess) differs;
+    `drawn`: which timelines (the others, or the late ones: `late_numbered`)."""
     queue = module if isinstance(module, TargetProcess) else timelines.Direct(module)
     found = []
     for index in range(count):
         path = scratch / f"{index}.db"
-        difference = timelines.first_difference(*numbered(seed, index)[:1], queue, path,
-                                                numbered(seed, index)[1])
+        steps, ids = drawn(seed, index)
+        difference = timelines.first_difference(steps, queue, path, ids)
         if difference is not None:
             found.append((index, difference))
-        path.unlink()
+        path.unlink(missing_ok=True)
     return found
 
 
@@ -97,9 +108,19 @@ def test_model_agrees_with_the_reference(seed, scratch):
     assert differences(reference, scratch, seed, 700) == []
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_model_agrees_with_the_reference_on_late_timelines(seed, scratch):
+    """Another worker, or the operator, acting inside a work_once's send: 3 x 300 late
+    timelines, every return value and row the same (the steps inside compared as they
+    return)."""
+    assert differences(reference, scratch, seed, 300, late_numbered) == []
+
+
 @pytest.mark.parametrize("path", ALTERNATIVES, ids=[p.stem for p in ALTERNATIVES])
 def test_correct_alternatives_agree_with_the_model(path, scratch):
-    assert differences(load(path), scratch, 11, 300) == []
+    module = load(path)
+    assert differences(module, scratch, 11, 300) == []
+    assert differences(module, scratch, 11, 60, late_numbered) == []
 
 
 def test_timelines_cover_the_domain():
@@ -145,6 +166,77 @@ def test_the_last_timeline_of_a_hundred_ends_with_a_full_queue(seed):
     assert generate.timeline(seed, 98) == other  # the others as drawn
 
 
+def test_the_late_timelines_act_inside_a_send():
+    """Each of the check's late timelines (seed 1's) ends with a work_once followed by the
+    steps played inside its send (none before it); together they have another worker re-claim
+    the held job once its lease ran out (and finish it), the same name re-claim it, the
+    operator take it back (quarantine, requeue) with or without a claim after, and move its
+    deadline, another worker take another job; the send lasts until the last of them."""
+    seen = set()
+    for index in range(LATE):
+        steps = generate.late(1, index)
+        first = next(i for i, s in enumerate(steps) if s.inside)
+        head = steps[first - 1]
+        assert head.op == "work_once" and all(s.inside for s in steps[first:])
+        assert timelines.group(steps, first - 1) == steps[first:]
+        assert all(head.now <= s.now <= head.now + timelines.send_duration(head, steps[first:])
+                   for s in steps[first:])
+        model, stamps = QueueModel(), []
+        for _, step, inside in timelines.groups(steps):
+            outcome = timelines.play_step(step, model, model, stamps, inside=inside)
+            timelines.stamps_after(step, outcome, stamps, inside)
+        held = outcome.sent[0]
+        if {sub.op for sub in steps[first:]} <= {"quarantine", "requeue"}:
+            seen.add("taken back, nobody claims")
+        for sub, done in zip(steps[first:], outcome.inside):
+            took = done.returned if sub.op == "claim" else None
+            if isinstance(took, Claim) and took.id == held.id:
+                seen.add("same name" if took.owner == held.owner else "another worker")
+                if took.attempt == held.attempt and took.lease_until == held.lease_until:
+                    seen.add("only the token differs")
+            elif isinstance(took, Claim):
+                seen.add("another job")
+            seen.add(sub.op)
+    assert {"same name", "another worker", "only the token differs", "another job", "claim",
+            "finish", "quarantine", "requeue", "move_deadline", "taken back, nobody claims"} \
+        <= seen, seen
+
+
+def test_a_step_inside_a_send_is_played_before_send_returns():
+    """The lesson's timeline inside work_once, on the model: A claims at 0 ms, inside its send
+    B re-claims at 1000 ms, the send returns at 1001 ms: A's finish is rejected, B holds."""
+    steps = [timelines.Step("enqueue", qty=5, deadline=10 ** 6),
+             timelines.Step("work_once", now=0, owner="A", lease_ms=1000, send_ms=1001),
+             timelines.Step("claim", now=1000, owner="B", lease_ms=1000, inside=True)]
+    model, stamps = QueueModel(), []
+    outcomes = []
+    for _, step, inside in timelines.groups(steps):
+        outcomes.append(timelines.play_step(step, model, model, stamps, inside=inside))
+        timelines.stamps_after(step, outcomes[-1], stamps, inside)
+    assert outcomes[1].returned is False and outcomes[1].inside[0].returned.token == 2
+    assert model.row(1)["owner"] == "B" and model.row(1)["status"] == "leased"
+    assert [s.owner for s in stamps] == ["A", "B"]  # what send was given, then B's
+    orphan = steps[:1] + steps[2:]  # no work_once before it: an ordinary step
+    assert [len(inside) for _, _, inside in timelines.groups(orphan)] == [0, 0]
+
+
+@pytest.mark.parametrize("name", ["work_cursor_kept_across_send",
+                                  "lock_transaction_across_send_and_finish"])
+def test_a_lock_held_across_send_is_a_difference_inside_it(name, scratch):
+    """A work_once that holds a lock across send (a statement not read to its end, a
+    transaction): the operator's step inside its send meets it (`locked`: never an error of
+    the judge's, nor taken for what work_once raised), another worker's claim there raises;
+    either is a difference at that step, and the timelines after it still play."""
+    module = load(MUTANTS / f"{name}.py")
+    found = dict(differences(module, scratch, 1, LATE, late_numbered))
+    whats = {}
+    for index, difference in found.items():
+        steps, _ = late_numbered(1, index)
+        assert steps[difference.step].inside, (index, difference)
+        whats[steps[difference.step].op] = difference.what
+    assert whats.get("quarantine") == "locked" and whats.get("claim", "raised") == "raised"
+
+
 def test_same_seed_same_timelines_other_seed_others():
     assert generate.timeline(5, 3) == generate.timeline(5, 3)
     assert generate.timeline(5, 3) != generate.timeline(6, 3)
@@ -161,15 +253,8 @@ MANY = {"blind_claim_first_five_live_jobs": 12, "blind_claim_first_nine_live_job
         "blind_claim_first_sixteen_live_jobs": 34}
 
 
-@pytest.mark.parametrize("name", sorted(FOUND) + BLIND)
-def test_a_realistic_bug_is_found_and_shrunk(name, scratch):
-    module = load(MUTANTS / f"{name}.py")
-    found = differences(module, scratch, 1, 100)
-    assert found, f"{name}: no random timeline of seed 1 shows the bug"
-    index, difference = found[0]
-    steps, ids = numbered(1, index)
-    want = shrink.Found(timelines.how(steps, difference), difference.step)
-
+def shrinking(module, scratch: Path, ids):
+    """A shrink's `how` over `module` (in this process), each candidate on a fresh file."""
     def how(candidate):
         path = scratch / "shrink.db"
         try:
@@ -179,10 +264,54 @@ def test_a_realistic_bug_is_found_and_shrunk(name, scratch):
         finally:
             path.unlink(missing_ok=True)
 
+    return how
+
+
+#: work_once that lets a late worker's finish land on the new holder's row (tests/mutants/
+#: late_finish_*.py): seed 1's late timelines show each, shrunk to at most this many steps, its
+#: work_once and the steps inside its send.
+LATE_FINISH = {"late_finish_rebuilds_claim_from_row": 3, "late_finish_by_id_while_leased": 3,
+               "late_finish_rereads_token": 5, "late_finish_rereads_token_and_lease": 5}
+
+
+@pytest.mark.parametrize("name", sorted(LATE_FINISH))
+def test_a_late_finish_is_found_and_shrunk(name, scratch):
+    module = load(MUTANTS / f"{name}.py")
+    found = differences(module, scratch, 1, LATE, late_numbered)
+    assert found, f"{name}: no late timeline of seed 1 shows the bug"
+    index, difference = found[0]
+    steps, ids = late_numbered(1, index)
+    want = shrink.Found(timelines.how(steps, difference), difference.step)
+    assert want.how == ("work_once", "returned", None)  # True: the late finish landed
+    how = shrinking(module, scratch, ids)
+    small = shrink.shrink(steps, how, want, plain=shrink.Plain(ids=ids))
+    again = how(small)
+    assert again is not None and again.how == want.how, small
+    # the work_once and what happens inside its send, nothing after it
+    assert timelines.played_with(small, again.step) == len(small) - 1, small
+    assert len(small) <= LATE_FINISH[name], small
+    if name != "late_finish_by_id_while_leased":  # the others need another worker's claim
+        assert any(s.inside and s.op == "claim" for s in small), small
+    assert shrink.shrink(steps, how, want, plain=shrink.Plain(ids=ids)) == small
+
+
+@pytest.mark.parametrize("name", sorted(FOUND) + BLIND)
+def test_a_realistic_bug_is_found_and_shrunk(name, scratch):
+    module = load(MUTANTS / f"{name}.py")
+    found, drawn = differences(module, scratch, 1, 100), numbered
+    if not found:  # a bug only another worker acting inside a send shows: the late timelines
+        found, drawn = differences(module, scratch, 1, LATE, late_numbered), late_numbered
+    assert found, f"{name}: no random timeline of seed 1 shows the bug"
+    index, difference = found[0]
+    steps, ids = drawn(1, index)
+    want = shrink.Found(timelines.how(steps, difference), difference.step)
+    how = shrinking(module, scratch, ids)
     small = shrink.shrink(steps, how, want, plain=shrink.Plain(ids=ids))
     # as small as a handful, and differing as the timeline it shrinks did (same step, same
-    # what), at its last step
-    assert how(small) == shrink.Found(want.how, len(small) - 1), small
+    # what), at its last step (or at a work_once whose send holds the steps after it)
+    again = how(small)
+    assert again is not None and again.how == want.how, small
+    assert timelines.played_with(small, again.step) == len(small) - 1, small
     assert len(small) <= FOUND.get(name, MANY.get(name, HANDFUL)), small
     assert shrink.shrink(steps, how, want, plain=shrink.Plain(ids=ids)) == small  # deterministic
 
@@ -203,9 +332,21 @@ def first_found(module, scratch: Path, seed, count: int):
 
 
 def test_the_reference_in_a_target_process_agrees_with_the_model(scratch):
-    """What the check plays: the code under grade in a process of its own, by connection name."""
+    """What the check plays: the code under grade in a process of its own, by connection name;
+    in the late timelines, the other worker's calls made from inside send (nested calls, on a
+    connection of its own in the same process)."""
     with TargetProcess("solutions.queue", writable=[scratch]) as target:
         assert differences(target, scratch, 2, 100) == []
+        assert differences(target, scratch, 2, 24, late_numbered) == []
+
+
+def test_a_late_finish_through_a_target_process_differs_where_a_direct_call_does(scratch):
+    path = MUTANTS / "late_finish_rebuilds_claim_from_row.py"
+    direct = differences(load(path), scratch, 1, LATE, late_numbered)
+    assert direct
+    with TargetProcess(str(path), writable=[scratch]) as target:
+        through = differences(target, scratch, 1, LATE, late_numbered)
+    assert [(i, d.step, d.what) for i, d in through] == [(i, d.step, d.what) for i, d in direct]
 
 
 #: Bugs seen through what only the target process turns into data: a send error that is also a
@@ -314,8 +455,8 @@ def test_a_timeline_in_a_world_changes_only_its_instants_quantities_and_ids():
     import dataclasses
 
     moved = {"now", "deadline", "qty", "job", "forge"}
-    for index in range(40):
-        steps = generate.timeline(1, index)
+    for steps in [generate.timeline(1, i) for i in range(40)] + [generate.late(1, i)
+                                                                  for i in range(LATE)]:
         placed = generate.in_world(steps, 10_000, lambda q: 2 * q, lambda n: 100 + n)
         assert len(placed) == len(steps)
         for step, there in zip(steps, placed):

@@ -62,13 +62,13 @@ def test_a_half_done_attempt_tells_three_stories_and_a_line_for_each_other_failu
     assert len(told) == STORIES == 3
     # the first three failures in lesson order (no shared cause here), each in full
     failing = [line for line in out if line.startswith("✗ ")]
-    assert len(failing) == 24
+    assert len(failing) == 27  # 24 before the late-finish checks (3 of them fail it)
     assert "--all" in "\n".join(out[-4:])
 
 
 def test_all_tells_every_story():
     out = report("--impl", NAIVE, "--all", columns=120)
-    assert sum(line.strip().startswith("Why it matters:") for line in out) == 24
+    assert sum(line.strip().startswith("Why it matters:") for line in out) == 27
     assert not any("Told in full" in line for line in out)
 
 
@@ -197,7 +197,8 @@ def test_a_submission_that_does_not_import_has_small_files_that_lead_with_the_ca
     args = [part for flag, path in paths.items() for part in (flag, str(path))]
     report("--impl", str(target), *args)
     raw = paths["--json"].read_text(encoding="utf-8")
-    assert len(raw.encode()) < 18_000, len(raw)  # 30.6 KB before: the error under 40 checks
+    # 30.6 KB before: the error under 40 checks; bounded by 18,000 bytes for those 40 then
+    assert len(raw.encode()) < 450 * len(all_checks()), len(raw)
     data = json.loads(raw)
     heading, sentence = data["output"].splitlines()[:2]
     assert heading == f"Fix this first: one cause makes {len(all_checks())} checks fail"
@@ -211,7 +212,7 @@ def test_a_submission_that_does_not_import_has_small_files_that_lead_with_the_ca
     assert markdown.index("Fix this first") < markdown.index("Failing checks")
     assert markdown.count("```text") == 1  # the cause's block only
     junit = paths["--junit"].read_text(encoding="utf-8")
-    assert "<system-out>Fix this first: one cause makes 40 checks fail" in junit
+    assert f"<system-out>Fix this first: one cause makes {len(all_checks())} checks fail" in junit
     assert "Why it matters" not in junit
 
 

@@ -6,17 +6,28 @@ in the current stamp or a stale one, and operator edits pick jobs in the right s
 vary from one job to dozens, workers hold several leases at once and come back for more, worker
 names come from a wide alphabet and times and lease lengths span their allowed range. The last
 timeline of each hundred ends with a full queue: a claim behind at least 17 jobs held at once.
+
+`late` draws the timelines in which another worker acts while a work_once waits inside its send
+(the lesson's late courier): a short timeline, then a work_once whose send outlasts what happens
+inside it, in one of the `SITUATIONS` (its lease runs out and another worker re-claims the
+job, and maybe finishes it; the operator takes the job back and the same name claims it again,
+its lease ending when the old one did; the same name re-claims after expiry; the operator moves
+the deadline earlier; another worker takes another job; the operator quarantines the job by
+hand, maybe requeues it), with values drawn around its claim's lease_until and deadline.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import random
 from typing import Callable
 
 from lab.store import Claim
 
 from .model import DONE, QUARANTINED, QueueModel, lesson_ids
-from .timelines import FORGEABLE, OWNERS, SEND_ERRORS, Step, play_step, stamps_after
+from .timelines import (FORGEABLE, OWNERS, SEND_ERRORS, Outcome, Step, play_step,
+                        send_duration, stamps_after)
 
 FAR = 10 ** 12  # a deadline no timeline reaches
 BIG = 2 ** 40   # times and lease lengths stay far below SQLite's 64-bit limit
@@ -35,6 +46,23 @@ def timeline(seed: int | str, index: int = 0, length: int | None = None) -> list
     drawing.draw(length)
     if index % FULL_QUEUE_EVERY == FULL_QUEUE_EVERY - 1:
         drawing.full_queue()
+    return drawing.steps
+
+
+#: What another worker (or the operator) does inside a work_once's send, in a `late` timeline:
+#: the n-th late timeline of a seed plays SITUATIONS[n % 7], so fourteen play each twice.
+SITUATIONS = ("taken", "done", "taken-back", "same-name", "deadline-moved", "other-job",
+              "quarantined")
+
+
+def late(seed: int | str, index: int) -> list[Step]:
+    """The `index`-th late timeline of `seed`: a short timeline (2 to 8 steps, no crowd), then
+    a work_once inside whose send another worker acts (`Drawing.meanwhile`), in the situation
+    SITUATIONS[index % len(SITUATIONS)]; from random sources of its own."""
+    drawing = Drawing(random.Random(f"{seed}:late:{index}"),
+                      random.Random(f"{seed}:late:{index}:edges"))
+    drawing.draw(drawing.rng.randint(2, 8), openers=False)
+    drawing.meanwhile(SITUATIONS[index % len(SITUATIONS)])
     return drawing.steps
 
 
@@ -78,7 +106,7 @@ def in_world(steps: list[Step], t0: int, qty: Callable[[int], int] = int,
         max_attempts=step.max_attempts, ref=step.ref,
         forge=_forged_in_world(step.forge, t0, ids),
         job=ids(step.job) if step.op in OPERATOR_STEPS else step.job,
-        send_ms=step.send_ms, send_error=step.send_error) for step in steps]
+        send_ms=step.send_ms, send_error=step.send_error, inside=step.inside) for step in steps]
 
 
 OPERATOR_STEPS = ("requeue", "quarantine", "move_deadline")
@@ -128,15 +156,19 @@ class Drawing:
         self.fresh_stamp = False  # the last step handed out a stamp
         self.profile = rng.choice(PROFILES)
 
-    def draw(self, length: int | None) -> list[Step]:
+    def draw(self, length: int | None, openers: bool = True) -> list[Step]:
+        """Draw steps up to `length` (default: 4 to 30); `openers`: maybe begin with a crowd,
+        a deadline moved between claims, a busy queue or overlapping leases."""
         rng = self.rng
         length = length or rng.randint(4, 30)
-        edge = self.edges.random()
+        edge = self.edges.random() if openers else 1.0
         if edge < 0.05:
             self.crowd()
         elif edge < 0.1:
             self.deadline_moved_between_claims()
-        if rng.random() < 0.15:  # a busy queue: dozens of jobs
+        if not openers:
+            pass
+        elif rng.random() < 0.15:  # a busy queue: dozens of jobs
             for _ in range(rng.randint(10, 40)):
                 self.add(self.enqueue())
         elif rng.random() < 0.3:
@@ -152,13 +184,103 @@ class Drawing:
                 self.add(step)
         return self.steps
 
-    def add(self, step: Step) -> None:
+    def add(self, step: Step, inside: list[Step] = ()) -> None:
+        """Play `step` on the shadow model (a work_once with `inside` played inside its send)
+        and append it, and them."""
         handed_out = len(self.stamps)
-        outcome = play_step(step, self.model, self.model, self.stamps)
-        stamps_after(step, outcome, self.stamps)
+        outcome = play_step(step, self.model, self.model, self.stamps, inside=inside)
+        stamps_after(step, outcome, self.stamps, inside)
         self.fresh_stamp = len(self.stamps) > handed_out
-        self.now = max(self.now, step.now + step.send_ms)
-        self.steps.append(step)
+        self.now = max(self.now, step.now + send_duration(step, inside))
+        self.steps += [step, *inside]
+
+    def meanwhile(self, situation: str) -> None:
+        """A work_once (by one of the timeline's workers, with a lease of the timeline's)
+        inside whose send another worker, or the operator, acts (`situation`: one of SITUATIONS,
+        its steps drawn by `_inside`); its send lasts at least until they are done, often a
+        little more, sometimes raises. The work_once's claim is foreseen on a copy of the
+        shadow model (the job it takes, its lease_until); a job is enqueued first when
+        nothing is claimable."""
+        rng = self.rng
+        owner, lease_ms, now = rng.choice(self.owners), self.lease_ms(), self.tick()
+        seen = copy.deepcopy(self.model)
+        claim = seen.claim(owner, now, lease_ms)
+        if claim is None:
+            self.add(Step("enqueue", now=now, qty=rng.choice([1, 2, 5]),
+                          deadline=now + rng.choice([4 * lease_ms, FAR]), max_attempts=3))
+            seen = copy.deepcopy(self.model)
+            claim = seen.claim(owner, now, lease_ms)
+        inside, window = self._inside(situation, seen, self.stamps + [claim], claim, now)
+        end = max([now] + [sub.now for sub in inside])
+        back = end + rng.choice([0, 0, 1, rng.randint(1, max(1, lease_ms // 2))])
+        if window is not None and not window[0] <= back < window[1] and rng.random() < 0.8:
+            low = max(end, window[0])  # mostly back while what matters holds (a lease)
+            back = low + rng.randint(0, max(0, window[1] - low - 1))
+        self.add(Step("work_once", now=now, owner=owner, lease_ms=lease_ms, send_ms=back - now,
+                      send_error="SendFailed" if rng.random() < 0.125 else ""), inside)
+
+    def _inside(self, situation: str, seen: QueueModel, known: list[Claim], claim: Claim,
+                now: int) -> tuple[list[Step], tuple[int, int] | None]:
+        """The steps of `situation` inside the send of a work_once that claimed `claim` at
+        `now`, each played on `seen` (the shadow model as it will be inside that send) as it
+        is drawn, so that the next knows where the queue stands; and the instants [from, to)
+        the send mostly returns in, where what makes a late finish matter still holds (the new
+        holder's lease, the old one's under a moved deadline), or None."""
+        rng, steps = self.rng, []
+        job, until = claim.id, claim.lease_until
+        others = [o for o in self.owners if o != claim.owner] or ["B"]
+        window: list = [None]
+
+        def add(step: Step) -> Outcome:
+            steps.append(dataclasses.replace(step, inside=True))
+            outcome = play_step(step, seen, seen, known)
+            stamps_after(step, outcome, known)
+            if isinstance(outcome.returned, Claim):  # a new holder: back while its lease holds
+                window[0] = (step.now, outcome.returned.lease_until)
+            return outcome
+
+        after = until + rng.choice([0, 0, 1, rng.randint(1, max(1, self.lease))])
+        before = now + rng.randint(0, max(0, until - now - 1))  # while the lease still runs
+        if situation in ("taken", "done"):  # the lease runs out, another worker re-claims
+            took = add(Step("claim", now=after, owner=rng.choice(others),
+                            lease_ms=self.lease_ms()))
+            if situation == "done" and isinstance(took.returned, Claim):
+                took = took.returned
+                add(Step("finish", now=after + rng.randint(0, max(0, took.lease_until
+                                                                   - after - 1)),
+                         ref=len(known) - 1))
+        elif situation == "taken-back":  # the operator takes the job back while it is held;
+            # the same name claims it again, its lease ending when the old one did
+            add(Step("quarantine", now=before, job=job))
+            add(Step("requeue", now=before, job=job))
+            lease = until - before if until > before and rng.random() < 0.8 else self.lease
+            add(Step("claim", now=before, owner=claim.owner, lease_ms=lease))
+            window[0] = (before, min(until, window[0][1]) if window[0] else until)
+        elif situation == "same-name":  # the same name re-claims once the lease ran out
+            add(Step("claim", now=after, owner=claim.owner, lease_ms=self.lease_ms()))
+        elif situation == "deadline-moved":  # the operator moves the deadline under the lease
+            deadline = before + rng.randint(0, max(0, until - before - 1))
+            add(Step("move_deadline", now=before, job=job, deadline=deadline))
+            window[0] = (deadline, until)  # past the deadline, the lease still running
+            if rng.random() < 0.5:  # someone asks for work at that deadline
+                add(Step("claim", now=max(before, deadline), owner=rng.choice(others),
+                         lease_ms=self.lease_ms()))
+        elif situation == "quarantined":  # the operator quarantines the held job by hand,
+            # maybe requeues it; nobody claims it before the send returns, its lease still running
+            add(Step("quarantine", now=before, job=job))
+            if rng.random() < 0.5:
+                add(Step("requeue", now=before, job=job))
+            window[0] = (before, until)
+        else:  # another worker takes another job (or none) while the lease runs
+            if rng.random() < 0.8:
+                add(Step("enqueue", now=before, qty=rng.choice([1, 2, 5]),
+                         deadline=before + FAR, max_attempts=3))
+            took = add(Step("claim", now=before, owner=rng.choice(others),
+                            lease_ms=self.lease_ms()))
+            if isinstance(took.returned, Claim) and rng.random() < 0.5:
+                add(Step("finish", now=before, ref=len(known) - 1))
+            window[0] = (before, until)  # the work_once's own lease: its finish lands
+        return steps, window[0]
 
     def overlapping_leases(self) -> None:
         """Several jobs held by several workers on leases of different lengths, one of them

@@ -6,10 +6,13 @@ and small).
 at which step (a `Found`: `timelines.how`, the step's function and what differs there), or None.
 A candidate is kept only if it differs exactly as the timeline it shrinks did: a smaller
 timeline that differs in another way (at another function, or in another thing) shows another
-story, not this bug's. A timeline that differs at step k is cut after k, the timeline given
-before anything else and every candidate kept: a replay stops at its first difference, so the
-steps after it never played a part, and a shrink that kept them would replay them with every
-candidate. Every candidate is tried in a fixed order, so the same timeline always shrinks to
+story, not this bug's. A timeline that differs at step k is cut after k (and after the steps
+played inside k's send, when k is a work_once with another worker acting inside it:
+`timelines.played_with`), the timeline given before anything else and every candidate kept: a
+replay stops at its first difference, so the steps after it never played a part, and a shrink
+that kept them would replay them with every candidate. A step played inside a send is a step
+like any other: dropped, simplified, moved earlier, or played after the send instead (its
+`inside` made False) if the timeline still differs so. Every candidate is tried in a fixed order, so the same timeline always shrinks to
 the same result. The work is bounded by the steps replayed (`BUDGET`), not by the number of
 replays: a long timeline's replays cost more, and a shrink that runs out stops with the smallest
 timeline found so far, which differed as wanted when it was replayed. Plainer values are the
@@ -23,8 +26,11 @@ import dataclasses
 import time
 from typing import Callable, Hashable
 
+from lab.store import Claim
+
 from .model import QueueModel, lesson_ids
-from .timelines import OWNERS, Step, play_step, stamps_after
+from .timelines import (OWNERS, Step, group, groups, play_step, played_with, send_duration,
+                        stamps_after)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,7 +88,7 @@ def shrink(steps: list[Step], how: How, want: Found | None = None,
         want = how(steps)
         if want is None:
             return steps
-    steps = steps[:want.step + 1]  # the steps after the first difference play no part
+    steps = steps[:played_with(steps, want.step) + 1]  # what comes after plays no part
     tries = Tries(how, want.how, budget,
                   None if seconds is None else time.monotonic() + seconds)
     while True:
@@ -111,10 +117,11 @@ class Tries:
         if self.spent or not steps:
             return None
         found = self.how(steps)
-        self.left -= REPLAY + (len(steps) if found is None else found.step + 1)
+        played = len(steps) if found is None else played_with(steps, found.step) + 1
+        self.left -= REPLAY + played
         if found is None or found.how != self.want:
             return None
-        return steps[:found.step + 1]
+        return steps[:played]
 
 
 def _drop_steps(steps: list[Step], differs: Tries, ids: Callable[[int], int]) -> list[Step]:
@@ -166,13 +173,19 @@ OPERATOR = ("requeue", "quarantine", "move_deadline")
 
 def _made(steps: list[Step], ids: Callable[[int], int]) -> list[tuple[int, int | None]]:
     """What each step makes as the model plays the timeline: how many stamps it hands out,
-    and the id of the job it enqueues (None for other steps)."""
+    and the id of the job it enqueues (None for other steps); a step played inside a send
+    makes its own (the stamps are handed out in step order: what send was given, then the
+    claims inside it)."""
     model, stamps, made = QueueModel(ids), [], []
-    for step in steps:
-        before = len(stamps)
-        outcome = play_step(step, model, model, stamps)
-        stamps_after(step, outcome, stamps)
-        made.append((len(stamps) - before, outcome.returned if step.op == "enqueue" else None))
+    for _, step, inside in groups(steps):
+        outcome = play_step(step, model, model, stamps, inside=inside)
+        own = sum(isinstance(c, Claim) for c in ([outcome.returned] if step.op == "claim"
+                                                 else outcome.sent))
+        made.append((own, outcome.returned if step.op == "enqueue" else None))
+        for sub, done in zip(inside, outcome.inside):
+            made.append((int(sub.op == "claim" and isinstance(done.returned, Claim)),
+                         done.returned if sub.op == "enqueue" else None))
+        stamps_after(step, outcome, stamps, inside)
     return made
 
 
@@ -196,9 +209,12 @@ def _simplify_values(steps: list[Step], differs: Tries, plain: Plain) -> list[St
     return _earlier(_closer(steps, differs), differs, plain.t0)
 
 
-#: The fields a shrink simplifies, by step.
-USED = {"enqueue": ("qty", "max_attempts", "deadline"), "claim": ("owner", "lease_ms"),
-        "finish": ("ref", "forge"), "work_once": ("owner", "lease_ms", "send_ms", "send_error")}
+#: The fields a shrink simplifies, by step (`inside` last: a step played inside a send may be
+#: played after it instead, if the timeline still differs so).
+USED = {"enqueue": ("qty", "max_attempts", "deadline", "inside"),
+        "claim": ("owner", "lease_ms", "inside"), "finish": ("ref", "forge", "inside"),
+        "work_once": ("owner", "lease_ms", "send_ms", "send_error"),
+        "requeue": ("inside",), "quarantine": ("inside",), "move_deadline": ("inside",)}
 
 
 def _simpler(step: Step, plain: Plain = LESSON) -> list[list[Step]]:
@@ -214,7 +230,8 @@ def _plainer(step: Step, plain: Plain) -> dict[str, list]:
     """Each field's plainer values for `step`, plainest first."""
     return {"owner": list(plain.owners), "qty": [plain.qty], "max_attempts": [3],
             "forge": [()], "send_ms": [0], "send_error": [""], "lease_ms": [plain.lease_ms],
-            "deadline": [step.now + plain.far], "ref": list(range(step.ref))}
+            "deadline": [step.now + plain.far], "ref": list(range(step.ref)),
+            "inside": [False]}
 
 
 def _simplify_everywhere(steps: list[Step], differs: Tries, plain: Plain) -> list[Step]:
@@ -222,7 +239,7 @@ def _simplify_everywhere(steps: list[Step], differs: Tries, plain: Plain) -> lis
     step that has it. A crowd of steps alike (dozens of jobs enqueued, held by several
     workers) is plain after a few replays, not one per step and field."""
     for name in ("owner", "qty", "max_attempts", "deadline", "lease_ms", "forge", "send_ms",
-                 "send_error"):
+                 "send_error", "inside"):
         candidate = [dataclasses.replace(step, **{name: _plainer(step, plain)[name][0]})
                      if name in USED.get(step.op, ()) else step for step in steps]
         if candidate != steps:
@@ -236,7 +253,7 @@ def _closer(steps: list[Step], differs: Tries) -> list[Step]:
     same amount, deadlines set from then on included), as far as it still differs."""
     index = 1
     while index < len(steps):
-        gap = steps[index].now - steps[index - 1].now - steps[index - 1].send_ms
+        gap = _gap(steps, index)
         for delta in (gap, gap - 1, gap // 2):
             if delta <= 0:
                 continue
@@ -246,6 +263,24 @@ def _closer(steps: list[Step], differs: Tries) -> list[Step]:
                 break
         index += 1
     return steps
+
+
+def _gap(steps: list[Step], index: int) -> int:
+    """The time between step `index` and where the timeline stood before it: the step before
+    and its send; for a step inside a send, the step before it (its work_once's start, or the
+    step before it inside); for the first step after a send with steps inside it, that send's
+    end (`send_duration`)."""
+    step, before = steps[index], steps[index - 1]
+    if step.inside and (before.inside or before.op == "work_once"):
+        return step.now - before.now
+    if before.inside:
+        head = index - 1
+        while head > 0 and steps[head].inside and steps[head].op != "work_once":
+            head -= 1
+        inside = group(steps, head)
+        if inside and steps[index - 1] is inside[-1]:
+            return step.now - steps[head].now - send_duration(steps[head], inside)
+    return step.now - before.now - before.send_ms
 
 
 def _moved(step: Step, delta: int, forged: bool = False) -> Step:

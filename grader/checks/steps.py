@@ -13,16 +13,17 @@ from grader.harness.scenario import Lab
 
 
 def claims(lab: Lab, role: str, now: int, job: int, *, token: int, attempt: int,
-           lease_ms: int | None = None, detail: str | None = None,
+           lease_ms: int | None = None, detail: str | None = None, conn=None,
            **params) -> tuple[Claim, dict]:
     """The worker cast as `role` claims at `now` and must get `job` as its `token`-th
     generation (`attempt`-th claim), with the lease (default: the world's lease length) clamped
-    to the job's deadline. Returns the claim and the new row."""
+    to the job's deadline; on `conn` (default: the check's connection). Returns the claim and
+    the new row."""
     owner = lab.world.name(role)
     lease_ms = lab.world.lease_ms if lease_ms is None else lease_ms
     before = lab.row(job)
     until = min(now + lease_ms, before["deadline"])
-    got = lab.claim(owner, now=now, lease_ms=lease_ms)
+    got = lab.claim(owner, now=now, lease_ms=lease_ms, conn=conn)
     lab.expect(got, Claim(id=job, qty=before["qty"], owner=owner, token=token, attempt=attempt,
                           lease_until=until),
                job=job, row=leased(before, owner, token=token, attempts=attempt, lease_until=until),
@@ -31,25 +32,28 @@ def claims(lab: Lab, role: str, now: int, job: int, *, token: int, attempt: int,
 
 
 def claims_nothing(lab: Lab, role: str, now: int, rows: dict[int, dict], *,
-                   lease_ms: int | None = None, detail: str | None = None, **params) -> None:
-    """The worker cast as `role` claims at `now` and must get None, leaving every row in
-    `rows` (job -> row) as given."""
+                   lease_ms: int | None = None, detail: str | None = None, conn=None,
+                   **params) -> None:
+    """The worker cast as `role` claims at `now` (on `conn`, default: the check's connection)
+    and must get None, leaving every row in `rows` (job -> row) as given."""
     lease_ms = lab.world.lease_ms if lease_ms is None else lease_ms
-    got = lab.claim(lab.world.name(role), now=now, lease_ms=lease_ms)
+    got = lab.claim(lab.world.name(role), now=now, lease_ms=lease_ms, conn=conn)
     first, *others = rows
     lab.expect(got, None, job=first, row=rows[first], detail=detail, **params)
     expect_rows(lab, {job: rows[job] for job in others}, detail=detail, **params)
 
 
 def finishes(lab: Lab, claim: Claim, now: int, *, accepted: bool, job: int | None = None,
-             detail: str | None = None, actor: str | None = None, **params) -> dict:
+             detail: str | None = None, actor: str | None = None, conn=None,
+             **params) -> dict:
     """Finish with `claim` at `now`: accepted -> True and the row done at `now`; rejected ->
     False and the row exactly as before. `job` is the row to watch (default: the claim's);
-    `actor`, the role shown as finishing (default: the stamp's owner).
-    Returns the row afterwards."""
+    `actor`, the role shown as finishing (default: the stamp's owner); `conn`, the connection
+    (default: the check's). Returns the row afterwards."""
     job = claim.id if job is None else job
     before = lab.row(job)
-    got = lab.finish(claim, now=now, actor=None if actor is None else lab.world.name(actor))
+    got = lab.finish(claim, now=now, conn=conn,
+                     actor=None if actor is None else lab.world.name(actor))
     lab.expect(got, accepted, job=job, row=done(before, now) if accepted else before,
                detail=detail, **params)
     return lab.row(job)

@@ -17,7 +17,7 @@ def test_finish_before_expiry(lab):
     lab.expect(lab.finish(a, now=now), True, job=job, row=done(row, now))
 
 
-@check("finish-at-expiry", points=4)
+@check("finish-at-expiry", points=3)
 def test_finish_exactly_at_expiry(lab):
     """A finishes exactly at lease_until: rejected, the row unchanged."""
     job, a, row = a_holds_the_job(lab)
@@ -40,7 +40,7 @@ def test_reclaim_before_expiry(lab):
                job=job, row=row)
 
 
-@check("reclaim-at-expiry", points=4)
+@check("reclaim-at-expiry", points=3)
 def test_reclaim_exactly_at_expiry(lab):
     """B asks for work exactly at lease_until: B gets the job with token=2."""
     reclaimed_at(lab, lambda a: a.lease_until)

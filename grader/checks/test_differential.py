@@ -11,6 +11,12 @@ what was expected, the row current vs expected. What is shown differed in that r
 timeline as drawn is shown). The seed is printed; `python -m grader --replay SEED -k
 random-timelines` plays the same timelines.
 
+After the 100 timelines come 14 late ones (generate.late): in each, another worker, or the
+operator, acts from inside a work_once's send (re-claims the job once its lease ran out, finishes
+it, takes it back and claims it again under the same name, moves its deadline), played on a
+connection of its own in the same target process (timelines.Elsewhere); a work_once whose late
+finish lands on the new holder's row differs there, and is shrunk to the fewest such steps.
+
 The timelines are the same in every grade: drawn from the lesson's seed (so the bugs they catch
 are caught for every student: a grade is never a lottery over which timelines a seed drew),
 played in the world's values (its t0, quantities and job ids; the model numbers the jobs as the
@@ -35,10 +41,14 @@ from grader.harness.target_client import (FunctionHung, ProtocolError, TargetEnd
 from . import generate
 from .model import QueueModel, lesson_ids
 from .shrink import Found, Plain, shrink
-from .timelines import (Difference, Outcome, Step, compare, first_difference, how, play_step,
-                        stamp_for, stamps_after)
+from .timelines import (Checker, Difference, Outcome, Recorder, Step, compare,
+                        first_difference, groups, how, play_step, send_duration, stamp_for,
+                        stamps_after)
 
 TIMELINES = 100  # about 1 s for a correct claim (about 1,300 round trips to its process)
+#: Then this many late timelines (generate.late: another worker acts inside a work_once's send),
+#: numbered after the others (100, 101, ...): every one of generate.SITUATIONS twice.
+LATE = 14
 #: The timelines run in this many parts, each with a target process of its own (at once, on
 #: several cores): the result is the first failing part's, which holds the first failing timeline.
 PARTS = 4
@@ -52,9 +62,9 @@ def test_random_timelines(lab, part):
     # In the check's own folder (opened by the judge: grader.harness.dbhost)
     scratch = Path(tempfile.mkdtemp(prefix=lab.world.label("scratch", "timelines") + "-",
                                     dir=lab.dir))
-    index = part.of(TIMELINES).start
+    index = part.of(TIMELINES + LATE).start
     try:
-        for index in part.of(TIMELINES):
+        for index in part.of(TIMELINES + LATE):
             ids = timeline_ids(lab.world, index)  # the model numbers the jobs as the world does
             steps = world_timeline(lab, index)
             found = first_difference(steps, lab.target, scratch / lab.world.file(str(index)),
@@ -91,8 +101,9 @@ def world_timeline(lab: Lab, index: int) -> list[Step]:
     grade draws), in the world's values: moved to start at its t0, its quantities, its job
     ids (so the report's numbers are this world's, and the model's ids the database's)."""
     world = lab.world
-    return generate.in_world(generate.timeline(LESSON_SEED, index), world.t0, world.qty,
-                             timeline_ids(world, index))
+    drawn = (generate.timeline(LESSON_SEED, index) if index < TIMELINES
+             else generate.late(LESSON_SEED, index - TIMELINES))
+    return generate.in_world(drawn, world.t0, world.qty, timeline_ids(world, index))
 
 
 def plain_values(world, ids=None) -> Plain:
@@ -162,18 +173,27 @@ def _event(step: Step, stamps: list) -> dict:
 # -- the shrunk timeline, once more through the Lab (recorded on its timeline) --------------------
 class LabQueue:
     """claim / finish / work_once of the code under grade through the Lab's wrappers, which
-    record each call on the timeline and check return types."""
+    record each call on the timeline and check return types; on the Lab's connection, or
+    (`elsewhere`) on the other worker's, which acts inside a work_once's send."""
 
-    def __init__(self, lab: Lab):
-        self.lab = lab
+    def __init__(self, lab: Lab, conn=None):
+        self.lab, self.conn = lab, conn
         self.raised: TargetRaised | None = None  # what the last call raised, with its line
         self.actor: str | None = None  # who finishes: the stamp's real owner, if forged
+        self._other: LabQueue | None = None
+
+    def elsewhere(self) -> "LabQueue":
+        if self._other is None:
+            self._other = LabQueue(self.lab, other_conn(self.lab))
+        return self._other
 
     def claim(self, owner, now, lease_ms):
-        return self._through(lambda: self.lab.claim(owner, now=now, lease_ms=lease_ms))
+        return self._through(lambda: self.lab.claim(owner, now=now, lease_ms=lease_ms,
+                                                    conn=self.conn))
 
     def finish(self, claim, now):
-        return self._through(lambda: self.lab.finish(claim, now=now, actor=self.actor))
+        return self._through(lambda: self.lab.finish(claim, now=now, actor=self.actor,
+                                                     conn=self.conn))
 
     def work_once(self, owner, send, clock, lease_ms):
         return self._through(lambda: self.lab.work_once(owner, send, clock, lease_ms))
@@ -187,12 +207,28 @@ class LabQueue:
             raise raised.exc from None
 
 
+def other_conn(lab: Lab):
+    """The other worker's connection in a replay (opened once, at its first use): it waits for
+    no lock, as in `timelines.Elsewhere`."""
+    if getattr(lab, "other_conn", None) is None:
+        lab.other_conn = lab.connect(busy_timeout_ms=0)
+    return lab.other_conn
+
+
 class LabOperator:
     """The operator's actions and the rows, on the Lab's own connection; jobs numbered as
-    `ids` (the world) numbers them, with the timeline's quantities (the world's already)."""
+    `ids` (the world) numbers them, with the timeline's quantities (the world's already). Its
+    `elsewhere` is the same but for the connection whose transaction state is asked: the
+    other worker's."""
 
-    def __init__(self, lab: Lab, ids):
-        self.lab, self.conn, self.ids, self.enqueued = lab, lab.conn, ids, 0
+    def __init__(self, lab: Lab, ids, conn=None):
+        self.lab, self.conn, self.ids, self.enqueued = lab, conn or lab.conn, ids, 0
+        self._other: LabOperator | None = None
+
+    def elsewhere(self) -> "LabOperator":
+        if self._other is None:
+            self._other = _Elsewhere(self)
+        return self._other
 
     def enqueue(self, qty, deadline, max_attempts):
         self.enqueued += 1
@@ -213,10 +249,21 @@ class LabOperator:
             return self.lab.observer.execute("SELECT count(*) FROM jobs").fetchone()[0]
 
     def in_transaction(self) -> bool:
-        return self.lab.conn.in_transaction
+        return self.conn.in_transaction
 
     def own_connections(self) -> list[str]:
         return []  # the Lab's calls fail on their own (Lab._invoke)
+
+
+class _Elsewhere(LabOperator):
+    """A LabOperator whose connection is the other worker's, sharing its numbering of jobs."""
+
+    def __init__(self, operator: LabOperator):
+        super().__init__(operator.lab, operator.ids, other_conn(operator.lab))
+        self.operator = operator
+
+    def enqueue(self, qty, deadline, max_attempts):
+        return self.operator.enqueue(qty, deadline, max_attempts)
 
 
 def replay(lab: Lab, steps: list[Step], index: int, shrunk: bool = True) -> None:
@@ -226,35 +273,80 @@ def replay(lab: Lab, steps: list[Step], index: int, shrunk: bool = True) -> None
              seed=lab.seed, index=index, steps=len(steps))
     ids = timeline_ids(lab.world, index)
     queue, operator, model = LabQueue(lab), LabOperator(lab, ids), QueueModel(ids)
+    if any(step.inside for step in steps):  # the other worker connects first (timelines.Database)
+        queue.elsewhere()
     stamps: list = []
-    for number, step in enumerate(steps):
-        expected = play_step(step, model, model, stamps)
-        _narrate(lab, step, stamps)
-        stamp = stamps[step.ref] if step.op == "finish" and step.ref < len(stamps) else None
-        queue.raised, queue.actor = None, stamp.owner if stamp else None
-        got = play_step(step, queue, operator, stamps, passthrough=(CheckFailed,))
-        difference = compare(number, step, got, expected, operator, model)
+    for number, step, inside in groups(steps):
+        recorder = Recorder(model) if inside else None
+        expected = play_step(step, model, model, stamps, inside=inside, watch=recorder)
+        _narrate(lab, step, stamps, inside)
+        stamp = _prepare(queue, step, stamps)
+        watch = _Explaining(lab, number, step, expected, recorder, operator, queue,
+                            inside) if inside else None
+        got = play_step(step, queue, operator, stamps, passthrough=(CheckFailed,),
+                        inside=inside, watch=watch)
+        difference = (watch and watch.difference) or compare(number, step, got, expected,
+                                                             operator, model)
         if difference is not None:
             job = stamp.id if stamp else _job_of(step, got, expected)
             explain(lab, step, difference, got, expected, queue.raised, model, job)
-        stamps_after(step, expected, stamps)
+        stamps_after(step, expected, stamps, inside)
 
 
-def _narrate(lab: Lab, step: Step, stamps: list) -> None:
-    """What the timeline's own lines do not show: a forged field, how send behaves."""
+def _prepare(queue: LabQueue, step: Step, stamps: list):
+    """Before a step: what the last call raised is forgotten; a finish is shown as made by its
+    stamp's real owner (forged or not). Returns that stamp (None for another step)."""
+    stamp = stamps[step.ref] if step.op == "finish" and step.ref < len(stamps) else None
+    queue.raised, queue.actor = None, stamp.owner if stamp else None
+    return stamp
+
+
+class _Explaining(Checker):
+    """The replay's Checker: a step inside a send that differs is explained at once, from
+    inside that send (the check stops there: its failure is about that step); a work_once
+    whose send was given another stamp, or was never called, is explained once it returns."""
+
+    def __init__(self, lab: Lab, number: int, step: Step, expected: Outcome, recorder: Recorder,
+                 operator: LabOperator, queue: LabQueue, inside: list[Step]):
+        super().__init__(number, step, expected, recorder, operator, found=self._explain)
+        self.lab, self.queue, self.inside = lab, queue, inside
+
+    def before(self, number: int, step: Step, stamps: list) -> None:
+        _narrate(self.lab, step, stamps)
+        self.stamp = _prepare(self.queue.elsewhere(), step, stamps)
+
+    def _explain(self, difference: Difference, where: str, *context) -> None:
+        if where == "inside" and difference.what != "locked":
+            step, got, expected, model = context
+            job = self.stamp.id if self.stamp else _job_of(step, got, expected)
+            explain(self.lab, step, difference, got, expected, self.queue.elsewhere().raised,
+                    model, job)
+        elif where == "return":  # after the work_once returned, before the steps inside
+            (got,) = context
+            explain(self.lab, self.step, difference, got, self.expected, self.queue.raised,
+                    self.recorder.at[0], _job_of(self.step, got, self.expected))
+
+
+def _narrate(lab: Lab, step: Step, stamps: list, inside: list[Step] = ()) -> None:
+    """What the timeline's own lines do not show: a forged field, how send behaves, and what
+    happens inside it."""
     if step.op == "finish" and step.forge and step.ref < len(stamps):
         name, value = step.forge
         lab.note("timeline.random.forged", field=name, value=show(value),
                  real=show(getattr(stamps[step.ref], name)))
     if step.op == "work_once":
         key = "timeline.random.send-raises" if step.send_error else "timeline.random.send-takes"
-        lab.note(key, ms=step.send_ms, error=step.send_error)
+        lab.note(key, ms=send_duration(step, inside), error=step.send_error)
+        if inside:
+            lab.note("timeline.random.send-meanwhile", steps=len(inside))
 
 
 def explain(lab: Lab, step: Step, difference: Difference, got: Outcome, expected: Outcome,
             raised: TargetRaised | None, model: QueueModel, job: int | None) -> None:
     """Fail the check with the standard report for what differed (`job`: the row to show)."""
     what = difference.what
+    if what == "locked":  # explained at the work_once that held the lock across its send
+        lab.fail("timeline-locked-in-send", error=difference.got, actor=step.owner)
     if what == "raised" and raised is not None and expected.raised is None:
         raise raised  # the code under grade raised: errored, with the line in its file
     if what == "raised":
@@ -275,8 +367,9 @@ def explain(lab: Lab, step: Step, difference: Difference, got: Outcome, expected
 
 
 def _job_of(step: Step, got: Outcome, expected: Outcome) -> int | None:
-    """The job whose row to show beside a wrong return value."""
-    for value in (expected.returned, got.returned):
+    """The job whose row to show beside a wrong return value: a claim's, the one a
+    work_once's send was given."""
+    for value in (expected.returned, got.returned, *expected.sent[:1], *got.sent[:1]):
         if hasattr(value, "id") and isinstance(value.id, int):
             return value.id
     if step.op in ("requeue", "quarantine", "move_deadline"):

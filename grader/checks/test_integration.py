@@ -48,7 +48,7 @@ def _fast(lab) -> str:
     return lab.world.name(FAST)
 
 
-@check("integration-run", points=4, timeout=30.0)
+@check("integration-run", points=3, timeout=30.0)
 def test_integration_run(lab):
     """Two worker processes drain 8 jobs into a real HTTP receiver; S's lease runs out while it
     is sending, F re-claims and finishes that job, S's late finish is rejected; every job is

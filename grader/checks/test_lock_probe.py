@@ -32,7 +32,7 @@ BLOCKED = {
 }
 
 
-@check("lock-free-during-send", points=5)
+@check("lock-free-during-send", points=4)
 def test_lock_free_during_send(lab):
     """Inside A's send, a new job is enqueued and B claims another pending job (busy timeout
     150 ms each): both succeed, and A's connection has no open transaction."""

@@ -37,7 +37,7 @@ RACE_TIMEOUT = 15.0  # seconds for both claims of one schedule once started
 SCHEDULE_ENV = "LEASELAB_RACE_SCHEDULE"
 
 
-@check("race-one-winner", points=7, timeout=45.0)
+@check("race-one-winner", points=6, timeout=45.0)
 def test_two_processes_claim_at_once(lab):
     """A and B, in two processes, claim the only pending job at 0 ms: one Claim, one None, in
     every schedule of their statements that can matter."""

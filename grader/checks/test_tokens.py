@@ -9,7 +9,7 @@ from .steps import claims, claims_nothing, finishes
 from grader.harness.scenario import expected_row
 
 
-@check("lesson-timeline", points=4)
+@check("lesson-timeline", points=3)
 def test_lesson_timeline(lab):
     """The lesson's story: A claims at 0 ms, B re-claims at 1000 ms, A's late finish at 1001 ms
     is rejected and B's row untouched; B's own finish then lands."""
@@ -24,7 +24,7 @@ def test_lesson_timeline(lab):
              owner=w.name("B"), token=b.token)
 
 
-@check("same-name-restart", points=4)
+@check("same-name-restart", points=3)
 def test_same_name_restart(lab):
     """A's lease runs out; A, restarted under the same name, claims its job again (token=2).
     The stamp of A's earlier run (token=1) is rejected; the new run's stamp is accepted."""

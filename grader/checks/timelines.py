@@ -5,9 +5,16 @@ with current, stale and forged stamps, work_once with a send that succeeds or fa
 edits (requeue, quarantine by hand, a deadline moved earlier), on a logical clock that never runs
 backwards and often lands exactly before, at or after a lease's end or a job's deadline.
 
+Another worker may act while a work_once waits inside its send: the steps marked `inside` right
+after a work_once step are played from inside its send (its first call), by another worker on a
+connection of its own (its claims and finishes) and by the operator, on the same logical clock;
+the send returns once they are done (`send_duration`). That is the lesson's late courier: A's
+send returns after B re-claimed, finished or the operator moved the job on, and A's finish must
+not land.
+
 `first_difference` plays a timeline on a fresh database and on `model.QueueModel` side by side
 and stops at the first step where a return value, a row, or the connection's transaction state
-differs. The code under grade is driven by connection name: through the check's
+differs (a step inside a send is compared when it returns, inside that send). The code under grade is driven by connection name: through the check's
 `TargetProcess` (the judge never imports the code under grade), or `Direct`, the same calls on
 an imported module (the project's own tests prove the model against the reference with it).
 Values compare as data (a `Foreign` is never a model value), exceptions by their type's name;
@@ -20,6 +27,7 @@ same seed gives the same timelines, the same verdict and the same shrunk timelin
 from __future__ import annotations
 
 import builtins
+import copy
 import dataclasses
 import sqlite3
 from dataclasses import dataclass, field
@@ -30,7 +38,7 @@ from lab import store
 from lab.store import Claim
 
 from grader.harness import target_client, watched
-from grader.harness.scenario import insert_job, judge_wait_ms, judge_write
+from grader.harness.scenario import WriteLocked, insert_job, judge_wait_ms, judge_write
 from grader.harness.target_client import RaisedInTarget, TargetProcessError
 
 from .model import LEASED, PENDING, QUARANTINED, QueueModel, lesson_ids
@@ -61,7 +69,9 @@ class Step:
     enqueue(qty, deadline, max_attempts) · claim(owner, now, lease_ms) ·
     finish(ref, now, forge): the `ref`-th stamp handed out so far, one field changed by `forge` ·
     work_once(owner, now, lease_ms, send_ms, send_error) · requeue(job) · quarantine(job) ·
-    move_deadline(job, deadline)."""
+    move_deadline(job, deadline). `inside`: played inside the send of the work_once step that
+    heads its run of inside steps (another worker, or the operator, acting while that send
+    waits; see `group`); with no work_once heading it, an ordinary step."""
 
     op: str
     now: int = 0
@@ -75,16 +85,22 @@ class Step:
     job: int = 0
     send_ms: int = 0
     send_error: str = ""
+    inside: bool = False
 
 
 @dataclass
 class Outcome:
-    """What one step did: the value returned or the exception's type, what send was given."""
+    """What one step did: the value returned or the exception's type, what send was given;
+    for a work_once, what each step played inside its send did (`inside`, in order)."""
 
     returned: Any = None
     raised: str | None = None
     sent: list = field(default_factory=list)
     skipped: bool = False
+    inside: list = field(default_factory=list)
+    #: an operator's step inside a send found the database locked (the error): the code held
+    #: a lock across send (scenario.WriteLocked)
+    locked: str | None = None
 
 
 @dataclass
@@ -128,11 +144,47 @@ def stamp_for(step: Step, stamps: list[Claim]) -> Claim | None:
     return stamp
 
 
+def group(steps: list[Step], index: int) -> list[Step]:
+    """The steps played inside the send of the work_once at `index`: the run of `inside` steps
+    right after it (none when the step is not a work_once; a work_once ends a run)."""
+    if steps[index].op != "work_once":
+        return []
+    end = index + 1
+    while end < len(steps) and steps[end].inside and steps[end].op != "work_once":
+        end += 1
+    return steps[index + 1:end]
+
+
+def played_with(steps: list[Step], index: int) -> int:
+    """The index of the last step played with step `index`: its own, or the last inside its
+    send (a timeline that differs at `index` is cut after it: what comes later plays no
+    part)."""
+    return index + len(group(steps, index))
+
+
+def groups(steps: list[Step]):
+    """(index, step, inside) for each step played on its own, with the steps played inside its
+    send (`group`): the timeline as it is played."""
+    index = 0
+    while index < len(steps):
+        inside = group(steps, index)
+        yield index, steps[index], inside
+        index += 1 + len(inside)
+
+
+def send_duration(step: Step, inside: list[Step] = ()) -> int:
+    """How long a work_once's send takes: its send_ms, and at least until the last step inside
+    it (the send returns once the other worker's steps are done)."""
+    return max([step.send_ms] + [sub.now - step.now for sub in inside])
+
+
 def play_step(step: Step, queue, operator, stamps: list[Claim],
-              passthrough: tuple[type[BaseException], ...] = ()) -> Outcome:
+              passthrough: tuple[type[BaseException], ...] = (), inside: list[Step] = (),
+              watch=None) -> Outcome:
     """Run `step` with `queue` (claim/finish/work_once) and `operator` (the store's actions).
     What the queue raises is the step's outcome, except `passthrough` exceptions (and those
-    that are not an Exception, e.g. SystemExit), which propagate.
+    that are not an Exception, e.g. SystemExit), which propagate. A work_once plays `inside`
+    from inside its first send (`watch`, if given, is told: `Watch`).
 
     Steps whose precondition does not hold any more (a stamp or job a shrink removed, a job
     that is not quarantined) are skipped, the same way on both sides."""
@@ -146,7 +198,7 @@ def play_step(step: Step, queue, operator, stamps: list[Claim],
         stamp = stamp_for(step, stamps)
         return Outcome(skipped=True) if stamp is None else _call(
             lambda: queue.finish(stamp, step.now), passthrough)
-    return _work_once(step, queue, passthrough)
+    return _work_once(step, queue, operator, stamps, passthrough, inside, watch)
 
 
 def _operator_step(step: Step, operator) -> Outcome:
@@ -162,18 +214,74 @@ def _operator_step(step: Step, operator) -> Outcome:
     return Outcome()
 
 
-def _work_once(step: Step, queue, passthrough: tuple) -> Outcome:
-    clock = Clock(step.now, step.send_ms)
+class Watch:
+    """What a work_once with steps inside its send tells whoever plays it (`play_step`'s
+    `watch`): where those steps start (`at_send`: inside its first send, given what it was
+    given; `at_return`: after it returned, send never called), each step before and after it
+    is played; `stopped` ends the steps inside (a difference was found)."""
+
+    stopped = False
+
+    def at_send(self, sent: list) -> None:
+        pass
+
+    def at_return(self, outcome: Outcome) -> None:
+        pass
+
+    def before(self, number: int, step: Step, stamps: list[Claim]) -> None:
+        pass
+
+    def after(self, number: int, step: Step, outcome: Outcome) -> None:
+        pass
+
+
+def _work_once(step: Step, queue, operator, stamps: list[Claim], passthrough: tuple,
+               inside: list[Step] = (), watch: Watch | None = None) -> Outcome:
+    clock = Clock(step.now, send_duration(step, inside))
+    watch = watch or Watch()
     sent: list = []
+    played: list[Outcome] = []
+    judge: list[BaseException] = []  # what the steps inside raised of the judge's own
+
+    def meanwhile() -> None:
+        """The steps inside: another worker on a connection of its own (`elsewhere`), the
+        operator; the stamps they hand in are those handed out so far, what send was given
+        included."""
+        other = queue.elsewhere() if hasattr(queue, "elsewhere") else queue
+        known = list(stamps) + [c for c in sent[:1] if isinstance(c, Claim)]
+        for number, sub in enumerate(inside):
+            if watch.stopped:
+                return
+            watch.before(number, sub, known)
+            try:
+                outcome = play_step(sub, other, operator, known, passthrough)
+            except WriteLocked as locked:  # a lock the work_once holds across its send
+                outcome = Outcome(locked=locked.error)
+            stamps_after(sub, outcome, known)
+            played.append(outcome)
+            watch.after(number, sub, outcome)
 
     def send(claim):
         sent.append(claim)
+        if inside and len(sent) == 1:
+            try:
+                watch.at_send(sent)
+                meanwhile()
+            except BaseException as exc:  # the judge's: never taken for what work_once raised
+                judge.append(exc)
+                raise
         clock.sent()
         if step.send_error:
             raise SEND_ERRORS[step.send_error]("the receiver did not answer")
 
     outcome = _call(lambda: queue.work_once(step.owner, send, clock, step.lease_ms), passthrough)
+    if judge:
+        raise judge[0]
     outcome.sent = sent
+    if inside and not sent:  # send never called: the others act all the same, afterwards
+        watch.at_return(outcome)
+        meanwhile()
+    outcome.inside = played
     return outcome
 
 
@@ -194,9 +302,13 @@ def raised_name(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def stamps_after(step: Step, outcome: Outcome, stamps: list[Claim]) -> None:
-    """Claims handed out become stamps later finishes may use (the model's, which are right)."""
-    for value in ([outcome.returned] if step.op == "claim" else outcome.sent):
+def stamps_after(step: Step, outcome: Outcome, stamps: list[Claim],
+                 inside: list[Step] = ()) -> None:
+    """Claims handed out become stamps later finishes may use (the model's, which are right):
+    a claim's, what a work_once's send was given, then the claims made inside that send."""
+    values = [outcome.returned] if step.op == "claim" else list(outcome.sent)
+    values += [o.returned for sub, o in zip(inside, outcome.inside) if sub.op == "claim"]
+    for value in values:
         if isinstance(value, Claim):
             stamps.append(value)
 
@@ -246,7 +358,8 @@ class Database:
     (a TargetProcess or `Direct`), named after the database's file, and an operator's
     connection of the judge's own (the operator's actions, the rows)."""
 
-    def __init__(self, path: Path, queue, ids: Callable[[int], int] | None = None):
+    def __init__(self, path: Path, queue, ids: Callable[[int], int] | None = None,
+                 other: bool = False):
         self.queue = queue
         self.ids, self.enqueued = ids, 0  # None: lab.store.enqueue numbers the jobs
         self._agreed: tuple | None = None  # (what changes moved, the model's table) when the
@@ -258,11 +371,26 @@ class Database:
         # Named by its file: the same in every run of a check, whatever ran before it in the
         # same judge's lane (a counter would differ with --jobs).
         self.name = f"timeline-{Path(path).name}"
+        self.path = path
+        self._other: Elsewhere | None = None  # the other worker's connection, once used
         try:
             queue.open(self.name, path, synchronous_off=True)  # no check here is about durability
         except BaseException:
             self.operator.close()
             raise
+        if other:  # opened with the database, as a worker starting with the queue would
+            try:
+                self.elsewhere().connect()
+            except BaseException:
+                self.close()
+                raise
+
+    def elsewhere(self) -> "Elsewhere":
+        """The other worker, acting inside a work_once's send: claim and finish on a
+        connection of its own to the same database (opened at its first use)."""
+        if self._other is None:
+            self._other = Elsewhere(self)
+        return self._other
 
     def enqueue(self, qty, deadline, max_attempts):
         """The provided store's enqueue, or, in a world that numbers its jobs (`ids`), the
@@ -306,10 +434,14 @@ class Database:
                 f"SELECT {', '.join(store.COLUMNS)} FROM jobs ORDER BY id").fetchall()
 
     def _marker(self) -> tuple | None:
-        """What moves whenever a connection to the table changes it (None: not known)."""
+        """What moves whenever a connection to the table changes it (None: not known): the
+        operator's, the code's, the other worker's."""
         db = getattr(self.queue, "db", None)  # a TargetProcess's real connections
-        changes = db.changes(self.name) if db is not None else None
-        return None if changes is None else (self.operator.total_changes, changes)
+        names = [self.name] + ([self._other.name] if self._other and self._other.open else [])
+        changes = [db.changes(name) if db is not None else None for name in names]
+        if None in changes:
+            return None
+        return (self.operator.total_changes, *changes)
 
     def rows(self) -> dict[int, dict]:
         """Every row by id, read in one statement: for each job what `row` gives (None for one
@@ -347,6 +479,8 @@ class Database:
                                     clock_script=clock.script())
 
     def close(self) -> None:
+        if self._other is not None:
+            self._other.release()
         try:
             self.queue.close_conn(self.name)
         except (sqlite3.Error, TargetProcessError):  # a target process that is gone already
@@ -355,6 +489,51 @@ class Database:
             self.operator.close()
         except sqlite3.Error:
             pass
+
+
+class Elsewhere:
+    """Another worker on the same database as a `Database`: its claims and finishes on a
+    connection of its own (in the same `queue`: the same target process), with the store's
+    rows and the operator's actions of that Database. Its connection waits for no lock: a
+    lock another connection holds (the work_once whose send it acts in) cannot be let go of
+    while it waits, the one thread that answers both being the judge's."""
+
+    def __init__(self, db: Database):
+        self.db, self.queue, self.name, self.open = db, db.queue, f"{db.name}-other", False
+
+    def __getattr__(self, name: str):
+        # the operator's actions and the rows (enqueue, requeue, set_row, row, rows, count,
+        # agrees): the Database's
+        return getattr(self.db, name)
+
+    def connect(self) -> str:
+        """Its connection, opened as lab.store.connect opens one (if it is not open)."""
+        if not self.open:
+            self.queue.open(self.name, self.db.path, busy_timeout_ms=0, synchronous_off=True)
+            self.open = True
+        return self.name
+
+    def claim(self, owner, now, lease_ms):
+        return self.queue.claim(self.connect(), owner, now, lease_ms)
+
+    def finish(self, claim, now):
+        return self.queue.finish(self.connect(), claim, now)
+
+    def in_transaction(self) -> bool:
+        return self.open and self.queue.in_transaction(self.name)
+
+    def own_connections(self) -> list[str]:
+        return self.db.own_connections()
+
+    def release(self) -> None:
+        """Close its connection (a transaction it left open is rolled back: its lock must not
+        hold up the work_once it acted inside); opened again at its next use."""
+        if self.open:
+            self.open = False
+            try:
+                self.queue.close_conn(self.name)
+            except (sqlite3.Error, TargetProcessError):
+                pass
 
 
 def same(got: Any, expected: Any) -> bool:
@@ -373,6 +552,8 @@ def compare(index: int, step: Step, got: Outcome, expected: Outcome, db,
             model: QueueModel) -> Difference | None:
     """The first thing that differs after step `index` (`db`: the rows, and the transaction
     state of the code under grade's connection), or None."""
+    if got.locked is not None:
+        return Difference(index, "locked", got.locked, None)
     if got.raised != expected.raised:
         return Difference(index, "raised", got.raised, expected.raised)
     if expected.raised is None and not same(got.returned, expected.returned):
@@ -390,9 +571,10 @@ def compare(index: int, step: Step, got: Outcome, expected: Outcome, db,
         return Difference(index, "transaction", True, False)
     # A Database reads the whole table at once (and, where it agrees, no more); the Lab's
     # operator (the replay) row by row.
-    if isinstance(db, Database) and db.agrees(model):
+    whole = isinstance(db, (Database, Elsewhere))
+    if whole and db.agrees(model):
         return None
-    table = db.rows() if isinstance(db, Database) else None
+    table = db.rows() if whole else None
     for job in sorted(model.rows):
         current = table.get(job) if table is not None else db.row(job)
         wanted = model.row(job)
@@ -420,20 +602,101 @@ def first_difference(steps: list[Step], queue, path: Path,
     over a module) and on the model, side by side; `ids`: how the world numbers the jobs (None:
     as lab.store.enqueue does). A TargetProcessError (the target process ended, hung, broke the
     protocol) is no step's outcome: it propagates."""
-    db, model = Database(path, queue, ids), QueueModel(ids or lesson_ids)
+    # The other worker connects with the database, before the code under grade ran anything
+    # on it: what the code does to the file later (a journal mode it switches to) meets a
+    # worker already there, as it would in a real deployment.
+    db = Database(path, queue, ids, other=any(step.inside for step in steps))
+    model = QueueModel(ids or lesson_ids)
     stamps: list[Claim] = []
     try:
-        for index, step in enumerate(steps):
-            expected = play_step(step, model, model, stamps)
+        for index, step, inside in groups(steps):
+            recorder = Recorder(model) if inside else None
+            expected = play_step(step, model, model, stamps, inside=inside, watch=recorder)
+            checker = Checker(index, step, expected, recorder, db) if inside else None
             try:
-                got = play_step(step, db, db, stamps, passthrough=(TargetProcessError,))
-                difference = compare(index, step, got, expected, db, model)
+                got = play_step(step, db, db, stamps, passthrough=(TargetProcessError,),
+                                inside=inside, watch=checker)
+                difference = ((checker and checker.difference)
+                              or compare(index, step, got, expected, db, model))
             except TargetProcessError as exc:  # which step it was, for the report
                 exc.timeline_step = (index, step, list(stamps))
                 raise
             if difference is not None:
                 return difference
-            stamps_after(step, expected, stamps)
+            stamps_after(step, expected, stamps, inside)
         return None
     finally:
         db.close()
+
+
+class Recorder(Watch):
+    """The model's side of a work_once with steps inside its send: the model as it stands
+    where those steps start and after each of them (`at`), to compare the code's with at the
+    same points; `start`: where they started ("send", or "return": send never called)."""
+
+    def __init__(self, model: QueueModel):
+        self.model, self.at, self.start = model, [], None
+
+    def _keep(self) -> None:
+        self.at.append(copy.deepcopy(self.model))
+
+    def at_send(self, sent: list) -> None:
+        self.start = "send"
+        self._keep()
+
+    def at_return(self, outcome: Outcome) -> None:
+        self.start = "return"
+        self._keep()
+
+    def after(self, number: int, step: Step, outcome: Outcome) -> None:
+        self._keep()
+
+
+class Checker(Watch):
+    """The code's side of a work_once with steps inside its send, compared with the model's
+    (`expected`, `recorder`) as it goes: what send was given as it is called; each step
+    inside as it returns (its value, what its connection holds open, every row), at its own
+    index. The first difference stops the steps inside (`difference`); the other worker's
+    connection is then let go of, so that a transaction it left open does not hold up the
+    finish (which no longer matters). `found(difference, ...)`: told of it (the replay
+    explains it at once)."""
+
+    def __init__(self, index: int, step: Step, expected: Outcome, recorder: Recorder, db,
+                 found=None):
+        self.index, self.step, self.expected, self.recorder = index, step, expected, recorder
+        self.db, self.found = db, found
+        self.difference: Difference | None = None
+
+    @property
+    def stopped(self) -> bool:
+        return self.difference is not None
+
+    def _stop(self, difference: Difference | None, *context) -> None:
+        if difference is None:
+            return
+        self.difference = difference
+        other = self.db.elsewhere() if hasattr(self.db, "elsewhere") else None
+        if hasattr(other, "release") and other.in_transaction():
+            other.release()
+        if self.found is not None:
+            self.found(difference, *context)
+
+    def at_send(self, sent: list) -> None:
+        if self.recorder.start != "send" or not same(sent[:1], self.expected.sent[:1]):
+            self._stop(Difference(self.index, "sent", list(sent), self.expected.sent),
+                       "send")
+
+    def at_return(self, outcome: Outcome) -> None:
+        if self.recorder.start != "return":
+            self._stop(Difference(self.index, "sent", outcome.sent, self.expected.sent),
+                       "return", outcome)
+        else:
+            self._stop(compare(self.index, self.step, outcome, self.expected, self.db,
+                               self.recorder.at[0]), "return", outcome)
+
+    def after(self, number: int, step: Step, outcome: Outcome) -> None:
+        other = self.db.elsewhere() if hasattr(self.db, "elsewhere") else self.db
+        expected = self.expected.inside[number]
+        self._stop(compare(self.index + 1 + number, step, outcome, expected, other,
+                           self.recorder.at[number + 1]), "inside", step, outcome, expected,
+                   self.recorder.at[number + 1])

@@ -32,8 +32,8 @@ from . import sandbox
 from .interleave import is_statement
 from .world import LESSON_SEED, World
 from .target_client import (START_TIMEOUT, Foreign, FunctionHung, ProtocolError,
-                            RaisedInTarget, TargetEnded, TargetLoadError, TargetProcess,
-                            TargetProcessError, TargetTimeout)
+                            RaisedInTarget, SendFailed, TargetEnded, TargetLoadError,
+                            TargetProcess, TargetProcessError, TargetTimeout)
 
 #: The target's connection the checks call through (`lab.conn`).
 MAIN = "main"
@@ -336,12 +336,52 @@ class Lab:
                   conn=None):
         start = getattr(clock, "now", None)
         event = {"op": "work_once", "actor": owner, "t": start, "lease_ms": lease_ms}
-        result = self._invoke("work_once", conn or self.conn, owner, send, clock, lease_ms,
-                              event=event)
+        first: dict = {}  # what the first send was given, and how long the timeline was then
+
+        def sending(claim):
+            if not first:
+                first.update(sent=claim, mark=len(self.timeline))
+            try:
+                return send(claim)
+            except SendFailed:  # send failing as the network would: work_once's to handle
+                raise
+            except BaseException:  # the check stopped inside send (a step there went wrong)
+                first["stopped"] = True
+                raise
+
+        try:
+            result = self._invoke("work_once", conn or self.conn, owner, sending, clock,
+                                  lease_ms, event=event)
+        except BaseException:
+            self._around_send(event, first, clock)
+            raise
+        self._around_send(event, first, clock)
         if result is not None and type(result) is not bool:
             self._wrong_type("work_once", result, "bool | None", event)
         event["result"] = result
         return result
+
+    def _around_send(self, event: dict, first: dict, clock) -> None:
+        """A work_once inside whose send something happened (another worker's calls, the
+        operator's steps, a note: what the check did from inside send) is told as two steps
+        around them: where it started, a note that it runs and calls send with what it was
+        given; after them, the call itself, at the clock's reading once send returned, with
+        what it returned (the step a failure of work_once is about, after what happened
+        meanwhile). A check that stopped inside send (`first["stopped"]`: a step there went
+        wrong, or raised) keeps only the note: its failure is about the last step inside."""
+        if not first or len(self.timeline) <= first["mark"]:
+            return
+        at = next((i for i, e in enumerate(self.timeline) if e is event), None)
+        if at is None:
+            return
+        self.timeline[at] = {"op": "note", "key": "timeline.work_once-sends", "t": event["t"],
+                             "params": {"actor": event["actor"], "lease_ms": event["lease_ms"],
+                                        "sent": show(first["sent"])}}
+        if first.get("stopped"):  # the failure is about a step inside send: it ends there
+            return
+        now = getattr(clock, "now", None)
+        event.update(start=event["t"], t=now if type(now) is int else None, returns=True)
+        self.timeline.append(event)
 
     def _invoke(self, function: str, conn: Conn, *args, event: dict):
         # `event` is the caller's own dict: a call made from inside send (a nested call) adds its

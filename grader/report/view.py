@@ -491,6 +491,7 @@ HINT_OF_DETAIL = {
     "race-journal-mode": "check.journal-mode-stays-delete.hint",
     "integration-worker-rounds": "check.work-once-empty-queue.hint",
     "work-once-send-uncommitted": "check.lock-free-during-send.hint",
+    "timeline-locked-in-send": "check.lock-free-during-send.hint",  # a lock held across send
     "lock-probe-claim": "check.lowest-id-first.hint",  # the probe got another job than the next
     "integration-stale-finish-value": "hint.wrong-type.finish",  # not False: None, 0...
     "lease-until-rule": "check.deadline-clamp.hint",  # met in any check that claims
@@ -661,6 +662,8 @@ def event_text(event: dict, lang: str) -> str:
     params = {**event, "result": result}
     if op == "finish":
         params["stamp"] = text("timeline.stamp", lang, **event["stamp"])
+    if op == "work_once" and event.get("returns"):  # told after what happened inside its send
+        return text("timeline.work_once-returns", lang, **params)
     return text(TIMELINE(op), lang, **params)
 
 

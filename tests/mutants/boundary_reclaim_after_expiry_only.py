@@ -12,7 +12,9 @@ LIGHT = True  # a variant: graded here and in drawn worlds, not by the parity an
 EXPECT_FAIL = {"reclaim-at-expiry", "lesson-timeline", "same-name-restart",
                "requeue-token-increases", "skips-done-and-quarantined",
                "quarantine-before-new-token"}
-MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
+MAY_FAIL = {"random-timelines",  # the same bug, met again on a random timeline
+            # the other worker's claim at expiry, inside send
+            "late-finish-job-done", "late-finish-lease-taken"}
 EXPECT_TEXT = {"reclaim-at-expiry": "Came back: None"}
 
 claim = claim_with(quarantine=QUARANTINE.replace("lease_until <= :now", "lease_until < :now"),

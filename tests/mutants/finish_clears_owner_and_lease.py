@@ -15,7 +15,9 @@ EXPECT_FAIL = {"finish-before-expiry", "lesson-timeline", "same-name-restart",
                "empty-queue-returns-none", "finish-at-deadline", "finish-at-moved-deadline",
                "quarantine-spares-valid-lease", "work-once-fresh-clock",
                "lock-free-during-send"}
-MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
+MAY_FAIL = {"random-timelines",  # the same bug, met again on a random timeline
+            # a finish that lands, inside send or after it
+            "late-finish-in-time", "late-finish-job-done"}
 EXPECT_TEXT = {"finish-before-expiry": "finish returned True, as the contract says, but the row"}
 
 

@@ -11,7 +11,8 @@ EXPECT_FAIL = {"finish-at-expiry", "finish-after-expiry", "lesson-timeline", "sa
                "forged-stamp-id", "forged-stamp-owner", "forged-stamp-token",
                "forged-stamp-attempt", "forged-stamp-lease-until", "finish-on-quarantined-rejected",
                "finish-at-deadline", "finish-at-moved-deadline", "finish-leaves-no-transaction",
-               "work-once-fresh-clock", "random-timelines"}
+               "work-once-fresh-clock", "random-timelines",
+               "late-finish-lease-taken", "late-finish-past-deadline", "late-finish-same-name"}
 EXPECT_TEXT = {"finish-at-expiry": "finish returned False, as the contract says, but the row of"
                                    " job {id:1} is not what the contract leaves",
                "lesson-timeline": "finish returned False, as the contract says"}

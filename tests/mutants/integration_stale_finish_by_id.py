@@ -11,7 +11,9 @@ EXPECT_FAIL = {"double-finish-rejected", "finish-after-expiry", "finish-at-deadl
                "finish-at-expiry", "finish-at-moved-deadline", "finish-leaves-no-transaction",
                "finish-on-quarantined-rejected", "forged-stamp-attempt", "forged-stamp-id",
                "forged-stamp-lease-until", "forged-stamp-owner", "forged-stamp-token",
-               "integration-run", "lesson-timeline", "same-name-restart", "work-once-fresh-clock"}
+               "integration-run", "lesson-timeline", "same-name-restart", "work-once-fresh-clock",
+               "late-finish-job-done", "late-finish-lease-taken", "late-finish-past-deadline",
+               "late-finish-same-name"}
 MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 EXPECT_TEXT = {"integration-run": "came back True"}
 

@@ -23,6 +23,9 @@ MAY_FAIL = {  # the same lock, met by every check that reads a row after a claim
     "claim-rolls-back-on-error", "finish-leaves-no-transaction", "locked-database-raises",
     "work-once-fresh-clock", "work-once-send-raises", "work-once-empty-queue", "race-one-winner",
     "crash-mid-claim-atomic", "integration-run",
+    # the same lock, met inside and after send
+    "late-finish-in-time", "late-finish-job-done", "late-finish-lease-taken",
+    "late-finish-past-deadline", "late-finish-same-name",
 }
 EXPECT_OUTCOME = {"lock-free-during-send": "errored"}
 EXPECT_TEXT = {

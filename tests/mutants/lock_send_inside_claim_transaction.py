@@ -11,7 +11,10 @@ from _kit import reference_finish as finish
 
 EXPECT_FAIL = {"integration-run", "lock-free-during-send", "work-once-fresh-clock",
                "work-once-send-raises"}
-MAY_FAIL = {"locked-database-raises", "random-timelines"}  # the same bug, met again on a random timeline
+MAY_FAIL = {"locked-database-raises", "random-timelines",  # the same bug, met again on a random timeline
+            # the same lock, met by the other worker inside send
+            "late-finish-in-time", "late-finish-job-done", "late-finish-lease-taken",
+            "late-finish-past-deadline", "late-finish-same-name"}
 EXPECT_TEXT = {"lock-free-during-send": "calls send while its connection has a transaction open",
                "integration-run": "calls send while its connection has a transaction open"}
 # one mistake, seen as it happened (the connection had a transaction open inside send): one

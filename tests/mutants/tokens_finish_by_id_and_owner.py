@@ -8,7 +8,8 @@ from _kit import reference_claim as claim
 from _kit import work_once_with
 
 EXPECT_FAIL = {"same-name-restart", "forged-stamp-token", "forged-stamp-attempt",
-               "forged-stamp-lease-until"}
+               "forged-stamp-lease-until",
+               "late-finish-same-name"}
 MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 
 finish = finish_where("id = :id", "status = 'leased'", "owner = :owner", ":now < lease_until",

@@ -8,7 +8,8 @@ from _kit import reference_claim as claim
 from _kit import work_once_with
 
 EXPECT_FAIL = {"lesson-timeline", "same-name-restart", "forged-stamp-id", "forged-stamp-owner",
-               "forged-stamp-token", "forged-stamp-attempt", "forged-stamp-lease-until"}
+               "forged-stamp-token", "forged-stamp-attempt", "forged-stamp-lease-until",
+               "late-finish-lease-taken", "late-finish-same-name"}
 MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 
 finish = finish_where("id = :id", "status = 'leased'", ":now < lease_until", ":now < deadline")

@@ -20,7 +20,9 @@ EXPECT_FAIL = {"claim-result-matches-row", "crash-mid-claim-atomic", "deadline-c
                "quarantine-spares-valid-lease", "race-one-winner", "reclaim-after-expiry",
                "reclaim-at-expiry", "reclaim-before-expiry", "requeue-token-increases",
                "same-name-restart", "skips-done-and-quarantined", "valid-lease-never-handed-over",
-               "work-once-fresh-clock", "work-once-send-raises"}
+               "work-once-fresh-clock", "work-once-send-raises",
+               "late-finish-in-time", "late-finish-job-done", "late-finish-lease-taken",
+               "late-finish-past-deadline", "late-finish-same-name"}
 MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 EXPECT_TEXT = {"finish-before-expiry": "token=0, attempt=1"}
 

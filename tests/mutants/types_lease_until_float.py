@@ -23,7 +23,9 @@ EXPECT_FAIL = {"claim-result-matches-row", "crash-mid-claim-atomic", "deadline-c
                "quarantine-before-new-token", "quarantine-spares-valid-lease",
                "finish-leaves-no-transaction", "claim-in-one-immediate-transaction",
                "claim-rolls-back-on-error", "journal-mode-stays-delete", "random-timelines",
-               "work-once-fresh-clock", "work-once-send-raises", "locked-database-raises"}
+               "work-once-fresh-clock", "work-once-send-raises", "locked-database-raises",
+               "late-finish-in-time", "late-finish-job-done", "late-finish-lease-taken",
+               "late-finish-past-deadline", "late-finish-same-name"}
 EXPECT_TEXT = {  # one cause for every check: the file leads with it
     "reclaim-at-expiry": "claim returns a Claim whose lease_until is of type float; the contract "
                          "gives lease_until the type int",

@@ -11,7 +11,10 @@ from _kit import reference_finish as finish
 LIGHT = True  # a variant: graded here and in drawn worlds, not by the parity and the sweep
 EXPECT_FAIL = {"work-once-fresh-clock", "work-once-send-raises", "lock-free-during-send",
                "integration-run"}
-MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
+MAY_FAIL = {"random-timelines",  # the same bug, met again on a random timeline
+            # send is given a dict in every work_once
+            "late-finish-in-time", "late-finish-job-done", "late-finish-lease-taken",
+            "late-finish-past-deadline", "late-finish-same-name"}
 EXPECT_TEXT = {"work-once-fresh-clock": "it must receive the Claim that claim returned"}
 
 

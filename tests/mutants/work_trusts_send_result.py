@@ -9,7 +9,8 @@ from _kit import reference_claim as claim
 from _kit import reference_finish as finish
 
 EXPECT_FAIL = {"work-once-fresh-clock", "integration-run"}
-MAY_FAIL = {"random-timelines", "lock-free-during-send"}
+MAY_FAIL = {"random-timelines", "lock-free-during-send",
+            "late-finish-in-time"}  # finish never called: met again in time
 EXPECT_TEXT = {"work-once-fresh-clock": "work_once ran no statement at all and returned False"}
 
 
