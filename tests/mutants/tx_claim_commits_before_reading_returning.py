@@ -23,6 +23,8 @@ EXPECT_FAIL = {
     "journal-mode-stays-delete", "work-once-fresh-clock", "work-once-send-raises",
     "work-once-empty-queue", "lock-free-during-send", "race-one-winner",
     "crash-mid-claim-atomic", "integration-run", "random-timelines",
+    "late-finish-in-time", "late-finish-job-done", "late-finish-lease-taken",
+    "late-finish-past-deadline", "late-finish-same-name",
 }
 EXPECT_TEXT = {"finish-before-expiry": "cannot commit transaction - SQL statements in progress",
                "lowest-id-first": "cannot commit transaction - SQL statements in progress"}
