@@ -35,7 +35,7 @@ from .test_work_once import Courier, expect_a_claim, expect_sent_once
 #: The busy timeout of the other worker's connection. Nothing can let a lock go while B's call
 #: waits (the grader answers every statement of both connections on one thread, and A is
 #: waiting inside send), so a wait could only end in "database is locked": none is made.
-B_BUSY_MS = 0
+B_BUSY_TIMEOUT = 0
 
 
 class Meanwhile(Courier):
@@ -68,7 +68,7 @@ def expect_a_sent(lab: Lab, claim, job: int, before: dict, until: int) -> None:
 
 def other_worker(lab: Lab) -> Conn:
     """The connection the other worker (B, or A restarted) calls claim and finish on."""
-    return lab.connect(busy_timeout_ms=B_BUSY_MS)
+    return lab.connect(busy_timeout_ms=B_BUSY_TIMEOUT)
 
 
 def claims_meanwhile(lab: Lab, role: str, conn: Conn, now: int, job: int, *, token: int,
