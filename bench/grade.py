@@ -8,7 +8,7 @@
 2. Naive vs forced race: M trials of two spawned processes claiming one pending job with the
    read-before-BEGIN mutant, once released at the same instant with no forced interleaving
    (naive) and once through every schedule that can matter (the race check's way,
-   grader.harness.explore): how often each catches the bug.
+   grader.harness.judge.explore): how often each catches the bug.
 
 3. With --launchers N: N full grades of the solution with target processes forked from one
    prepared interpreter (the zygote) against N with a fresh interpreter each, alternating:
@@ -37,9 +37,9 @@ from lab import store
 
 from bench import measure, watch
 from bench.measure import percentile
-from grader.harness import children
-from grader.harness.launch import LAUNCH_ENV
-from grader.harness.explore import Schedule, explore
+from grader.harness.judge import children
+from grader.harness.processes.launch import LAUNCH_ENV
+from grader.harness.judge.explore import Schedule, explore
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "tests" / "mutants"

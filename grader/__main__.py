@@ -19,7 +19,7 @@ def _start_zygote_early(argv: list[str]) -> None:
     (a command starts what it needs; --help needs none)."""
     if (argv and not argv[0].startswith("-")) or "-h" in argv or "--help" in argv:
         return
-    from .harness import zygote
+    from grader.harness.processes import zygote
 
     zygote.start()
 

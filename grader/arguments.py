@@ -52,7 +52,7 @@ FRESH = "fresh"
 
 def seed(text: str) -> int | str:
     """argparse type: a seed, a whole number from 0 to 2**63-1, or FRESH: a seed to draw when
-    grading starts (grader.harness.world.fresh_seed), what a recorded grade uses."""
+    grading starts (grader.harness.judge.world.fresh_seed), what a recorded grade uses."""
     if text == FRESH:
         return FRESH
     value = int(text)

@@ -71,7 +71,7 @@ class Family:
     plugin."""
     name: str
     #: Its checks start processes of their own besides the one target process every check has
-    #: (race and crash claimers, integration workers: grader.harness.children, .workers). Their
+    #: (race and crash claimers, integration workers: grader.harness.judge.children, .workers). Their
     #: judge runs in a forked child of the lane, swept after (grader.runner); pytest marks them
     #: `processes`.
     starts_processes: bool = False

@@ -3,7 +3,7 @@ these objects (grader.report), whichever process or platform they were produced 
 
 A check that did not pass carries a `Failure`: an outcome, a kind and the facts of that kind.
 Its JSON form (`to_json`, `from_json`) is plain data: a run's result crosses a lane's pipe
-(grader.runner.lanes) and a forked judge's (grader.harness.sandbox) as `result_to_json` (a
+(grader.runner.lanes) and a forked judge's (grader.harness.processes.sandbox) as `result_to_json` (a
 passed run is `{"outcome": "passed"}`), a whole `CheckResult` watch's pipe and a pytest-json-report
 file's item metadata (grader.plugin) as `check_result_to_json`.
 
@@ -153,7 +153,7 @@ class Failure:
         """This failure with every text in it `shown_text`: what a report may print of it. A
         copy (its timeline too). Texts the grader writes a line at a time keep their lines,
         each line shown: a grader bug's traceback, the statements a check lists (one a line,
-        each already on one line: grader.harness.interleave.sql_line)."""
+        each already on one line: grader.harness.judge.interleave.sql_line)."""
         data = shown_data(self.to_json())
         if self.kind == Kind.GRADER_BUG and isinstance(self.error, str):
             data["error"] = shown_lines(self.error)

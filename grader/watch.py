@@ -53,8 +53,8 @@ from pathlib import Path
 
 from . import cli, config as configs
 from .checkdef import FAMILIES, all_checks
-from .harness import hygiene, sandbox, zygote
-from .harness.target import display_name, is_path
+from grader.harness.processes import hygiene, sandbox, zygote
+from grader.harness.target.loader import display_name, is_path
 from .report import files, outputs, summary
 from .report.messages import default_lang, text
 from .report.render import Style, width

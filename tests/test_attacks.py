@@ -19,7 +19,7 @@ import pytest
 
 from conftest import ROOT, by_check, grade, run_grader
 from learning import trick_off
-from grader.harness import jail, sandbox
+from grader.harness.processes import jail, sandbox
 
 ATTACKS = ROOT / "tests" / "attacks"
 
@@ -405,7 +405,7 @@ def left_behind(folder: Path):
     and this process is a subreaper: a process a grade leaves running becomes its child however
     it detached. Yields a dict that, on leaving, holds what the grades left: "processes" (their
     command lines; they are then killed), "files" (what is left in `folder`/tmp: a grade given
-    a TMPDIR makes every folder of its own there, grader.harness.workroot, so what other grades
+    a TMPDIR makes every folder of its own there, grader.harness.processes.workroot, so what other grades
     beside this one make and remove elsewhere is never counted) and "changed_checkout"."""
     found: dict = {}
     tmp = folder / "tmp"

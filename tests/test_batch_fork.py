@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.harness import jail
+from grader.harness.processes import jail
 from conftest import ROOT, points, run_grader
 from grader.instructor import isolated
 

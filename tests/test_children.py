@@ -1,4 +1,4 @@
-"""Claimers in target processes of their own (grader/harness/children.py): a scheduled race and a
+"""Claimers in target processes of their own (grader/harness/judge/children.py): a scheduled race and a
 kill at a statement on the reference, and every other way a claimer can end, each as a plain
 outcome; nothing is unpickled, and nothing outlives `close`."""
 
@@ -17,8 +17,8 @@ import pytest
 
 from lab import store
 
-from grader.harness import children
-from grader.harness.explore import Schedule
+from grader.harness.judge import children
+from grader.harness.judge.explore import Schedule
 
 from conftest import CHANNEL_FDS, MUTANTS, by_check, grade
 
@@ -321,7 +321,7 @@ def test_no_multiprocessing_and_no_pickle_on_the_judge_side(tmp_path):
     script = textwrap.dedent(f"""
         import json, sys
         from grader.harness import children
-        from grader.harness.explore import Schedule
+        from grader.harness.judge.explore import Schedule
         claimers = [children.spawn("solutions.queue", {str(path)!r}, a, 0, 1000) for a in "AB"]
         try:
             children.race(claimers, Schedule(), timeout=15)

@@ -8,9 +8,9 @@ import pytest
 
 from lab.store import Claim
 
-from grader.harness import children
-from grader.harness.claimtypes import shown, wrong_field
-from grader.harness.values import decode_value, encode_value
+from grader.harness.judge import children
+from grader.harness.judge.claimtypes import shown, wrong_field
+from grader.harness.wire.values import decode_value, encode_value
 
 
 def over_the_wire(value):

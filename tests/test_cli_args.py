@@ -247,7 +247,7 @@ def test_a_word_that_is_no_command_typo_is_left_to_argparse(word):
 ])
 def test_only_a_grade_starts_its_zygote_before_the_grader_is_imported(monkeypatch, argv, starts):
     import grader.__main__ as entry
-    from grader.harness import zygote
+    from grader.harness.processes import zygote
 
     started = []
     monkeypatch.setattr(zygote, "start", lambda *a: started.append(True) or True)

@@ -1,4 +1,4 @@
-"""The target process's jail (grader/harness/jail.py, Landlock): what the code under grade may
+"""The target process's jail (grader/harness/processes/jail.py, Landlock): what the code under grade may
 not do even as root — read the reference or a classmate's files, write the grader or a results
 file, reach the judge through /proc, signal it, open a TCP connection, run a program — and what
 it still may: read its own folder, write its databases' folder."""
@@ -15,8 +15,8 @@ import textwrap
 import pytest
 
 from conftest import ROOT
-from grader.harness import jail
-from grader.harness.target_client import TargetProcess
+from grader.harness.processes import jail
+from grader.harness.judge.target_client import TargetProcess
 
 pytestmark = pytest.mark.skipif(jail.abi() < 6, reason="needs Landlock ABI 6 (Linux 6.12+)")
 
@@ -137,12 +137,12 @@ def test_a_package_on_the_way_to_a_dotted_target_runs_only_in_the_jail(tmp_path)
     assert not marker.exists()
 
 
-#: A target in the folder that holds the grade's work root (grader.harness.workroot), the
+#: A target in the folder that holds the grade's work root (grader.harness.processes.workroot), the
 #: databases of its checks below it: it tries to read one.
 IN_THE_WORK_ROOTS_FOLDER = '''
 import json, os, sys
 from grader.harness import workroot
-from grader.harness.target_client import TargetProcess
+from grader.harness.judge.target_client import TargetProcess
 
 probe = sys.argv[1]
 database = os.path.join(workroot.make("check-"), "queue.db")

@@ -15,7 +15,7 @@ from conftest import MUTANTS, ROOT
 from grader.checks import generate, shrink, timelines
 from grader.checks.model import QueueModel
 from grader.checks.test_differential import LATE
-from grader.harness.target_client import TargetProcess
+from grader.harness.judge.target_client import TargetProcess
 from lab.store import Claim
 from solutions import queue as reference
 

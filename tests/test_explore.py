@@ -1,4 +1,4 @@
-"""The explorer of the race's schedules (grader/harness/explore.py): which schedules it runs for
+"""The explorer of the race's schedules (grader/harness/judge/explore.py): which schedules it runs for
 small synthetic claims (driven without processes, as children.race drives it), that it misses
 no order that matters (against every feasible interleaving), that it is deterministic, and, on
 real target processes, a mutant only a schedule other than the first catches, reported
@@ -12,9 +12,9 @@ import sqlite3
 
 from lab import store
 
-from grader.harness import children, dbhost
-from grader.harness.explore import Schedule, backtracks, conflict, explore, kill_points
-from grader.harness.interleave import WriteLockWatch, verb
+from grader.harness.judge import children, dbhost
+from grader.harness.judge.explore import Schedule, backtracks, conflict, explore, kill_points
+from grader.harness.judge.interleave import WriteLockWatch, verb
 
 from conftest import MUTANTS, by_check, grade
 

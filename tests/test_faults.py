@@ -12,8 +12,8 @@ import pytest
 from lab import store
 
 from grader.checks.faults import ABORT, ERROR, fault_error, fault_message, injected_fault
-from grader.harness.scenario import Lab
-from grader.harness.target_client import RaisedInTarget
+from grader.harness.judge.scenario import Lab
+from grader.harness.judge.target_client import RaisedInTarget
 
 
 @pytest.fixture(params=[1, 987_654_321], ids=["lesson-world", "drawn-world"])
@@ -99,7 +99,7 @@ def test_the_chain_is_what_a_traceback_shows(how, shown):
     propagated, in the judge (faults) as in the target process (values, on the wire), and the
     error hidden is told apart, so the failure can say so."""
     from grader.checks import faults
-    from grader.harness import values
+    from grader.harness.wire import values
 
     locked = _raised_from(sqlite3.OperationalError("database is locked"), how)
     assert faults.is_locked_error(locked) is shown
@@ -116,7 +116,7 @@ def test_a_hidden_error_deeper_in_the_chain_is_found():
     """raise A from None while handling B, B raised from the database error: the lines hidden
     are B's and the database error's; a context that nothing suppresses is not hidden."""
     from grader.checks import faults
-    from grader.harness import values
+    from grader.harness.wire import values
 
     inner = _raised_from(sqlite3.OperationalError("disk I/O error"), "from")
     outer = _raised_from(inner, "none")

@@ -1,4 +1,4 @@
-"""What the gates read off a statement (grader/harness/interleave.py) and the write-lock watch,
+"""What the gates read off a statement (grader/harness/judge/interleave.py) and the write-lock watch,
 without processes. (The gate itself, in the judge, is tested in test_statement_gate.py; the race's
 schedules in test_explore.py.)"""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from grader.harness.interleave import (WriteLockWatch, bare, changes_database, is_statement,
-                                       sql_line, takes_write_lock, verb, waits_for_write_lock,
-                                       words)
+from grader.harness.judge.interleave import (WriteLockWatch, bare, changes_database, is_statement,
+                                             sql_line, takes_write_lock, verb, waits_for_write_lock,
+                                             words)
 
 
 def test_which_statements_wait_for_another_connections_write_lock():

@@ -1,12 +1,12 @@
 """Spotting, in the SQL a target ran, PRAGMAs that change how its connection waits for others
-(grader/harness/journal.py), and the race's reading of a "database is locked" they explain."""
+(grader/harness/judge/journal.py), and the race's reading of a "database is locked" they explain."""
 
 from __future__ import annotations
 
 import pytest
 
 from grader.checks.test_race import shortened_busy_timeout
-from grader.harness.journal import busy_timeout_set, switched_to
+from grader.harness.judge.journal import busy_timeout_set, switched_to
 from lab.store import BUSY_TIMEOUT_MS
 
 

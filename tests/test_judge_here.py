@@ -1,4 +1,4 @@
-"""A check's judge run in its lane (grader.harness.sandbox, `inline`) gives what a forked judge
+"""A check's judge run in its lane (grader.harness.processes.sandbox, `inline`) gives what a forked judge
 gives: the same verdict and the same failure, a timeout with the step that hung, a bug of the
 check's own as a grader bug; its targets get the CPU limit a forked judge's would; a lane whose
 judge cannot be stopped costs only its own check."""
@@ -15,9 +15,9 @@ import pytest
 from conftest import MUTANTS, ROOT
 from grader import runner
 from grader.checkdef import PROCESS_FAMILIES, family
-from grader.harness import sandbox
-from grader.harness.target_client import TargetClosed, TargetProcess
-from grader.harness.world import LESSON_SEED
+from grader.harness.processes import sandbox
+from grader.harness.judge.target_client import TargetClosed, TargetProcess
+from grader.harness.judge.world import LESSON_SEED
 from grader.results import Kind, Outcome, result_to_json
 from grader.runner import Settings, Unit, lanes
 

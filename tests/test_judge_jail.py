@@ -1,4 +1,4 @@
-"""The judge's jail (grader/harness/jail.py, `enter_judge`): the processes that run the code's SQL
+"""The judge's jail (grader/harness/processes/jail.py, `enter_judge`): the processes that run the code's SQL
 on the judge's connections (a lane, a forked judge, the preflight's probe) change files only
 beneath their own work folder, so even a hole in dbhost's authorizer writes nothing outside the
 grade; they still read anything, write /dev/null and work in their folder as before. And the
@@ -21,7 +21,7 @@ import pytest
 from conftest import ROOT, grader_env, run_grader
 from grader import cli, runner
 from grader.checkdef import all_checks
-from grader.harness import jail, sandbox, workroot
+from grader.harness.processes import jail, sandbox, workroot
 from grader.results import Failure, Kind, Outcome
 
 # REFER (rename or link into another folder) from ABI 2, TRUNCATE from ABI 3 (Linux 6.2)

@@ -1,4 +1,4 @@
-"""The judge waits for a lock only where waiting can end (grader.harness.scenario.judge_wait_ms).
+"""The judge waits for a lock only where waiting can end (grader.harness.judge.scenario.judge_wait_ms).
 
 A check of a family that starts no processes has one target process, whose every statement runs
 in the judge's process on the thread that also runs the judge's own: a lock the code under grade
@@ -16,7 +16,7 @@ import pytest
 from conftest import MUTANTS
 from grader import runner
 from grader.checkdef import REGISTRY, all_checks
-from grader.harness.scenario import SHARED_WAIT_MS, Lab, judge_wait_ms
+from grader.harness.judge.scenario import SHARED_WAIT_MS, Lab, judge_wait_ms
 from grader.results import Failure, Kind, Outcome
 
 LOCKS = str(MUTANTS / "lock_exclusive_never_committed.py")  # claim: BEGIN EXCLUSIVE, no COMMIT

@@ -162,36 +162,61 @@ def test_the_docstring_says_what_the_package_may_import(package):
 
 
 # -- inside packages ----------------------------------------------------------------------------------
-#: The harness modules the target process runs (grader.harness.target_server and what it
-#: imports): they never import a module of the judge's side (target_client, dbhost, scenario,
-#: sandbox...), which hold the real database and what is believed about the code under grade.
-#: `wire` and `values` (the codec of what a call returns or raises) are imported by both sides.
-TARGET_PROCESS = {"grader.harness." + m for m in ("target_server", "target", "jail", "dbproxy",
-                                                  "wire", "filewatch", "values")}
+#: The harness's sides (grader/harness/__init__.py): each may import, inside the harness, only
+#: these sides besides its own. `target` runs beside the code under grade and is believed in
+#: nothing; `judge` decides; they meet only on `wire`, and both stand on `processes`.
+SIDES = {
+    "grader.harness.target": {"grader.harness.wire", "grader.harness.processes"},
+    "grader.harness.judge": {"grader.harness.wire", "grader.harness.processes"},
+    "grader.harness.processes": set(),
+    "grader.harness.wire": set(),
+}
 
 
-def test_the_target_process_imports_nothing_of_the_judge():
+def side(module: str) -> str | None:
+    """The side of the harness a module is on: grader.harness.judge.dbhost -> grader.harness.judge."""
+    parts = module.split(".")
+    return ".".join(parts[:3]) if parts[:2] == ["grader", "harness"] and len(parts) > 2 else None
+
+
+def test_every_harness_module_is_on_a_side():
+    loose = [module_name(p) for p in GRADER_FILES
+             if module_name(p).startswith("grader.harness.") and side(module_name(p)) not in SIDES]
+    assert not loose, f"on no side of the harness: {loose} (grader/harness/__init__.py)"
+
+
+@pytest.mark.parametrize("package", sorted(SIDES))
+def test_a_side_of_the_harness_imports_only_what_it_may(package):
+    allowed = SIDES[package] | {package}
     wrong = [f"{module_name(p)}:{line} imports {target}"
-             for p in GRADER_FILES if module_name(p) in TARGET_PROCESS
+             for p in GRADER_FILES if side(module_name(p)) == package
              for line, target in imports(p)
-             if target.startswith("grader.") and target not in TARGET_PROCESS
-             and unit(target) not in BASICS and target != "grader.harness"]
+             if side(target) is not None and side(target) not in allowed]
     assert not wrong, "\n".join(wrong)
 
 
-#: The zygote process's modules (the zygote forks target servers from its own state): they import
-#: the target process's modules and each other only, never the judge's side (the launcher
-#: grader.harness.zygote, target_client): grader/harness/zygote.py, "nothing else".
-ZYGOTE_PROCESS = {"grader.harness.zygote_server", "grader.harness.forkloop",
-                  "grader.harness.compiled"}
+@pytest.mark.parametrize("package", sorted(SIDES))
+def test_a_side_says_what_it_may_import(package):
+    doc = " ".join(package_docstring(package).split())
+    assert "May import:" in doc, f"{package}: no 'May import:' in its docstring"
+    may = doc.split("May import:", 1)[1]
+    may, never = may.split("Never", 1) if "Never" in may else (may, "")
+    for other in SIDES[package]:
+        assert f"`{other}`" in may, f"{package}'s docstring: may import {other}?"
+    for other in set(SIDES) - SIDES[package] - {package, "grader.harness.wire"}:
+        assert f"`{other}`" in never, f"{package}'s docstring: never {other}?"
 
 
-def test_the_zygote_process_imports_only_what_a_target_server_needs():
+def test_the_target_side_imports_nothing_of_the_judge():
+    """The target process's modules, and the zygote's (which forks target servers from its own
+    state), import the wire, the process machinery and the grader's basics only."""
     wrong = [f"{module_name(p)}:{line} imports {target}"
-             for p in GRADER_FILES if module_name(p) in ZYGOTE_PROCESS
+             for p in GRADER_FILES if side(module_name(p)) == "grader.harness.target"
              for line, target in imports(p)
-             if target.startswith("grader.") and target not in TARGET_PROCESS | ZYGOTE_PROCESS
-             and target != "grader.harness"]
+             if target.startswith("grader.") and target != "grader.harness"
+             and unit(target) not in BASICS
+             and side(target) not in {"grader.harness.target", "grader.harness.wire",
+                                      "grader.harness.processes"}]
     assert not wrong, "\n".join(wrong)
 
 
@@ -317,15 +342,19 @@ def test_no_module_uses_another_modules_underscore_names(path):
 
 def test_the_rules_catch_an_underscore_name_and_the_judge_in_the_target_process(monkeypatch):
     # The tests above must be able to fail.
-    fake = GRADER / "harness" / "wire.py"
-    source = ("from grader.harness.zygote import _answer\nfrom . import sandbox\n"
-              "sandbox._forked = True\nimport pytest\n")
+    fake = GRADER / "harness" / "target" / "dbproxy.py"
+    source = ("from grader.harness.processes.zygote import _answer\n"
+              "from grader.harness.judge import dbhost\n"
+              "dbhost._forked = True\nimport pytest\n")
     monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: (
         source if self == fake else Path.read_bytes(self).decode(encoding or "utf-8")))
-    assert private_uses(fake) == ["grader/harness/wire.py:1 imports _answer from "
-                                  "grader.harness.zygote",
-                                  "grader/harness/wire.py:3 uses grader.harness.sandbox._forked"]
-    with pytest.raises(AssertionError, match="imports grader.harness.sandbox"):
-        test_the_target_process_imports_nothing_of_the_judge()
-    with pytest.raises(AssertionError, match="wire.py:4 imports pytest"):
+    assert private_uses(fake) == ["grader/harness/target/dbproxy.py:1 imports _answer from "
+                                  "grader.harness.processes.zygote",
+                                  "grader/harness/target/dbproxy.py:3 uses "
+                                  "grader.harness.judge.dbhost._forked"]
+    with pytest.raises(AssertionError, match="imports grader.harness.judge.dbhost"):
+        test_the_target_side_imports_nothing_of_the_judge()
+    with pytest.raises(AssertionError, match="imports grader.harness.judge"):
+        test_a_side_of_the_harness_imports_only_what_it_may("grader.harness.target")
+    with pytest.raises(AssertionError, match="dbproxy.py:4 imports pytest"):
         test_only_the_pytest_plugin_imports_pytest_and_only_pytest_imports_it()

@@ -1,4 +1,4 @@
-"""The judge's SQLite is locked down as a server's would be (grader/harness/dbhost.py: `lock_down`
+"""The judge's SQLite is locked down as a server's would be (grader/harness/judge/dbhost.py: `lock_down`
 and `authorize`): the code's SQL runs in the judge's process, so no statement it sends may open a
 file, however SQLite is told the file's name; the bounds and the trust the judge set cannot be set
 back; and what the lab's programs do use still works.
@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from grader.harness import dbhost
+from grader.harness.judge import dbhost
 from tests.test_proxy_conformance import proxy_side
 
 #: Every action code of SQLite's authorizer (sqlite3.h, SQLITE_CREATE_INDEX = 1 ...

@@ -22,7 +22,7 @@ import pytest
 
 from conftest import by_check, grade, selected
 from grader.checkdef import all_checks
-from grader.harness.world import World
+from grader.harness.judge.world import World
 from grader.report.messages import text
 from test_mutants import MUTANT_FILES, declared, in_world
 

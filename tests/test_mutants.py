@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MUTANTS, by_check, grade, selected
-from grader.harness.world import LESSON_SEED, ROLES, World
+from grader.harness.judge.world import LESSON_SEED, ROLES, World
 
 MUTANT_FILES = sorted(p for p in MUTANTS.glob("*.py") if not p.name.startswith("_"))
 
@@ -64,7 +64,7 @@ _TIME_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mu
 
 def in_world(template: str, seed: int, check: str) -> str:
     """`template` (an EXPECT_TEXT) with the values of check `check`'s world under `seed` (the
-    world the grader drew for it: grader.harness.world): `{A}`, `{B}`... a worker's name,
+    world the grader drew for it: grader.harness.judge.world): `{A}`, `{B}`... a worker's name,
     `{id:N}` the N-th enqueued job's id, `{qty:Q}` the lesson's quantity Q, `{file:KIND}` a
     database file's name, `{t0 + lease_ms}` an instant (t0, lease_ms, far; + - *)."""
     world = World(seed, check)

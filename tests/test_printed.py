@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT, by_check, grade
-from grader.harness import target_client, wire
+from grader.harness.judge import target_client
+from grader.harness import wire
 
 REFERENCE = (ROOT / "solutions" / "queue.py").read_text(encoding="utf-8")
 HEAD = ("def claim(conn: sqlite3.Connection, owner: str, now: int, lease_ms: int) -> "

@@ -1,4 +1,4 @@
-"""Conformance of the connection the code under grade is handed (grader/harness/dbproxy.py) with a
+"""Conformance of the connection the code under grade is handed (grader/harness/target/dbproxy.py) with a
 real `lab.store.connect` connection.
 
 A CORPUS of sqlite3 API usage runs twice, step by step: on a real connection opened by
@@ -39,8 +39,8 @@ import pytest
 
 from lab import store
 from grader.harness import wire
-from grader.harness.dbhost import DbHost
-from grader.harness.dbproxy import ProxyConnection
+from grader.harness.judge.dbhost import DbHost
+from grader.harness.target.dbproxy import ProxyConnection
 
 DEADLINE = 1_000_000
 INSERT = "INSERT INTO jobs(qty, deadline) VALUES (?, ?)"

@@ -221,7 +221,7 @@ def test_keywords_select_what_pytest_k_selects():
 def test_the_kept_exception_runs_through_the_checks_body():
     """--pdb: the check's own failure is raised from its body, for the debugger to stop there."""
     from grader import runner
-    from grader.harness import scenario
+    from grader.harness.judge import scenario
 
     info = all_checks()["finish-at-expiry"]
     settings = runner.settings_for(str(MUTANTS / "boundary_finish_at_expiry_accepted.py"))

@@ -130,7 +130,7 @@ def test_no_page_cites_the_course_contract_file_students_do_not_have():
 
 
 #: `python -m grader` and what follows it on one line of a page, up to a comment or a code span's end
-#: (not a module of the grader's run as a script: `python -m grader.harness.target_server`).
+#: (not a module of the grader's run as a script: `python -m grader.harness.target.server`).
 GRADER_COMMAND = re.compile(r"python -m grader(?![\w.])([^`#\n]*)")
 #: A word after `python -m grader` that is not a command: the README's example of a mistyped one.
 NOT_COMMANDS = {"quizz"}

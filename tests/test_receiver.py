@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from grader.harness.receiver import DeliveryRefused, Receiver, deliver, request
+from grader.harness.judge.receiver import DeliveryRefused, Receiver, deliver, request
 
 
 def job(id, qty, token=1):

@@ -36,7 +36,7 @@ from grader.report.view import SHOWN_IDS, report_view
 from grader.report.messages import text
 from grader.report.render import value
 from grader.results import CheckResult, Failure
-from grader.harness.target import display_name
+from grader.harness.target.loader import display_name
 from lab.store import COLUMNS
 
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"

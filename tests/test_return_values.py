@@ -7,7 +7,7 @@ import pytest
 
 from lab.store import Claim
 
-from grader.harness.scenario import CheckFailed, Lab, show_typed
+from grader.harness.judge.scenario import CheckFailed, Lab, show_typed
 from grader.report.view import problem_line
 from grader.results import Kind
 

@@ -15,7 +15,7 @@ import pytest
 from conftest import MUTANTS, ROOT
 from grader import runner
 from grader.checkdef import PROCESS_FAMILIES, REGISTRY, Part, all_checks, family
-from grader.harness import hygiene
+from grader.harness.processes import hygiene
 from grader.results import Failure, Kind, Outcome, result_to_json
 from grader.runner import keywords
 
@@ -101,7 +101,7 @@ def test_nothing_is_left_running_after_lanes(graded_both_ways):
 def _is_zygote(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"grader.harness.zygote" in f.read()
+            return b"grader.harness.processes.zygote" in f.read()
     except OSError:
         return False
 

@@ -23,8 +23,8 @@ from grader.checks import generate, shrink, timelines
 from grader.checks.test_differential import timeline_ids
 from grader.checks.model import QueueModel
 from grader.checks.timelines import Step
-from grader.harness.target_client import TargetProcess
-from grader.harness.world import LESSON_SEED, World
+from grader.harness.judge.target_client import TargetProcess
+from grader.harness.judge.world import LESSON_SEED, World
 from grader.results import Outcome
 from lab.store import Claim
 from solutions import queue as reference
@@ -305,7 +305,7 @@ def test_a_long_failing_timeline_shrinks_within_a_budget_of_steps(budget, tmp_pa
 
 # -- what is shown when the shrunk timeline does not differ again ---------------------------------
 def failure_of(call):
-    from grader.harness.scenario import CheckFailed
+    from grader.harness.judge.scenario import CheckFailed
 
     with pytest.raises(CheckFailed) as failed:
         call()
@@ -322,7 +322,7 @@ def test_a_shrunk_timeline_that_does_not_differ_again_gives_way_to_the_one_drawn
     """The shrink's answer, played through the Lab, does not differ (here: a candidate that
     never could): the timeline as drawn is played on a fresh table instead and shown."""
     from grader.checks import test_differential as check
-    from grader.harness.scenario import Lab
+    from grader.harness.judge.scenario import Lab
 
     mutant = MUTANTS / "blind_finish_owner_like.py"
     lab = Lab(str(mutant), str(tmp_path), seed, check=CHECK)
@@ -348,7 +348,7 @@ def test_a_timeline_that_does_not_differ_when_played_again_is_shown_as_played(tm
     """Code that answered otherwise the first time (here: a timeline the reference plays
     right): the failure says so, with the steps as they were played, never a bare sentence."""
     from grader.checks import test_differential as check
-    from grader.harness.scenario import Lab
+    from grader.harness.judge.scenario import Lab
 
     lab = Lab("solutions.queue", str(tmp_path), 3, check=CHECK)
     try:

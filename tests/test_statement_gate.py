@@ -12,7 +12,7 @@ import pytest
 
 from lab import store
 from lab.store import Claim
-from grader.harness.target_client import ProtocolError, TargetClosed, TargetProcess
+from grader.harness.judge.target_client import ProtocolError, TargetClosed, TargetProcess
 
 from conftest import CHANNEL_FDS, gone
 

@@ -1,4 +1,4 @@
-"""The target process (grader/harness/target_server.py, target_client.py, wire.py): the code under
+"""The target process (grader/harness/target/server.py, target_client.py, wire.py): the code under
 grade runs in a process of its own and the judge gets plain, validated data only.
 
 Against the reference, every call through the proxy gives what a direct call gives (nested calls
@@ -24,11 +24,11 @@ import pytest
 from lab import store
 from lab.store import Claim
 from grader.harness import wire
-from grader.harness.target_client import (
-    Foreign, ProtocolError, RaisedInTarget, RequestRefused, SendFailed, TargetClosed,
-    TargetEnded, TargetLoadError, TargetProcess, TargetTimeout,
-)
-from grader.harness.values import decode_value, encode_value
+from grader.harness.judge.target_client import (Foreign, ProtocolError, RaisedInTarget,
+                                                RequestRefused, SendFailed, TargetClosed,
+                                                TargetEnded, TargetLoadError, TargetProcess,
+                                                TargetTimeout)
+from grader.harness.wire.values import decode_value, encode_value
 
 from conftest import CHANNEL_FDS, gone
 
@@ -214,7 +214,7 @@ def test_send_raising_comes_out_of_work_once_as_data(reference):
         target.work_once("A", "A", send, Clock(0), LEASE_MS)
     error = raised.value
     assert error.function == "work_once"
-    assert error.type == "grader.harness.target_server.SendFailed"
+    assert error.type == "grader.harness.target.server.SendFailed"
     assert error.message == "SendFailed: connection reset by the receiver"
     assert error.send_failed == "same" and not error.not_implemented and error.sqlite_error is None
     assert error.where.endswith(("solutions/queue.py:" + str(_line_of_send()),))
@@ -249,7 +249,7 @@ def test_send_failing_as_a_network_error_is_that_error_in_the_target(tmp_path, b
         with pytest.raises(RaisedInTarget) as raised:
             target.work_once("A", "A", send, Clock(0), LEASE_MS)
     error = raised.value
-    assert error.type == f"grader.harness.target_server.{builtin.__name__}"
+    assert error.type == f"grader.harness.target.server.{builtin.__name__}"
     assert error.message == f"{builtin.__name__}: the receiver did not answer"
     assert error.send_failed == "same"
     judge.close()
@@ -417,7 +417,7 @@ def test_the_judge_never_imports_the_code_under_grade(tmp_path):
     file_target = write_target(tmp_path, "")
     script = textwrap.dedent(f"""
         import json, sys
-        from grader.harness.target_client import TargetProcess
+        from grader.harness.judge.target_client import TargetProcess
         for spec in ("solutions.queue", {file_target!r}):
             with TargetProcess(spec) as target:
                 target.open("A", {str(path)!r})
@@ -426,7 +426,7 @@ def test_the_judge_never_imports_the_code_under_grade(tmp_path):
                 assert target.work_once("A", "W", lambda c: None, lambda: 0, 1000) is True
         print(json.dumps(sorted(m for m in sys.modules if m in
               ("lab.queue", "solutions.queue", "solutions", "graded_target", "hostile")
-              or m.startswith("grader.harness.target_server"))))
+              or m.startswith("grader.harness.target.server"))))
     """)
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
                          text=True, timeout=60)
@@ -811,7 +811,8 @@ def test_one_bound_for_text_on_both_sides_of_the_wire():
     assert wire.bounded("a\ud800b", 100) == "a\\ud800b"  # a lone surrogate, escaped
     cut = wire.bounded("é\udfff" * 50, 20)
     assert wire.string(cut, "cut", 20) == cut and len(cut) == 20 and cut[-1] == "…"
-    from grader.harness import target_client, target_server
+    from grader.harness.judge import target_client
+    from grader.harness.target import server as target_server
 
     assert not hasattr(target_client, "_bounded") and not hasattr(target_server, "_clean")
 
@@ -945,7 +946,7 @@ def test_a_claim_with_a_wrong_field_type_names_the_field():
 
 def test_journal_mode_and_close_conn(tmp_path):
     """journal_mode answers the connection's mode; a closed connection's name is refused."""
-    from grader.harness.target_client import RequestRefused, TargetProcess
+    from grader.harness.judge.target_client import RequestRefused, TargetProcess
     from lab import store
 
     path = tmp_path / "q.db"
@@ -1206,7 +1207,7 @@ def test_the_servers_own_connections_are_never_reported(tmp_path, reference):
     (["a"], "open"),
 ])
 def test_own_connections_on_the_wire_are_strict(value, op):
-    from grader.harness.target_client import _own_connections
+    from grader.harness.judge.target_client import _own_connections
 
     with pytest.raises(wire.WireError):
         _own_connections(value, op)
@@ -1316,7 +1317,7 @@ def test_the_code_s_sql_is_bounded_in_the_judge_s_process(tmp_path):
     call is timed out (the target killed, the judge free); the database cannot grow past
     MAX_PAGES; the bounds cannot be lifted from the code (max_page_count, page_size, a busy
     timeout over MAX_BUSY_TIMEOUT_MS: not authorized)."""
-    from grader.harness import dbhost
+    from grader.harness.judge import dbhost
 
     path, judge = fresh_db(tmp_path)
     body = """

@@ -11,7 +11,7 @@ from conftest import ROOT
 def test_a_file_named_queue_py_does_not_shadow_the_stdlib(tmp_path):
     shutil.copy(ROOT / "solutions" / "queue.py", tmp_path / "queue.py")
     probe = (
-        "import sys; from grader.harness.target import load; load(sys.argv[1]);"
+        "import sys; from grader.harness.target.loader import load; load(sys.argv[1]);"
         "from concurrent.futures import ThreadPoolExecutor;"
         "pool = ThreadPoolExecutor(1); print(pool.submit(abs, -7).result())"
     )

@@ -260,7 +260,7 @@ def test_sqlite3s_own_begin_takes_no_tables_from_the_write_it_opens(traced):
 def test_texts_forgotten_make_every_statement_prepared_again(traced, monkeypatch):
     # beyond what a connection remembers, the oldest texts are dropped and every statement
     # prepared again before its next run: none runs from sqlite3's cache with its tables unknown
-    from grader.harness import dbhost
+    from grader.harness.judge import dbhost
 
     monkeypatch.setattr(dbhost, "MAX_REMEMBERED", 2)
     sql = "UPDATE 'jobs' SET qty = qty WHERE id = ?"

@@ -1,4 +1,4 @@
-"""The connection handed to the code under grade (grader/harness/watched.py): opened as
+"""The connection handed to the code under grade (grader/harness/judge/watched.py): opened as
 lab.store.connect opens it, and a trace callback of the target's own never replaces the grader's."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import textwrap
 import threading
 
-from grader.harness import watched
-from grader.harness.scenario import Lab
+from grader.harness.judge import watched
+from grader.harness.judge.scenario import Lab
 from lab import store
 from lab.store import Claim
 

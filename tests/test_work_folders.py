@@ -1,6 +1,6 @@
 """Nothing a grade makes is left in the temporary folder, whatever happens to a judge.
 
-Every folder of a grade lives under its work root (grader.harness.workroot), in TMPDIR when it
+Every folder of a grade lives under its work root (grader.harness.processes.workroot), in TMPDIR when it
 is set; a folder is removed by a process that outlives whoever may be killed while using it: a
 forked judge's (the preflight's probe included) by the process that forked it, a lane's by the
 grading process, the root by its owner at its exit or, if that was killed, by the next grader
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, grader_env, run_grader
-from grader.harness import hygiene
+from grader.harness.processes import hygiene
 
 NEEDS_PROC = pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="Linux /proc")
 
@@ -163,7 +163,7 @@ def test_a_batch_whose_grade_times_out_mid_check_leaves_nothing_in_tmpdir(tmp_pa
 def test_a_root_whose_owner_was_killed_is_removed_by_the_next_grader(tmp_path):
     """A root whose process no longer runs is removed as the next one is made in the same
     place; a live process's root, and a folder that is not a root, are kept."""
-    from grader.harness import workroot
+    from grader.harness.processes import workroot
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()

@@ -1,4 +1,4 @@
-"""The integration run's workers (grader/harness/workers.py): threads of the judge, each driving a
+"""The integration run's workers (grader/harness/judge/workers.py): threads of the judge, each driving a
 target process of its own. The code under grade never runs in the judge, nothing it sends is
 unpickled, and whatever it does (write fake events anywhere, forge replies, hang, exit, hand send
 something that is not a Claim) comes out as one of the workers' own events, never as a pass.
@@ -23,8 +23,8 @@ import pytest
 
 from conftest import ROOT, by_check, gone, grade
 from lab import store
-from grader.harness.receiver import Receiver
-from grader.harness.workers import Crew, Plan
+from grader.harness.judge.receiver import Receiver
+from grader.harness.judge.workers import Crew, Plan
 
 
 LEASE_MS = 1000
@@ -147,7 +147,7 @@ def test_hold_go_release_and_turns_are_the_checks_commands(tmp_path):
 
 # -- the judge apart from the code under grade -----------------------------------------------------
 def test_workers_use_neither_multiprocessing_nor_pickle():
-    for module in ("grader/harness/workers.py", "grader/checks/test_integration.py"):
+    for module in ("grader/harness/judge/workers.py", "grader/checks/test_integration.py"):
         tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
         imported = {alias.name.split(".")[0] for node in ast.walk(tree)
                     if isinstance(node, ast.Import) for alias in node.names}
@@ -161,8 +161,8 @@ def test_the_judge_never_imports_the_code_under_grade(tmp_path):
     spec = write_target(tmp_path, "", name="graded_copy.py")
     script = textwrap.dedent(f"""
         import json, sys, time
-        from grader.harness.receiver import Receiver
-        from grader.harness.workers import Crew, Plan
+        from grader.harness.judge.receiver import Receiver
+        from grader.harness.judge.workers import Crew, Plan
         with Receiver({str(tmp_path / "receiver.db")!r}) as receiver, Crew() as crew:
             for owner, spec in (("A", "solutions.queue"), ("B", {spec!r})):
                 crew.start(Plan(owner, spec, {str(path)!r}, receiver.url, 1000))
@@ -170,7 +170,7 @@ def test_the_judge_never_imports_the_code_under_grade(tmp_path):
             results = [e["result"] for e in crew.events if e["op"] == "returned"]
         print(json.dumps([results.count(True), sorted(
             m for m in sys.modules if m.startswith(("solutions", "lab.queue", "graded_copy",
-                                                    "grader.harness.target_server")))]))
+                                                    "grader.harness.target.server")))]))
     """)
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
                          text=True, timeout=60)
@@ -310,7 +310,7 @@ def test_send_given_something_else_than_a_claim_stops_the_worker(tmp_path, body,
 def test_a_refused_delivery_is_raised_in_the_target(tmp_path):
     spec = write_target(tmp_path, """
         import dataclasses
-        from grader.harness.target_server import SendFailed
+        from grader.harness.target.server import SendFailed
 
         def work_once(conn, owner, send, clock, lease_ms):
             c = claim(conn, owner, clock(), lease_ms)

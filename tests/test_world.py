@@ -1,4 +1,4 @@
-"""A check's world (grader/harness/world.py): the lesson's values under the lesson's seed, drawn
+"""A check's world (grader/harness/judge/world.py): the lesson's values under the lesson's seed, drawn
 values under any other, the same values for the same seed and check, different ones elsewhere."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.harness.world import LESSON_SEED, World, fresh_seed
+from grader.harness.judge.world import LESSON_SEED, World, fresh_seed
 
 SEEDS = [2, 3, 17, 2 ** 40 + 5, 2 ** 63 - 1]
 

@@ -1,4 +1,4 @@
-"""The zygote (grader/harness/zygote.py, zygote_server.py, forkloop.py): target processes forked from one prepared process
+"""The zygote (grader/harness/processes/zygote.py, zygote_server.py, forkloop.py): target processes forked from one prepared process
 behave as spawned ones do, and nothing it started outlives its owner.
 
 Where a test needs an owner it can kill or limit, the owner is a small script run in a child
@@ -22,10 +22,11 @@ import pytest
 
 from lab import store
 from lab.store import Claim
-from grader.harness import launch, target_client, zygote
-from grader.harness.launch import spawn
-from grader.harness.target_client import (RaisedInTarget, TargetEnded, TargetLoadError,
-                                          TargetProcess)
+from grader.harness.processes import launch, zygote
+from grader.harness.judge import target_client
+from grader.harness.processes.launch import spawn
+from grader.harness.judge.target_client import (RaisedInTarget, TargetEnded, TargetLoadError,
+                                                TargetProcess)
 
 ROOT = Path(__file__).resolve().parent.parent
 LEASE_MS = 1000
@@ -292,8 +293,8 @@ def claim(conn, owner, now, lease_ms):
 OWNER_REPORTS = """
 import json, os, resource, sys
 from grader.harness import zygote
-from grader.harness.launch import spawn
-from grader.harness.target_client import TargetProcess
+from grader.harness.processes.launch import spawn
+from grader.harness.judge.target_client import TargetProcess
 
 spec, path, workdir, log = sys.argv[1:5]
 assert zygote.start()  # before the limits, umask and variables below: they must be carried
@@ -355,8 +356,8 @@ def test_a_forked_target_is_set_up_as_a_spawned_one(tmp_path):
 OWNER_IN_A_CHANGED_CHECKOUT = """
 import json, os, sys
 from grader.harness import zygote
-from grader.harness.launch import spawn
-from grader.harness.target_client import TargetLoadError, TargetProcess
+from grader.harness.processes.launch import spawn
+from grader.harness.judge.target_client import TargetLoadError, TargetProcess
 
 assert zygote.start()
 TargetProcess("solutions.queue", launcher=zygote.launch_forked).close()  # it has listed '.'
@@ -399,7 +400,7 @@ def test_a_checkout_changed_since_the_zygote_started_is_listed_before_the_jail(t
 OWNER_LEAVES_TARGETS = """
 import json, sys, threading
 from grader.harness import zygote
-from grader.harness.target_client import TargetProcess
+from grader.harness.judge.target_client import TargetProcess
 
 how = sys.argv[1]
 if how == "thread":  # started from a thread that has ended: no parent-death signal then
@@ -437,7 +438,7 @@ def test_the_zygote_and_its_targets_end_with_their_owner(how):
 OWNER_LOSES_A_JUDGE = """
 import json, os, signal, sys
 from grader.harness import zygote
-from grader.harness.target_client import TargetProcess
+from grader.harness.judge.target_client import TargetProcess
 
 assert zygote.start()
 read_fd, write_fd = os.pipe()
@@ -545,7 +546,7 @@ def test_threads_start_targets_concurrently(tmp_path):
 JUDGES_AT_ONCE = """
 import json, os
 from grader.harness import zygote
-from grader.harness.target_client import TargetProcess
+from grader.harness.judge.target_client import TargetProcess
 
 assert zygote.start()
 read_fd, write_fd = os.pipe()
@@ -603,9 +604,9 @@ def test_a_bad_cwd_fails_as_it_does_when_spawning(tmp_path):
 OWNER_LOSES_ITS_ZYGOTE = """
 import json, os, signal, time
 from grader.harness import zygote
-from grader.harness.target_client import TargetProcess
+from grader.harness.judge.target_client import TargetProcess
 
-from grader.harness.target_client import TargetEnded
+from grader.harness.judge.target_client import TargetEnded
 
 
 def alive(pid):
@@ -656,7 +657,7 @@ def test_a_dead_zygote_costs_a_restart_in_the_owner_and_a_spawn_in_its_forks():
 FORK_WITHOUT_A_ZYGOTE = """
 import json, os
 from grader.harness import zygote
-from grader.harness.target_client import TargetProcess
+from grader.harness.judge.target_client import TargetProcess
 
 read_fd, write_fd = os.pipe()
 fork = os.fork()
@@ -685,7 +686,7 @@ def test_a_fork_given_no_zygote_spawns_unless_told_to_fork():
 OWNER_CLOSES_AFTER_ITS_ZYGOTE_FAILED = """
 import json, os, signal, sys, time
 from grader.harness import zygote
-from grader.harness.target_client import TargetProcess
+from grader.harness.judge.target_client import TargetProcess
 
 target = TargetProcess("solutions.queue", launcher=zygote.launch_forked)
 process = zygote._handle.process
@@ -734,14 +735,14 @@ def test_the_zygote_never_imports_the_code_under_grade_or_the_checks(tmp_path):
             target.open("A", path)
             seen[name] = set(target.claim("A", "A", 0, LEASE_MS).split())
     ours = {m for m in seen["zygote"] if m.startswith(("grader", "lab", "solutions"))}
-    assert "grader.harness.target_server" in ours and "lab.store" in ours
+    assert "grader.harness.target.server" in ours and "lab.store" in ours
     assert not {m for m in ours if m.startswith(("solutions", "grader.checks", "grader.report",
                                                  "grader.runner", "grader.cli", "lab.queue"))}
     # beyond what a spawned target server has: the zygote itself, its loop and its compile of
     # the code under grade (which runs none of it), never the judge's side (the launcher, the
     # target client)
-    assert ours - seen["spawn"] <= {"grader.harness.zygote_server", "grader.harness.forkloop",
-                                    "grader.harness.compiled"}
+    assert ours - seen["spawn"] <= {"grader.harness.target.zygote_server", "grader.harness.processes.forkloop",
+                                    "grader.harness.target.compiled"}
 
 
 SERVED_TWICE = """
@@ -779,7 +780,7 @@ def test_a_folder_changed_within_its_mtime_is_listed_again_before_the_jail(tmp_p
     trusted to be as their mtime says."""
     import importlib.machinery
 
-    from grader.harness import zygote_server
+    from grader.harness.target import zygote_server
 
     folder = tmp_path / "checkout"
     folder.mkdir()
@@ -795,7 +796,7 @@ def test_a_folder_changed_within_its_mtime_is_listed_again_before_the_jail(tmp_p
 
 def test_a_target_file_changed_between_starts_runs_as_it_is_now(tmp_path):
     """The zygote compiles the code under grade once for the targets it forks
-    (grader.harness.compiled): a file changed between two starts runs as it is at each, back
+    (grader.harness.target.compiled): a file changed between two starts runs as it is at each, back
     and forth, as a fresh interpreter would run it; and what a target raises names its file."""
     path = fresh_db(tmp_path)
     for version in ("first", "second", "first"):
@@ -812,12 +813,12 @@ def test_a_target_file_changed_between_starts_runs_as_it_is_now(tmp_path):
 
 
 def test_the_zygote_compiles_the_code_under_grade_as_the_import_system_would(tmp_path):
-    """What grader.harness.compiled keeps is the code object importlib would make of the same
+    """What grader.harness.target.compiled keeps is the code object importlib would make of the same
     bytes at the same path; other bytes, another path or another optimisation are compiled as
     before."""
     import importlib.machinery
 
-    from grader.harness import compiled
+    from grader.harness.target import compiled
 
     source = tmp_path / "mine.py"
     source.write_text("VALUE = 6 * 7\n")

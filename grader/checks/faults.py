@@ -14,7 +14,7 @@ harness_fail, a SQL function of the judge's whose body raises, so the real sqlit
 lock (as a full disk or an I/O error would be), and SQLite undoes that one statement as for
 ABORT. A target that re-raises only "database is locked" and turns every other database error
 into None/False passes the ABORT fault's IntegrityError through and meets this one. The
-authorizer (grader/harness/dbhost.py) lets only a trigger the judge created call harness_count
+authorizer (grader/harness/judge/dbhost.py) lets only a trigger the judge created call harness_count
 and harness_fail, and keeps the code from dropping or replacing the judge's triggers, so the
 code can neither fake a firing nor switch the fault off.
 It counts its firings (`fault.fired`, through harness_count in the target process), so a check can
@@ -38,10 +38,10 @@ import contextlib
 import sqlite3
 
 from . import txshape
-from grader.harness.dbhost import FAILER, FAILER_MESSAGE
-from grader.harness.scenario import Lab, judge_write
-from grader.harness.target_client import RaisedInTarget
-from grader.harness.values import chained
+from grader.harness.judge.dbhost import FAILER, FAILER_MESSAGE
+from grader.harness.judge.scenario import Lab, judge_write
+from grader.harness.judge.target_client import RaisedInTarget
+from grader.harness.wire.values import chained
 
 #: The kinds of injected fault: SQLite's RAISE(ABORT) (an IntegrityError with the world's
 #: message), or a judge's SQL function that raises (an OperationalError that is not a lock).

@@ -1,6 +1,6 @@
 """Situations the checks start from, told the way the lesson tells them.
 
-Times are the check's world's (`lab.world`, grader.harness.world): `w.t0` is when the story
+Times are the check's world's (`lab.world`, grader.harness.judge.world): `w.t0` is when the story
 starts (0 ms in the lesson), `w.lease_ms` how long a lease lasts (1000 ms in the lesson). Workers
 are cast by role ("A", "B"...), and get the names the world gives those roles.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from lab.store import Claim
 
-from grader.harness.scenario import Lab, expected_row
+from grader.harness.judge.scenario import Lab, expected_row
 
 
 def a_holds_the_job(lab: Lab, qty: int = 5, max_attempts: int = 3,

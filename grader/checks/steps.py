@@ -9,7 +9,7 @@ from __future__ import annotations
 from lab.store import Claim
 
 from .situations import done, leased
-from grader.harness.scenario import Lab
+from grader.harness.judge.scenario import Lab
 
 
 def claims(lab: Lab, role: str, now: int, job: int, *, token: int, attempt: int,

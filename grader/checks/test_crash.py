@@ -2,9 +2,9 @@
 claimed, never half; the database stays intact and the job can be claimed again.
 
 A rehearsal on a scratch database records claim's statements. Then, for each statement that
-follows one that may change the database (grader.harness.explore.kill_points: every statement
+follows one that may change the database (grader.harness.judge.explore.kill_points: every statement
 boundary where a crash can leave something different; more than the explorer's cap fails, never
-silently skipped), a target process of its own (grader.harness.children)
+silently skipped), a target process of its own (grader.harness.judge.children)
 runs claim on a fresh database and is killed just before that statement (its gated connection
 asks before each statement and is answered by a SIGKILL there: no timing involved). The last
 kill point, just before claim's final statement (its COMMIT, in a correct claim), runs on the
@@ -18,12 +18,12 @@ import os
 from lab import store
 from lab.store import Claim
 
-from grader.harness import children
+from grader.harness.judge import children
 from grader.checkdef import check
 from .situations import leased
-from grader.harness.explore import MAX_KILL_POINTS, kill_points
-from grader.harness.interleave import sql_line
-from grader.harness.scenario import CheckFailed, Lab, insert_job
+from grader.harness.judge.explore import MAX_KILL_POINTS, kill_points
+from grader.harness.judge.interleave import sql_line
+from grader.harness.judge.scenario import CheckFailed, Lab, insert_job
 from grader.results import Failure, Kind, Outcome, RowDiff
 
 QTY = 5

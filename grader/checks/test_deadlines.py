@@ -4,7 +4,7 @@ and a finish is accepted only before it, whatever the lease says."""
 from __future__ import annotations
 
 from grader.checkdef import check
-from grader.harness.scenario import Lab
+from grader.harness.judge.scenario import Lab
 from .steps import claims, finishes
 
 

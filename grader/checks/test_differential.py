@@ -32,11 +32,11 @@ import tempfile
 from pathlib import Path
 
 from grader.checkdef import check
-from grader.harness.scenario import (CheckFailed, Lab, TargetRaised, error_line, judge_write,
-                                     lost_target, show, stamp)
-from grader.harness.world import LESSON_SEED
-from grader.harness.target_client import (FunctionHung, ProtocolError, TargetEnded,
-                                          TargetProcessError, TargetTimeout)
+from grader.harness.judge.scenario import (CheckFailed, Lab, TargetRaised, error_line, judge_write,
+                                           lost_target, show, stamp)
+from grader.harness.judge.world import LESSON_SEED
+from grader.harness.judge.target_client import (FunctionHung, ProtocolError, TargetEnded,
+                                                TargetProcessError, TargetTimeout)
 
 from . import generate
 from .model import QueueModel, lesson_ids
@@ -59,7 +59,7 @@ PARTS = 4
 def test_random_timelines(lab, part):
     """Random timelines of enqueues, claims, finishes, work_once and operator edits: every
     return value and every row as the contract's model says (`part`: which of the timelines)."""
-    # In the check's own folder (opened by the judge: grader.harness.dbhost)
+    # In the check's own folder (opened by the judge: grader.harness.judge.dbhost)
     scratch = Path(tempfile.mkdtemp(prefix=lab.world.label("scratch", "timelines") + "-",
                                     dir=lab.dir))
     index = part.of(TIMELINES + LATE).start

@@ -11,7 +11,7 @@ The grader never sleeps to order anything: both workers open their connections, 
 message before they start (S first); S waits for one inside send; the clock moves only when the
 grader moves it. Wall-clock limits are safety nets.
 
-Each worker is a thread of the judge driving a target process of its own (grader.harness.workers):
+Each worker is a thread of the judge driving a target process of its own (grader.harness.judge.workers):
 the events read here are the judge's, made from validated data, never written by the code under
 grade. A worker whose target process broke the channel makes the check errored; one whose call
 never returned makes it timed out.
@@ -24,14 +24,14 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from grader.harness import sandbox
+from grader.harness.processes import sandbox
 from grader.checkdef import check
-from grader.harness.scenario import CheckFailed
-from grader.harness.workers import ENDED, Crew, Plan
+from grader.harness.judge.scenario import CheckFailed
+from grader.harness.judge.workers import ENDED, Crew, Plan
 from grader.results import Cause, Failure, Kind, Outcome
 
 if TYPE_CHECKING:
-    from grader.harness.receiver import Receiver
+    from grader.harness.judge.receiver import Receiver
 
 QTYS = (2, 3, 5, 7, 11, 13, 17, 19)  # distinct, so a qty at the receiver tells which job it is
 RUN_S = 20.0  # wall-clock bound for the whole run (a safety net; a passing run takes ~1 s)
@@ -59,7 +59,7 @@ def test_integration_run(lab):
     for qty in QTYS:
         job = lab.enqueue(qty=qty)
         jobs[job] = lab.row(job)["qty"]
-    from grader.harness.receiver import Receiver  # http.server: only when this check runs
+    from grader.harness.judge.receiver import Receiver  # http.server: only when this check runs
 
     with Receiver(lab.dir / lab.world.file("receiver")) as receiver, \
             Crew(on_event=lambda event: _narrate(lab, event), clock_start=lab.world.t0) as crew:

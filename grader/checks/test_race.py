@@ -1,9 +1,9 @@
 """Two real processes claim the one pending job at the same instant: exactly one gets it, in
 every order of their statements that can matter.
 
-A and B are target processes of their own (grader.harness.children), each with its own gated
+A and B are target processes of their own (grader.harness.judge.children), each with its own gated
 connection: every SQL statement they run waits at its gate until the grader lets it go, one at
-a time, in the order of a *schedule* (grader.harness.explore): "AABAB..." says whose statement
+a time, in the order of a *schedule* (grader.harness.judge.explore): "AABAB..." says whose statement
 runs next. The grader runs the schedules whose orders can change what either claim sees (a
 write made visible before or after the other's read, who takes the write lock first), each on a
 fresh copy of the check's database, and stops at the first whose outcome is wrong (two Claims,
@@ -21,14 +21,14 @@ import sqlite3
 from lab import store
 from lab.store import BUSY_TIMEOUT_MS
 
-from grader.harness import children
+from grader.harness.judge import children
 from grader.checkdef import check
 from . import txshape
 from .situations import leased
-from grader.harness.explore import MAX_SCHEDULES, Schedule, explore
-from grader.harness.interleave import sql_line
-from grader.harness.journal import busy_timeout_set, switched_to
-from grader.harness.scenario import CheckFailed, Lab
+from grader.harness.judge.explore import MAX_SCHEDULES, Schedule, explore
+from grader.harness.judge.interleave import sql_line
+from grader.harness.judge.journal import busy_timeout_set, switched_to
+from grader.harness.judge.scenario import CheckFailed, Lab
 from grader.results import Failure, Kind, Outcome, RowDiff
 
 ACTORS = ("A", "B")  # the roles: the claimers are named as the world names them

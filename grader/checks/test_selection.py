@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from grader.checkdef import check
 from .steps import claims, claims_nothing, expect_rows, finishes, snapshot
-from grader.harness.scenario import expected_row
+from grader.harness.judge.scenario import expected_row
 
 
 @check("claim-result-matches-row", points=2)

@@ -10,7 +10,7 @@ from lab.store import Claim
 from grader.checkdef import check
 from .situations import a_holds_the_job
 from .steps import claims, expect_rows, finishes
-from grader.harness.scenario import Lab
+from grader.harness.judge.scenario import Lab
 
 
 def finish_at(lab: Lab) -> int:

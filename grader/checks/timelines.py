@@ -37,9 +37,9 @@ from typing import Any, Callable
 from lab import store
 from lab.store import Claim
 
-from grader.harness import target_client, watched
-from grader.harness.scenario import WriteLocked, insert_job, judge_wait_ms, judge_write
-from grader.harness.target_client import RaisedInTarget, TargetProcessError
+from grader.harness.judge import target_client, watched
+from grader.harness.judge.scenario import WriteLocked, insert_job, judge_wait_ms, judge_write
+from grader.harness.judge.target_client import RaisedInTarget, TargetProcessError
 
 from .model import LEASED, PENDING, QUARANTINED, QueueModel, lesson_ids
 

@@ -48,7 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Optional, Union
 
-from grader.harness.interleave import names, sql_line, verb, words
+from grader.harness.judge.interleave import names, sql_line, verb, words
 
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 #: The queue's table, as the authorizer's tables name it (dbhost: lower case, main's unqualified).

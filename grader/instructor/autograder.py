@@ -16,7 +16,7 @@ import traceback
 from pathlib import Path
 
 from grader import arguments
-from grader.harness import workroot
+from grader.harness.processes import workroot
 from . import isolated
 from grader.report import results_json
 from grader.report.files import remove_stale

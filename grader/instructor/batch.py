@@ -25,8 +25,8 @@ from grader import arguments
 from . import class_report, distribution, gradebook, isolated, lms
 from grader.arguments import positive_int, positive_number, unusable_folder
 from grader.arguments import FRESH, seed as seed_type
-from grader.harness import jail, workroot
-from grader.harness.world import fresh_seed
+from grader.harness.processes import jail, workroot
+from grader.harness.judge.world import fresh_seed
 from grader.checkdef import all_checks as declared_checks
 from grader.report.messages import ROSTER_PROBLEM, default_lang, text
 from .progress import Progress
@@ -152,7 +152,7 @@ def grade_all(submissions: list[Submission], out: Path, *, jobs: int, limit: flo
     remove_earlier_outputs(out)
     progress = Progress(len(submissions), lang, quiet=quiet)
     rows: dict[str, gradebook.Row] = {}
-    # Under the batch's work root (grader.harness.workroot): each grade's TMPDIR is in `work`,
+    # Under the batch's work root (grader.harness.processes.workroot): each grade's TMPDIR is in `work`,
     # removed after it whatever ended it; a batch killed leaves its root to the next grader.
     with tempfile.TemporaryDirectory(prefix="batch-", dir=workroot.root()) as work, \
             isolated.forking(), ThreadPoolExecutor(max_workers=jobs) as pool:

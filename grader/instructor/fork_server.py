@@ -11,7 +11,7 @@ processes, as ever), never a check's state. It is single-threaded, so a fork nev
 another thread held; it is not dumpable, so a target of the same user cannot read or write its
 memory; it is a subreaper, so what a grade leaves detached comes back to it, and it ends that.
 
-The door, the leases and the loop are the zygote's (grader.harness.forkloop, `ForkLoop`): an
+The door, the leases and the loop are the zygote's (grader.harness.processes.forkloop, `ForkLoop`): an
 AF_UNIX SOCK_SEQPACKET socketpair, one datagram per request, a fresh stream socket (the lease)
 per grade, the answers `pid N` (with a pidfd) and `status S` on it, so that the requester holds
 a `zygote.ForkedTarget`.
@@ -53,8 +53,8 @@ import threading
 import time
 import traceback
 
-from grader.harness import forkloop, hygiene, workroot, zygote
-from grader.harness.forkloop import close_fds, exit_code, prctl, send_answer, startup_env
+from grader.harness.processes import forkloop, hygiene, workroot, zygote
+from grader.harness.processes.forkloop import close_fds, exit_code, prctl, send_answer, startup_env
 
 _PR_SET_CHILD_SUBREAPER = 36
 #: The module `python -m grader` runs, and the command it calls (named by path, as the CLI names

@@ -34,9 +34,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.harness import forkloop, hygiene, zygote
-from grader.harness.target_server import SEALED_ENV
-from grader.harness.world import fresh_seed
+from grader.harness.processes import forkloop, hygiene, zygote
+from grader.harness.target.server import SEALED_ENV
+from grader.harness.judge.world import fresh_seed
 from grader.report.messages import INSTRUCTOR_TOO_LARGE, text
 from grader.report.results_json import (CRASHED, GRADED, TIMED_OUT, TOO_LARGE, not_graded,
                                         read)
@@ -69,7 +69,7 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
     the submission is the folder holding queue.py (helper modules come along), else the file.
     `select`: only the checks matching this -k expression (pytest's syntax). `seed`: what the checks'
     worlds are drawn from; default: a fresh one, so that a recorded grade uses scenarios the
-    code cannot have learned (grader.harness.world); it is in the results, to replay.
+    code cannot have learned (grader.harness.judge.world); it is in the results, to replay.
     `check_jobs`: how many checks the grader runs at once (its --jobs; default: the cores);
     batch grades with 1, its own --jobs being the parallelism."""
     seed = fresh_seed() if seed is None else seed

@@ -151,7 +151,7 @@ class Grading:
 
     def __init__(self, config):
         from grader.arguments import FRESH, seed as seed_type
-        from grader.harness.world import LESSON_SEED, fresh_seed
+        from grader.harness.judge.world import LESSON_SEED, fresh_seed
         from grader.report.messages import default_lang
 
         self.config = config
@@ -181,14 +181,14 @@ class Grading:
     def bad_impl(self) -> str | None:
         """Why --impl cannot be graded (one line), or None."""
         from grader.arguments import ungradable_file
-        from grader.harness.target import is_path
+        from grader.harness.target.loader import is_path
 
         problem = ungradable_file(self.impl) if is_path(self.impl) else None
         return f"--impl {self.impl}: {problem}" if problem else None
 
     def grade(self, info):
         from grader import runner
-        from grader.harness import scenario
+        from grader.harness.judge import scenario
 
         with runner.cwd_on_path():
             if not self._preflown:  # once: code that cannot load fails every check at once,
@@ -206,14 +206,14 @@ class Grading:
         return result
 
     def check_exception(self):
-        from grader.harness import scenario
+        from grader.harness.judge import scenario
 
         return scenario.kept_check_exception() if self.debug else None
 
     def failure_text(self, result) -> str:
         from grader.config import Config
-        from grader.harness.target import display_name
-        from grader.harness.world import LESSON_SEED
+        from grader.harness.target.loader import display_name
+        from grader.harness.judge.world import LESSON_SEED
         from grader.report import pipeline
         from grader.report.messages import text
         from grader.report.render import check_text, first_line
@@ -246,8 +246,8 @@ class Grading:
         """The shared causes of this session's failures ("Fix this first"), as the grader's
         report leads with them: told once at the end, as a summary a test run ends with."""
         from grader.config import Config
-        from grader.harness.target import display_name
-        from grader.harness.world import LESSON_SEED
+        from grader.harness.target.loader import display_name
+        from grader.harness.judge.world import LESSON_SEED
         from grader.report import pipeline
         from grader.report.render import cause_text
 
@@ -263,7 +263,7 @@ class Grading:
     def unjailed_note(self) -> str | None:
         """Where the kernel has no Landlock, what `python -m grader` says once about it
         (grader.cli.unjailed_note); else None."""
-        from grader.harness import jail
+        from grader.harness.processes import jail
         from grader.report.messages import text
 
         return text("ui.unjailed", self.lang) if jail.available() <= 0 else None

@@ -17,7 +17,7 @@ import sys
 
 from grader import arguments, config as configs
 from grader.checkdef import all_checks
-from grader.harness.world import LESSON_SEED
+from grader.harness.judge.world import LESSON_SEED
 from grader.report import outputs, pipeline, terminal
 from grader.report.messages import LANGS, default_lang
 from grader.report.render import Style

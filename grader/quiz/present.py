@@ -13,7 +13,7 @@ from lab.store import COLUMNS, Claim
 from grader.report.messages import text
 from grader.report.render import PLAIN, Style, timeline_lines, value
 from grader.report import wrapping
-from grader.harness.scenario import show
+from grader.harness.judge.scenario import show
 from .bank import Question
 
 

@@ -1,5 +1,5 @@
 """Scenario questions, run for real: play a question's steps against an implementation (on a
-fresh database in a temporary folder, through grader.harness.scenario.Lab) and find which choice
+fresh database in a temporary folder, through grader.harness.judge.scenario.Lab) and find which choice
 describes what the code actually did.
 
 The project's tests use this to hold the answer key to the reference (`solutions.queue`): the key
@@ -16,7 +16,7 @@ from typing import Any
 
 from lab.store import Claim
 
-from grader.harness.scenario import CheckFailed, Lab, TargetRaised, error_line, show
+from grader.harness.judge.scenario import CheckFailed, Lab, TargetRaised, error_line, show
 from .bank import Choice, Question
 
 

@@ -149,7 +149,7 @@ KIND = Family("kind.{}", ("not-implemented", "wrong-type", "wrong-value", "wrong
 #: A shared cause of failures worded without what differs per check (grader.report.view).
 CAUSE = Family("cause.{}", ("wrong-type", "wrong-field-type", "timed-out", "timed-out-import",
                               "send-in-transaction", "not-graded", "own-connection"))
-#: Which resource limit of the sandbox ran out (grader.harness.sandbox.LIMITS).
+#: Which resource limit of the sandbox ran out (grader.harness.processes.sandbox.LIMITS).
 LIMIT = Family("limit.{}", ("memory", "file-size", "cpu-time"))
 #: A call into the target or a step of the Lab on the timeline (the event's "op").
 TIMELINE = Family("timeline.{}", ("enqueue", "requeue", "import", "claim", "finish", "work_once"))

@@ -2,7 +2,7 @@
 
 No test framework runs the checks: a grade imports the check modules (grader.checkdef's
 registry), picks the checks a `-k` expression selects (`keywords`), and runs each one, `repeat`
-times in each of `sweep` worlds, every run in a sandbox child of its own (grader.harness.sandbox)
+times in each of `sweep` worlds, every run in a sandbox child of its own (grader.harness.processes.sandbox)
 that starts the target process and drives a fresh Lab. Checks run `jobs` at a time on as many
 lanes (`lanes`): forked copies of this process, each a subreaper running its share one check at a
 time; the long checks start at once beside the short ones, and the results are the same as
@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from grader.checkdef import DEFAULT_TIMEOUT, FAMILIES, CheckInfo, Part, all_checks, family
-from grader.harness import hygiene, sandbox, scenario, workroot, zygote
-from grader.harness.world import LESSON_SEED
+from grader.harness.processes import hygiene, sandbox, workroot, zygote
+from grader.harness.judge import scenario
+from grader.harness.judge.world import LESSON_SEED
 from grader.results import CheckResult, Failure, Kind, Outcome, outcome_of
 
 from . import keywords, lanes
@@ -55,7 +56,7 @@ class Settings:
     seeds: tuple[int, ...]  # one run per entry: `repeat` runs in each of `sweep` worlds
     swept: bool
     #: (function, seconds waited) for each function the probe saw hang (`preflight`): every
-    #: check stops at its first call of one, not graded (grader.harness.scenario.Lab.hung)
+    #: check stops at its first call of one, not graded (grader.harness.judge.scenario.Lab.hung)
     hung: tuple[tuple[str, float], ...] = ()
 
     def briefed(self, brief: dict) -> "Settings":
@@ -138,7 +139,7 @@ def units_of(info: CheckInfo) -> list[Unit]:
 def grade_check(info: CheckInfo, settings: Settings, here: bool = False) -> CheckResult:
     """One check graded from this process, its parts one after another, for a caller that runs
     checks one at a time itself (the pytest plugin). Every run's judge is forked and jailed
-    (grader.harness.sandbox), since this process is not a lane: it is not jailed, so the code's
+    (grader.harness.processes.sandbox), since this process is not a lane: it is not jailed, so the code's
     SQL must not run here. `here`: the judges of the checks that start no process of their own
     run in this process, as in a lane, but unjailed (the plugin's --pdb, for a debugger to stop
     in the check's body)."""
@@ -159,7 +160,7 @@ def refused_result(info: CheckInfo, refused: Failure, settings: Settings) -> Che
 def prepare() -> None:
     """Start what every check needs, before the checks are even imported: the zygote, whose
     interpreter starts meanwhile (the first check would start it anyway, and wait for it); and
-    the grade's root folder (grader.harness.workroot), owned by this process, which the lanes
+    the grade's root folder (grader.harness.processes.workroot), owned by this process, which the lanes
     and judges forked from it make their folders under."""
     zygote.start()
     workroot.root()
@@ -252,7 +253,7 @@ class Preflight:
 def start_preflight(spec: str, timeout_scale: float) -> Preflight:
     """Before the checks, once a grade (in a judge of its own, like a check's): load the target,
     then call claim, finish and work_once once each in the plainest situation
-    (grader.harness.scenario.probe). The failure every check gets if the code cannot be
+    (grader.harness.judge.scenario.probe). The failure every check gets if the code cannot be
     loaded (else None), and {function: seconds waited} for those that did not return within
     PROBE_TIMEOUT: a check that calls one stops there, not graded, instead of waiting for it
     to hang again. Decided once, before any check's verdict is kept (the first units run beside
@@ -286,7 +287,7 @@ def run_unit(unit: Unit, settings: Settings, in_lane: bool = False,
              quiet: frozenset[int] = frozenset()) -> tuple[list[Failure | None], float]:
     """Every run of one unit (one per seed in `settings.seeds`), and the seconds they took.
     `in_lane`: this process is a lane (`lanes`), where a check that starts no process of its
-    own runs its judge without a fork of its own (grader.harness.sandbox, `inline`). `quiet`:
+    own runs its judge without a fork of its own (grader.harness.processes.sandbox, `inline`). `quiet`:
     the runs (by index) an earlier part of the check failed in (`lanes.Reported`): `_result`
     takes that part's failure, so they are not run at all (`NOT_RUN`). A run after this unit's
     first failing run is never the one reported either, but its outcome is kept (a sweep's, a
@@ -314,7 +315,7 @@ def _run_once(info: CheckInfo, body: Callable, settings: Settings, seed: int,
 
     def judge():
         # The check's folder is made by its judge, in the judge's own folder (a forked judge's,
-        # or its lane's): the only place its jail lets it write (grader.harness.sandbox).
+        # or its lane's): the only place its jail lets it write (grader.harness.processes.sandbox).
         with tempfile.TemporaryDirectory(prefix="check-", dir=workroot.folder()) as workdir:
             return scenario.run_check(body, settings.spec, workdir, seed,
                                       call_timeout=timeout + 5, check=info.id,

@@ -6,7 +6,7 @@ the code under grade (that runs only in target processes, which the zygote forks
 no fd of a lane). It is a subreaper of its own, so what a check left detached comes back to the
 lane that ran it and is swept there, at the end of that check, as with one lane; nothing of one
 lane's checks is ever killed by another's sweep. It is jailed to its own folder (`lane-*`: it and
-the code's SQL its judges run write nothing else; grader.harness.sandbox.become_lane).
+the code's SQL its judges run write nothing else; grader.harness.processes.sandbox.become_lane).
 
 Before its first unit a lane is told a brief (one line, a JSON object: the runner's
 `Settings.briefed`): at once the one the preflight nearly always gives (`GUESS`: nothing hung),
@@ -30,7 +30,7 @@ import time
 import traceback
 from typing import Callable, Iterator
 
-from grader.harness import hygiene, sandbox, workroot, zygote
+from grader.harness.processes import hygiene, sandbox, workroot, zygote
 from grader.results import Failure, result_from_json, result_to_json
 
 
@@ -220,7 +220,7 @@ class Reported:
     """Which runs of a check's part can no longer be the ones a report tells: a check's failure
     in run r is its first part's, in part order, that failed in run r (grader.runner), so once
     part q failed in run r, run r of every later part is `quiet` (it may skip what only makes a
-    failure readable: `grader.harness.scenario.Lab.detailed`). Parts still running count as
+    failure readable: `grader.harness.judge.scenario.Lab.detailed`). Parts still running count as
     passing. Which runs are quiet depends on which lane was faster; what is reported never does
     (the failure told is a run no earlier part failed in, and a quiet run's outcome is the same)."""
 

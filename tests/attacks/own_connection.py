@@ -4,7 +4,7 @@ reads the job before BEGIN IMMEDIATE, then updates it by id (not atomic: two rea
 double-claim). The grader's trace, the race's lockstep and the crash's kill points hang on the
 connection it was given and saw only the PRAGMA: this scored 100 where the same queue on the
 given connection (OWN_CONNECTION = False, its honest counterpart) scores 86. The target process
-now sees the second connection to the file (grader.harness.filewatch).
+now sees the second connection to the file (grader.harness.target.filewatch).
 Self-contained: nothing of the reference or the tests is imported."""
 
 import sqlite3

@@ -7,7 +7,7 @@ longer than the lockstep (the race's policy then) waited for a process that held
 The lockstep gave up, both claims ran freely, the other claimer finished alone, and the race
 passed: +7 where the same claim without the stall (STALL = False, its honest counterpart) fails
 the race. The explorer's schedule has the same limit for code of its own between statements
-(grader.harness.explore.PAUSE_WAIT); a race whose schedule was given up is now a failure with
+(grader.harness.judge.explore.PAUSE_WAIT); a race whose schedule was given up is now a failure with
 its own diagnosis.
 Self-contained: nothing of the reference or the tests is imported."""
 

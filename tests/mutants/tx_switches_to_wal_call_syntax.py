@@ -3,7 +3,7 @@
 
 The same bug as tx_switches_to_wal; the grader read only `PRAGMA journal_mode = ...` from the
 SQL text, so this spelling passed race-one-winner and integration-run (94 where the other scores
-83). The PRAGMA is now read as SQLite reads it (grader/harness/journal.py)."""
+83). The PRAGMA is now read as SQLite reads it (grader/harness/judge/journal.py)."""
 
 from _kit import reference_claim, reference_finish as finish
 from _kit import work_once_with

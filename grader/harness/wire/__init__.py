@@ -6,6 +6,13 @@ the reader allows them). Nothing is ever pickled: a reader gets dicts, lists, st
 None, and checks every field's exact type itself (`type(x) is int`, never isinstance: a bool is
 not an int here). The message shapes are in docs/protocol.md (what the target answers, what the
 judge asks, the proxy connection's requests).
+
+The wire is the only thing both sides of the harness use: this module (limits, one message per
+line) and `values` (what a call returns or raises: the target's encoder beside the judge's
+decoder).
+
+May import: the standard library only. Never `grader.harness.judge`, `grader.harness.target` or
+`grader.harness.processes`: both sides read the wire, so it holds nothing of either.
 """
 
 from __future__ import annotations
@@ -24,18 +31,18 @@ MAX_SQL = 4_000  # one traced statement
 MAX_STATEMENTS = 500  # traced statements kept for one call (the rest are counted as dropped)
 MAX_CHAIN = 8  # exceptions in a __cause__/__context__ chain
 MAX_NESTING = 16  # calls made from inside callbacks, inside callbacks...
-MAX_OWN = 8  # distinct paths in a reply's own_connections (grader.harness.filewatch)
+MAX_OWN = 8  # distinct paths in a reply's own_connections (grader.harness.target.filewatch)
 MAX_PRINTED = 2_000  # characters of what one call printed, sent with its reply (the rest counted)
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # SQLite's integers
 
 #: Environment the judge sets for the target process: the folders it may write, os.pathsep-
-#: separated; the server then enters its Landlock jail (grader.harness.jail) before the import.
+#: separated; the server then enters its Landlock jail (grader.harness.processes.jail) before the import.
 JAIL_ENV = "LEASELAB_JAIL_WRITE"
 
 #: Builtin errors a callback's SendFailed may also be ({"op": "raise", ..., "also": name}).
 SEND_ALSO = ("ConnectionError", "TimeoutError")
 
-#: The proxy connection's protocol (grader.harness.dbproxy <-> dbhost): the rows a proxy asks for
+#: The proxy connection's protocol (grader.harness.target.dbproxy <-> dbhost): the rows a proxy asks for
 #: at a time while it is iterated, and the builtin errors a request may raise besides sqlite3's
 #: (binding a value, a bad argument), which the proxy raises again as that class.
 DB_ITER_CHUNK = 16
@@ -200,7 +207,7 @@ def bounded(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-# -- SQLite values (the proxy connection's parameters and rows: grader.harness.dbproxy) ------------
+# -- SQLite values (the proxy connection's parameters and rows: grader.harness.target.dbproxy) ------------
 def sql_value(value):
     """A value SQLite gives or takes (None, int, float, str, bytes) as JSON: None, int and str as
     themselves, a finite float as itself, others as {"f": "inf" | "-inf" | "nan"}, bytes as

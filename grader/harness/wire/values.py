@@ -19,9 +19,9 @@ from typing import Any
 
 from lab.store import Claim
 
-from . import wire
+from grader.harness import wire
 
-_HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
+_HARNESS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # grader/harness
 #: The standard library's folders (`where` passes over their frames), and site-packages, which
 #: may lie inside them and is not the standard library.
 _STDLIB_DIRS, _SITE_DIRS = (

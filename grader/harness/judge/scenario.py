@@ -28,12 +28,12 @@ from lab.store import Claim
 
 from grader.results import Cause, Failure, Kind, Outcome, RowDiff
 
-from . import sandbox
+from grader.harness.processes import sandbox
 from .interleave import is_statement
 from .world import LESSON_SEED, World
-from .target_client import (START_TIMEOUT, Foreign, FunctionHung, ProtocolError,
-                            RaisedInTarget, SendFailed, TargetEnded, TargetLoadError,
-                            TargetProcess, TargetProcessError, TargetTimeout)
+from .target_client import (START_TIMEOUT, Foreign, FunctionHung, ProtocolError, RaisedInTarget,
+                            SendFailed, TargetEnded, TargetLoadError, TargetProcess,
+                            TargetProcessError, TargetTimeout)
 
 #: The target's connection the checks call through (`lab.conn`).
 MAIN = "main"
@@ -658,7 +658,7 @@ def error_line(exc: BaseException) -> str:
 
 def where(exc: BaseException) -> str | None:
     """file:line of the innermost frame outside the grader (the target's code, usually)."""
-    grader_dir = os.path.dirname(os.path.abspath(__file__))
+    grader_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # grader/harness
     where = None
     for frame in traceback.extract_tb(exc.__traceback__):
         path = os.path.abspath(frame.filename)

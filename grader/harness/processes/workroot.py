@@ -14,11 +14,11 @@ using it:
   longer runs);
 - a lane's folder (`grader.runner.lanes`), by the grading process, once the lane is reaped
   (the lane may be killed: its backstop, Ctrl-C, a resource limit);
-- a forked judge's folder (`grader.harness.sandbox`, the probe's judge included), by the
+- a forked judge's folder (`grader.harness.processes.sandbox`, the probe's judge included), by the
   process that forked it, once it is swept (its timeout, a resource limit, a kill).
 
 A process forked with a folder of its own `enter`s it: what it makes goes there, and a lane or a
-judge is jailed to it (grader.harness.jail.enter_judge: the only folder it may write). Folders are
+judge is jailed to it (grader.harness.processes.jail.enter_judge: the only folder it may write). Folders are
 removed with `shutil.rmtree`, which on Linux works on directory fds and never follows a
 symlink (a target process may leave any name in its scratch folder).
 

@@ -30,7 +30,7 @@ the target server tells the judge in its "ready" message, and the threat model i
 docs/instructors.md says what then still holds.
 
 `enter_judge(write)` is the judges' jail, lighter: the code's SQL runs on the judge's connections,
-in the judge's process (a lane of the runner, a forked judge: grader.harness.sandbox), so that
+in the judge's process (a lane of the runner, a forked judge: grader.harness.processes.sandbox), so that
 process may change files only beneath its own work folder (and write /dev/null): make, write,
 truncate, rename or link into, remove. It still reads and executes anything, and its network and
 signals are its own (it listens on loopback for the integration run's workers, and kills its

@@ -1,9 +1,9 @@
 """How a target process starts: what a launcher is, the variable that chooses one, and `spawn`.
 
 A launcher takes `(spec, *, python, cwd, env, log)` and starts the target server
-(`grader.harness.target_server`) for the code `spec` names; it returns (process, the fd the
+(`grader.harness.target.server`) for the code `spec` names; it returns (process, the fd the
 judge writes requests to, the fd it reads messages from). There are three: `spawn` here (a fresh
-interpreter), `grader.harness.zygote.launch` (forked by the zygote, else spawned) and
+interpreter), `grader.harness.processes.zygote.launch` (forked by the zygote, else spawned) and
 `zygote.launch_forked` (forked, or ZygoteUnavailable). `TargetProcess` takes one, or the one
 `LAUNCH_ENV` names (`target_client.default_launcher`).
 
@@ -34,7 +34,7 @@ def spawn(spec: str, *, python: str = sys.executable, cwd: str | None = None,
     log_file = open(log, "ab") if log else subprocess.DEVNULL
     try:
         process = subprocess.Popen(
-            [python, "-m", "grader.harness.target_server",
+            [python, "-m", "grader.harness.target.server",
              "--in", str(to_target), "--out", str(from_target), spec],
             pass_fds=(to_target, from_target), stdin=subprocess.DEVNULL,
             stdout=log_file, stderr=log_file, cwd=cwd, env=env, start_new_session=True,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from . import wire
+from grader.harness import wire
 
 
 class FileWatch:

@@ -104,7 +104,7 @@ def _raised_at(exc: BaseException) -> dict:
     import sysconfig
     import traceback
 
-    skip = [str(Path(__file__).resolve().parents[1])]
+    skip = [str(Path(__file__).resolve().parents[2])]  # grader/
     skip += [os.path.realpath(p) for key in ("stdlib", "platstdlib", "purelib", "platlib")
              if (p := sysconfig.get_paths().get(key))]
     mine = [f for f in traceback.extract_tb(exc.__traceback__)

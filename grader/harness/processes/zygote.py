@@ -5,8 +5,8 @@ Lives here: `start` (once per owner process, lazily on the first `launch`), `lau
 back to `launch.spawn` where the zygote cannot serve a start) and `launch_forked` (never falls
 back), `ForkedTarget` (a forked target, as much of a Popen as TargetProcess uses), `settle` and
 `stop`.
-The zygote process itself is `grader.harness.zygote_server`, on the fork loop it shares with the
-batch's fork server (`grader.harness.forkloop`). The door, the lease, what leaks from one child
+The zygote process itself is `grader.harness.target.zygote_server`, on the fork loop it shares with the
+batch's fork server (`grader.harness.processes.forkloop`). The door, the lease, what leaks from one child
 to the next: docs/protocol.md, "The zygote".
 """
 
@@ -55,7 +55,7 @@ class _Handle:
     def __init__(self, python: str):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            command = [python, "-m", "grader.harness.zygote_server",
+            command = [python, "-m", "grader.harness.target.zygote_server",
                        "--door", str(theirs.fileno()), "--parent", str(os.getpid())]
             if threading.current_thread() is threading.main_thread():
                 command.append("--pdeathsig")  # not from a thread: it fires when *that* ends
@@ -434,6 +434,6 @@ _child_limits: dict[str, tuple[int, int]] = {}
 def limit_children(limits: dict[str, tuple[int, int]]) -> None:
     """The limits the targets this process has forked from now on get in place of its own,
     by RLIMIT_ name ({}: its own again): a judge run in a lane gives its targets the CPU limit a
-    forked judge would have had and they inherited (grader.harness.sandbox)."""
+    forked judge would have had and they inherited (grader.harness.processes.sandbox)."""
     global _child_limits
     _child_limits = dict(limits)

@@ -1,8 +1,8 @@
-"""The zygote itself (`python -m grader.harness.zygote_server --door FD --parent PID
-[--pdeathsig]`): the fork loop (`grader.harness.forkloop`) serving "start" (fork a target
+"""The zygote itself (`python -m grader.harness.target.zygote_server --door FD --parent PID
+[--pdeathsig]`): the fork loop (`grader.harness.processes.forkloop`) serving "start" (fork a target
 server, set up as a fresh interpreter would be) and "settle". It imports what a target server
 needs and nothing else; the judge's side, and what the zygote is for, are in
-`grader.harness.zygote`.
+`grader.harness.processes.zygote`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import socket
 import sys
 import time
 
-from . import jail
-from .forkloop import REAP_TIMEOUT, RLIMITS, Child, ForkLoop, close_fds, send_answer, server_door
+from grader.harness.processes import jail
+from grader.harness.processes.forkloop import (REAP_TIMEOUT, RLIMITS, Child, ForkLoop, close_fds,
+                                               send_answer, server_door)
 
 try:
     import resource
@@ -126,7 +127,7 @@ class Zygote(ForkLoop):
         os.environ.update({str(k): str(v) for k, v in env.items()})
         if "tempfile" in sys.modules:  # its cache of TMPDIR, as an interpreter starts with it
             sys.modules["tempfile"].tempdir = None
-        from . import target_server
+        from . import server as target_server
 
         sys.argv = [target_server.__file__, "--in", str(read_fd), "--out", str(write_fd), spec]
         # The import system's listings of sys.path's folders, as a fresh interpreter makes them
@@ -177,10 +178,10 @@ def _set_limits(limits: list) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    door, code = server_door(argv, "grader.harness.zygote_server")
+    door, code = server_door(argv, "grader.harness.target.zygote_server")
     if door is None:
         return code
-    from . import compiled, target_server  # noqa: F401  (what every child needs, once)
+    from . import compiled, server as target_server  # noqa: F401  (what every child needs, once)
 
     jail.prepare()
     compiled.install()
@@ -194,6 +195,6 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     # As target_server does: run from the module imported under its real name, so that the
     # children share one copy of it (and of target_server) with anything they import.
-    from grader.harness import zygote_server
+    from . import zygote_server
 
     sys.exit(zygote_server.main())

@@ -1,8 +1,8 @@
-"""A fork server's loop, shared by the zygote (`grader.harness.zygote_server`) and the batch's
+"""A fork server's loop, shared by the zygote (`grader.harness.target.zygote_server`) and the batch's
 fork server (`grader.instructor.fork_server`), and what both sides of such a server's door use:
 a request is one datagram with its fds, the lease first; an answer is one line on the lease
 (`send_answer`, `read_line`). The protocol and the zygote's life are told in
-`grader.harness.zygote`.
+`grader.harness.processes.zygote`.
 """
 
 from __future__ import annotations

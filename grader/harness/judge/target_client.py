@@ -31,18 +31,19 @@ from typing import Any, Callable
 
 from lab.store import BUSY_TIMEOUT_MS, Claim
 
-from . import wire, workroot, zygote
-from .launch import LAUNCH_ENV, spawn
+from grader.harness import wire
+from grader.harness.processes import workroot, zygote
+from grader.harness.processes.launch import LAUNCH_ENV, spawn
 from .dbhost import DbHost, RequestError
 from .interleave import WriteLockWatch, is_statement
 # what a call returns or raises (Foreign: importable from here, as the calls' documented type)
-from .values import Foreign, RaisedInTarget, decode_error, decode_value  # noqa: F401
+from grader.harness.wire.values import Foreign, RaisedInTarget, decode_error, decode_value  # noqa: F401
 
 CALLS = ("claim", "finish", "work_once")  # the calls of the code under grade
 
 #: Folders the target may write besides its databases' (os.pathsep-separated): for the
 #: project's attack tests, which need to see what an attack managed to do. Never set it to
-#: grade a class: it widens the jail (grader.harness.jail).
+#: grade a class: it widens the jail (grader.harness.processes.jail).
 EXTRA_WRITABLE = "LEASELAB_EXTRA_WRITABLE"
 CALL_TIMEOUT = 10.0  # seconds the target may keep control before it is taken as hung
 START_TIMEOUT = 20.0  # a fresh interpreter that imports the target, on a loaded machine
@@ -93,7 +94,7 @@ class TargetTimeout(TargetProcessError):
 
 
 class TargetLoadError(TargetProcessError):
-    """The target could not be loaded (what grader.harness.target.TargetError says)."""
+    """The target could not be loaded (what grader.harness.target.loader.TargetError says)."""
 
     def __init__(self, kind: str, params: dict):
         super().__init__(kind, params)
@@ -158,7 +159,7 @@ class TargetProcess:
         self.contained = 0  # the Landlock ABI the target process is jailed with (0: none)
         # The target may write only a scratch folder of its own (its TMPDIR), never the
         # databases' folders: it holds no database handle (the judge's DbHost does), and the
-        # jail denies it the files (grader.harness.jail). `writable`: folders it may write too.
+        # jail denies it the files (grader.harness.processes.jail). `writable`: folders it may write too.
         self.scratch = workroot.make("target-")  # its judge's folder (workroot)
         places = [self.scratch] + [str(p) for p in writable]
         # The project's own attack tests let an attack leave marks where the test looks.

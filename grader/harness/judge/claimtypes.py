@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from lab.store import Claim
 
-from .wire import CLAIM_FIELDS
+from grader.harness.wire import CLAIM_FIELDS
 
 MAX_SHOWN = 200  # characters of a field's repr kept in a report
 

@@ -14,7 +14,7 @@ zygote. `run(body, timeout)` runs the judge in one of two ways:
   a target process of the same user (not root) cannot open its fds or read its memory. The
   parent waits at most `timeout` seconds of wall-clock time (a safety net for hangs only: checks
   themselves run on logical time), then kills the child's whole process group, and sweeps
-  whatever the check left behind (`grader.harness.hygiene`, the process hygiene the lanes,
+  whatever the check left behind (`grader.harness.processes.hygiene`, the process hygiene the lanes,
   watch and the batch use too).
 - **Here** (`inline=True`, where the zygote runs): in this process, for a check that starts no
   process of its own but its target processes (the zygote's children, not ours). The calling
@@ -92,7 +92,7 @@ class Started:
     fd: int  # its pipe's read end
     token: str
     before: set[int]  # our children when it was forked (the sweep leaves them alone)
-    own: str  # its folder (grader.harness.workroot)
+    own: str  # its folder (grader.harness.processes.workroot)
     timeout: float
     began: float  # time.monotonic() at the fork
 
@@ -107,7 +107,7 @@ def start(body: Callable[[], Failure | None | dict], timeout: float) -> Started:
     token = secrets.token_hex(16)
     # The judge makes its folders (its targets' scratch, the probe's databases) in one of its
     # own, removed here once it is swept: a judge killed (its timeout, a resource limit) before
-    # its own clean-up ran leaves nothing (grader.harness.workroot).
+    # its own clean-up ran leaves nothing (grader.harness.processes.workroot).
     own = workroot.make("judge-")
     try:
         read_fd, write_fd = os.pipe()

@@ -49,7 +49,7 @@ import sqlite3
 import sys
 from typing import Callable
 
-from . import wire
+from grader.harness import wire
 
 ITER_CHUNK = wire.DB_ITER_CHUNK  # rows asked for at a time while iterating
 _BASIC = (type(None), int, float, str, bytes)

@@ -80,8 +80,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .interleave import (GaveUp, changes_database, takes_write_lock, verb,
-                         waits_for_write_lock, words)
+from .interleave import (GaveUp, changes_database, takes_write_lock, verb, waits_for_write_lock,
+                         words)
 
 #: How many schedules one exploration runs at most (a correct claim needs 2).
 MAX_SCHEDULES = 12

@@ -2,7 +2,7 @@
 
 A target process cannot write the bytecode cache beside the code under grade (its jail), so each
 one compiled the file again on import: about a millisecond a target, some forty a grade, and
-again after every save under `watch`. The zygote (`grader.harness.zygote_server`) now compiles
+again after every save under `watch`. The zygote (`grader.harness.target.zygote_server`) now compiles
 the file before it forks a target for it (compiling runs none of it) and keeps the code object
 with the exact bytes and path it was compiled from; the import system's `source_to_code` in the
 target hands that code object back when it reads the very same bytes from the very same path,
@@ -17,8 +17,8 @@ import importlib.machinery
 import os
 from pathlib import PurePath
 
-from . import target as targets
-from .target_server import module_origin
+from . import loader as targets
+from .server import module_origin
 
 #: Files larger than this are left to the target to compile (the zygote serves every start).
 MAX_SOURCE = 256 * 1024

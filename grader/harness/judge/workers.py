@@ -258,7 +258,7 @@ class _Worker:
 
     def journal(self, statements: list[tuple[str, str, frozenset | None]]) -> None:
         """Report, once, a statement of the target's that changed the journal mode (see
-        grader.harness.journal); `statements`: TargetProcess.statements."""
+        grader.harness.judge.journal); `statements`: TargetProcess.statements."""
         if self.journal_seen:
             return
         for _, sql, _ in statements:

@@ -3,7 +3,7 @@ orphans of its descendants however they detached (`become_subreaper`), finds the
 children (`child_pids`, `own_children`: Linux /proc) and ends them (`sweep`, `end_strays`);
 `kill_session` ends a whole session. And what makes a process of the grader's a poor target
 for the code under grade: not dumpable (`not_dumpable`), stdin from /dev/null (`redirect_stdin`).
-Used by the sandbox (grader.harness.sandbox), the runner's lanes, watch and the instructor's
+Used by the sandbox (grader.harness.processes.sandbox), the runner's lanes, watch and the instructor's
 batch.
 """
 

@@ -26,13 +26,15 @@ import threading
 
 from lab.store import Claim
 
-from . import dbproxy, jail, wire
-from . import target as targets
+from . import dbproxy
+from grader.harness.processes import jail
+from grader.harness import wire
+from . import loader as targets
 from .filewatch import file_watch
-from .values import describe_error, encode_value
+from grader.harness.wire.values import describe_error, encode_value
 
 PROTOCOL_BUG = 3  # exit code: the judge sent something this server does not understand
-_HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
+_HARNESS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # grader/harness
 CALLS = ("claim", "finish", "work_once")  # the calls of the code under grade
 
 
@@ -559,7 +561,7 @@ def readable(spec: str, sealed: bool) -> list[str]:
     and `lab` packages, the folder of the target (only its file, when that folder holds the
     grader itself: a checkout's root) and, unless sealed, the reference beside the grader (the
     project's own mutants build on it; sealed, nothing of it is readable). The temporary folder
-    is the target's scratch folder, made below the judge's work root (grader.harness.workroot),
+    is the target's scratch folder, made below the judge's work root (grader.harness.processes.workroot),
     where the checks' databases are: a folder that holds the root holds it too."""
     grader_dir = os.path.dirname(_HARNESS_DIR)
     lab_dir = os.path.dirname(os.path.abspath(sys.modules["lab.store"].__file__))
@@ -582,7 +584,7 @@ def readable(spec: str, sealed: bool) -> list[str]:
     return places
 
 
-#: Where the judge's databases may live besides the temporary folder (grader.harness.workroot's
+#: Where the judge's databases may live besides the temporary folder (grader.harness.processes.workroot's
 #: RAM_FOLDER).
 DATABASE_PLACES = ("/dev/shm",)
 
@@ -616,7 +618,7 @@ def module_origin(spec: str) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 5 or args[0] != "--in" or args[2] != "--out":
-        print("usage: python -m grader.harness.target_server --in FD --out FD SPEC",
+        print("usage: python -m grader.harness.target.server --in FD --out FD SPEC",
               file=sys.stderr)
         return 2
     return serve(int(args[1]), int(args[3]), args[4])
@@ -640,7 +642,7 @@ _PR_SET_PDEATHSIG = 1
 def serve(read_fd: int, write_fd: int, spec: str) -> int:
     """The life of a target server once its process exists: hide the channel fds, seal and jail
     as the environment says, load the target, say ready (or why not), serve until the judge
-    closes; the exit code. `main` runs it in a fresh interpreter; `grader.harness.zygote` runs it
+    closes; the exit code. `main` runs it in a fresh interpreter; `grader.harness.processes.zygote` runs it
     in a child forked for the judge."""
     channel = Channel(hide(read_fd), hide(write_fd))
     die_with_parent()
@@ -672,8 +674,8 @@ def serve(read_fd: int, write_fd: int, spec: str) -> int:
 
 if __name__ == "__main__":
     # Run main() from the module imported under its real name, so that a target importing
-    # grader.harness.target_server sees the same SendFailed class as the one raised here.
-    from grader.harness import target_server
+    # grader.harness.target.server sees the same SendFailed class as the one raised here.
+    from . import server as target_server
 
     sys.stdout.flush()
     os._exit(target_server.main())

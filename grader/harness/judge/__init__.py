@@ -1,0 +1,22 @@
+"""The judge's side: what decides. It runs in a lane of the runner or a forked judge, never in a
+process that imported the code under grade, and believes only what it validated.
+
+    dbhost         the real sqlite3 connections behind the code's proxies: the lockdown, the
+                   trace, the statement gate, the fault counts
+    watched        a real connection whose trace callback stays the grader's
+    scenario       what a check body sees: the Lab (a fresh database, the target's functions
+                   wrapped, recorded and type-checked) and the verdicts
+    world          the world a check runs in, drawn from one seed
+    target_client  the judge's handle on a target process: start it, call into it
+    interleave     what the gates read off a statement
+    explore        every order of two claims' statements that can matter
+    journal        a journal-mode switch in traced SQL
+    claimtypes     a Claim's exact field types
+    children       the race and crash claimers, each a target process on a gated connection
+    workers        the integration run's workers, judge threads each driving a target process
+    receiver       the integration run's HTTP receiver and its ledger
+
+May import: `lab`, the standard library, the grader's top-level basics, `grader.harness.wire` and
+`grader.harness.processes`. Never `grader.harness.target`: the judge talks to the target process
+over the wire only.
+"""

@@ -1,0 +1,19 @@
+"""The target's side: what runs in a target process beside the code under grade, or in the zygote
+that forks such processes. Nothing here decides anything, and nothing it says is believed: the
+judge validates every byte that comes back over the wire.
+
+    server         the target process: loads the code under grade, answers the judge's calls
+                   one JSON line at a time, sends nothing but plain data
+    dbproxy        the `conn` the code is handed: every database operation is a request to the
+                   judge, which holds the real connection (no database handle lives here)
+    filewatch      connections of its own the code opens to the judge's databases, seen by an
+                   audit hook and reported in a reply
+    loader         load the implementation under grade (a module name or a .py path), and the
+                   names a target is shown by (used by the command line too: it imports nothing)
+    compiled       the code under grade compiled once per grade, in the zygote
+    zygote_server  the zygote: a prepared interpreter that forks target servers
+
+May import: `lab`, the standard library, `grader.harness.wire` and `grader.harness.processes`
+(the jail, the fork loop). Never `grader.harness.judge`: what holds the real databases and the
+verdicts is not in a process the code under grade can read or write.
+"""
