@@ -47,8 +47,8 @@ def test_quarantine_spares_valid_lease(lab):
 def test_quarantine_past_deadline(lab):
     """At 1000 ms job 1 (lease expired at 400, deadline 500) and job 3 (never claimed, deadline
     exactly 1000) are both quarantined, tokens unchanged, by the claim that hands job 2 to B.
-    Then 200 jobs come due at once (at 1010 ms, B's lease still valid): C's claim quarantines
-    every one of them, not the first few."""
+    Then 1200 jobs come due at once (at 1010 ms, B's lease still valid): C's claim quarantines
+    every one of them, not the first few (nor a first batch of 500)."""
     w = lab.world
     at = w.t0 + w.pick("at", 1000, 3, 10 * w.lease_ms)
     late_deadline = w.t0 + w.pick("late-deadline", 500, 2, at - w.t0 - 1)
@@ -69,13 +69,13 @@ def test_quarantine_past_deadline(lab):
 
 
 def expect_crowd_quarantined(lab, after: int) -> None:
-    """Hundreds of jobs due at the same instant, enqueued at once by the grader (one line on
+    """A thousand jobs or more due at the same instant, enqueued at once by the grader (one line on
     the timeline); the next claim must quarantine every one of them: a claim that quarantines
     a batch (LIMIT n) or looks at the first few jobs leaves the rest pending past their
     deadline. B's lease (from `after`) is still valid then, so nothing is claimable."""
     w = lab.world
     due = after + w.pick("crowd-due", 10, 1, w.lease_ms - 1)
-    crowd = [w.next_id() for _ in range(w.pick("crowd", 200, 150, 300))]
+    crowd = [w.next_id() for _ in range(w.pick("crowd", 1200, 700, 2500))]
     with judge_write():  # found locked: a lock the code under grade still holds
         try:
             lab.observer.execute("BEGIN IMMEDIATE")

@@ -3,9 +3,11 @@ a done or quarantined one, and a Claim holding exactly the values now stored in 
 
 from __future__ import annotations
 
+import sqlite3
+
 from grader.checkdef import check
 from .steps import claims, claims_nothing, expect_rows, finishes, snapshot
-from grader.harness.judge.scenario import expected_row
+from grader.harness.judge.scenario import expected_row, judge_write
 
 
 @check("claim-result-matches-row", points=2)
@@ -27,7 +29,8 @@ def test_claim_result_matches_row(lab):
 @check("lowest-id-first", points=2)
 def test_lowest_id_first(lab):
     """Jobs 1 and 3 have expired leases, job 2 a valid one, job 4 was never claimed: claims take
-    1, 3, 4 in that order, then nothing is left."""
+    1, 3, 4 in that order, then nothing is left. Then thousands of held jobs come before one
+    pending job (`expect_crowd_held`): it is still the one claimed, and its finish lands."""
     w = lab.world
     short = w.pick("short-lease", 100, 1, w.lease_ms)
     long = w.pick("long-lease", 10_000, 2 * w.lease_ms, 20 * w.lease_ms)
@@ -42,6 +45,47 @@ def test_lowest_id_first(lab):
         claims(lab, role, now=at, job=job, token=token, attempt=token,
                detail="selection.not-lowest-id")
     claims_nothing(lab, "S", now=at, rows=snapshot(lab, *jobs), detail="selection.took-held-job")
+    expect_crowd_held(lab, at, until=w.t0 + long)
+
+
+#: What a long-lived queue's counters reach: past the small ints Python caches (256) and past
+#: a 32-bit integer (2**31), so that a comparison of identity (`is`) or a narrow type shows.
+BIG_TOKEN = 2 ** 31 + 250
+
+
+def expect_crowd_held(lab, at: int, until: int) -> None:
+    """Any number of jobs may be held at once: thousands of jobs held on valid leases (until
+    `until`), set by the grader with tokens past 2**31 and attempts past 256, come before one
+    pending job with a long history; T's claim at `at` takes that one (token and attempt one
+    more), and T's finish lands. A claim that looks at the first few live rows only finds
+    nothing; a finish that compares the stamp by identity rejects its own holder."""
+    w = lab.world
+    held = [w.next_id() for _ in range(w.pick("crowd-held", 2000, 1000, 3000))]
+    owner = w.name("X")
+    rows = [(job, w.qty(1), owner, until, BIG_TOKEN + i, 300 + i % 7, w.far)
+            for i, job in enumerate(held)]
+    with judge_write():  # found locked: a lock the code under grade still holds
+        try:
+            lab.observer.execute("BEGIN IMMEDIATE")
+            lab.observer.executemany(
+                "INSERT INTO jobs(id, qty, status, owner, lease_until, token, attempts,"
+                " max_attempts, deadline) VALUES (?, ?, 'leased', ?, ?, ?, ?, 1000, ?)", rows)
+            lab.observer.execute("COMMIT")
+        except sqlite3.OperationalError:
+            if lab.observer.in_transaction:
+                lab.observer.execute("ROLLBACK")
+            raise
+    job = lab.enqueue(qty=15, max_attempts=1000)
+    token, attempts = BIG_TOKEN + len(held) + 1, 257
+    with judge_write():
+        lab.observer.execute("UPDATE jobs SET token = ?, attempts = ? WHERE id = ?",
+                             (token, attempts, job))
+    lab.note("timeline.note.selection.crowd-held", count=len(held), first=held[0],
+             last=held[-1], lease_until=until, job=job, token=token, attempts=attempts)
+    claim, _ = claims(lab, "T", now=at, job=job, token=token + 1, attempt=attempts + 1,
+                      detail="selection.crowd-held-not-claimed", count=len(held), which=job)
+    finishes(lab, claim, now=at, accepted=True, detail="selection.big-stamp-finish-rejected",
+             token=claim.token, attempt=claim.attempt)
 
 
 @check("skips-done-and-quarantined", points=2)

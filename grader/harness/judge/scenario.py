@@ -30,6 +30,7 @@ from grader.results import Cause, Failure, Kind, Outcome, RowDiff
 
 from grader.harness.processes import sandbox
 from .interleave import is_statement
+from .invariants import Broken, Rules, WorkOnce
 from .world import LESSON_SEED, World
 from .target_client import (START_TIMEOUT, Foreign, FunctionHung, ProtocolError, RaisedInTarget,
                             SendFailed, TargetEnded, TargetLoadError, TargetProcess,
@@ -221,6 +222,10 @@ class Lab:
         self.cause: str | None = None  # a mistake seen (results.Cause): given to the failure
         self.observer = store.connect(self.path, busy_timeout_ms=self.wait_ms)
         store.init_db(self.observer)
+        #: the rules every call is held to (grader.harness.judge.invariants); the rows' only
+        #: where the code under grade is all that writes them during a call
+        self.rules = Rules(self.observer, rows_too=alone)
+        self._send_returns = self.world.send_returns()
         self.target: TargetProcess | None = None
         self.conn: Conn | None = None
         if target_spec is None:  # no code under grade (the project's tests of the verdicts)
@@ -314,7 +319,13 @@ class Lab:
     # -- calling the target ------------------------------------------------------------------
     def claim(self, owner: str, now: int, lease_ms: int, conn=None) -> Claim | None:
         event = {"op": "claim", "actor": owner, "t": now, "lease_ms": lease_ms}
-        result = self._invoke("claim", conn or self.conn, owner, now, lease_ms, event=event)
+        before = self.rules.snapshot()
+        try:
+            result = self._invoke("claim", conn or self.conn, owner, now, lease_ms, event=event)
+        except TargetRaised:
+            self.rules.after_claim(event, before, owner, now, lease_ms, raised=True)
+            raise
+        self.rules.after_claim(event, before, owner, now, lease_ms, raised=False)
         wrong = result.wrong_field if type(result) is Foreign else None
         if wrong:
             event["result"] = show(result)
@@ -326,7 +337,13 @@ class Lab:
 
     def finish(self, claim: Claim, now: int, conn=None, actor: str | None = None) -> bool:
         event = {"op": "finish", "actor": actor or claim.owner, "t": now, "stamp": stamp(claim)}
-        result = self._invoke("finish", conn or self.conn, claim, now, event=event)
+        before = self.rules.snapshot()
+        try:
+            result = self._invoke("finish", conn or self.conn, claim, now, event=event)
+        except TargetRaised:
+            self.rules.after_finish(event, before, claim, now, raised=True)
+            raise
+        self.rules.after_finish(event, before, claim, now, raised=False)
         if type(result) is not bool:
             self._wrong_type("finish", result, "bool", event)
         event["result"] = result
@@ -337,24 +354,43 @@ class Lab:
         start = getattr(clock, "now", None)
         event = {"op": "work_once", "actor": owner, "t": start, "lease_ms": lease_ms}
         first: dict = {}  # what the first send was given, and how long the timeline was then
+        course = WorkOnce(self.rules, event, owner, lease_ms)
+        returns = self._send_returns
 
         def sending(claim):
             if not first:
                 first.update(sent=claim, mark=len(self.timeline))
+            course.at_send(claim)
             try:
-                return send(claim)
+                value = send(claim)
             except SendFailed:  # send failing as the network would: work_once's to handle
+                course.send_ended(raised=True)
                 raise
             except BaseException:  # the check stopped inside send (a step there went wrong)
                 first["stopped"] = True
                 raise
+            course.send_ended(raised=False)
+            # what a real send returns means nothing (None, False, 0, a value): a send of the
+            # check's that returns nothing returns one of those, drawn by the world
+            return next(returns) if value is None else value
+
+        def reading():
+            ended = self.target.clock_ended if self.target is not None else None
+            value = clock()
+            course.read(ended, value)
+            return value
 
         try:
-            result = self._invoke("work_once", conn or self.conn, owner, sending, clock,
+            result = self._invoke("work_once", conn or self.conn, owner, sending, reading,
                                   lease_ms, event=event)
+        except TargetRaised:
+            course.ended(None, raised=True)
+            self._around_send(event, first, clock)
+            raise
         except BaseException:
             self._around_send(event, first, clock)
             raise
+        course.ended(result, raised=False)
         self._around_send(event, first, clock)
         if result is not None and type(result) is not bool:
             self._wrong_type("work_once", result, "bool | None", event)
@@ -401,6 +437,7 @@ class Lab:
             self._own_connections(function, event, raised=error_line(raised))
             if raised.not_implemented:
                 self.fail_not_implemented(function)
+            self._connection_rules(function, conn, event)
             raise TargetRaised(function, raised, raised.where, event) from None
         finally:
             printed, self.target.printed = self.target.printed, None
@@ -417,7 +454,28 @@ class Lab:
             if function == "work_once" and any(self.target.sends_in_transaction):
                 self.cause = self.cause or Cause.SEND_IN_TRANSACTION
         self._own_connections(function, event, result=result)
+        self._connection_rules(function, conn, event)
         return result
+
+    def _connection_rules(self, function: str, conn: Conn, event: dict) -> None:
+        """After every call: no transaction open on its connection, no statement of the code's
+        running there (invariants.Rules.connection; the first broken is kept)."""
+        self.rules.connection(function, event, self.target.in_transaction(conn.name),
+                              self.target.unfinished(conn.name))
+
+    def broken_rule(self) -> Failure | None:
+        """The first rule a call of this check broke (invariants), as the check's failure:
+        its timeline ends at that call."""
+        broken: Broken | None = self.rules.broken
+        if broken is None:
+            return None
+        at = next((i for i, e in enumerate(self.timeline) if e is broken.event), None)
+        timeline = self.timeline if at is None else self.timeline[:at + 1]
+        diff = None if broken.job is None else RowDiff(broken.job, broken.current,
+                                                       broken.expected)
+        return Failure(Outcome.FAILED, Kind.DETAIL, row=diff,
+                       detail=f"invariant-{broken.rule}", params=broken.params,
+                       timeline=timeline)
 
     def _own_connections(self, function: str, event: dict, **outcome) -> None:
         """The call opened a connection of its own to the check's database (the target process
@@ -719,7 +777,7 @@ def _verdict(lab: "Lab", body: Callable[["Lab"], None]) -> Failure | None:
     try:
         body(lab)
         lab.settle()
-        return None
+        return lab.broken_rule()
     except CheckFailed as failed:
         if _keep_exception:
             _kept_exception = failed

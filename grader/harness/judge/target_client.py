@@ -180,6 +180,10 @@ class TargetProcess:
         self.sends_in_transaction: list[bool] = []
         #: the same for the send being called back now (None before any send)
         self.sending_in_transaction: bool | None = None
+        #: for the clock being called back now: how many sends of its work_once had returned
+        #: (or raised) when the code called clock(), on whatever thread (a reading taken while
+        #: send still runs is answered only once it returned: this says when it was asked)
+        self.clock_ended: int | None = None
         self.dropped = 0  # statements of the last call not kept (over the limit)
         #: paths of the connections the last claim / finish / work_once opened of its own to
         #: the databases opened here (the contract: it uses the connection it is given)
@@ -577,7 +581,8 @@ class TargetProcess:
             name = message.get("name")
             if name not in ("send", "clock"):
                 raise wire.WireError("callback: unknown name")
-            wire.keys(message, ("msg", "id", "cb", "name") + (("arg",) if name != "clock" else ()),
+            wire.keys(message, ("msg", "id", "cb", "name") + (("arg",) if name != "clock"
+                                                             else ("ended",)),
                       ("drop",), what="callback")
             if wire.integer(message["id"], "callback id") != frame.call_id:
                 raise wire.WireError("callback for another call: out of turn")
@@ -589,7 +594,8 @@ class TargetProcess:
             cb = wire.integer(message["cb"], "callback number")
             if cb != self._last_cb + 1:
                 raise wire.WireError("callback number out of sequence")
-            arg = decode_value(message["arg"]) if name == "send" else None
+            arg = (decode_value(message["arg"]) if name == "send"
+                   else wire.integer(message["ended"], "sends ended"))
             if "drop" in message:  # cursors the code let go of before it called back
                 self._drop(message["drop"])
         except wire.WireError as exc:
@@ -600,6 +606,8 @@ class TargetProcess:
             frame.sends_in_transaction.append(
                 self.db.in_transaction(frame.conn) if frame.conn in self.db.conns else False)
             self.sending_in_transaction = frame.sends_in_transaction[-1]
+        if name == "clock":  # the sends of this work_once that had ended when it was read
+            self.clock_ended = arg
         try:
             result = frame.send(arg) if name == "send" else frame.clock()
         except SendFailed as failed:

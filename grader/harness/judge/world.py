@@ -119,6 +119,16 @@ class World:
         return (self._first_id + cycles * sum(self._gaps)
                 + sum(self._gaps[k % len(self._gaps)] for k in range(2, 2 + rest)))
 
+    def send_returns(self):
+        """What the check's sends return, one after another, where the check's own send returns
+        nothing: what real callables return and work_once must ignore (the contract: finish is
+        called whatever send returned). The lesson's world starts with False, then 0, None, a
+        value; a drawn world draws them."""
+        values = (False, 0, None, "202 Accepted", True, 1)
+        rng = None if self.lesson else self._draw("send-returns")
+        while True:
+            yield from (values if rng is None else rng.sample(values, len(values)))
+
     def label(self, kind: str, lesson_value: str) -> str:
         """An SQL identifier or message of the grader's (`kind`: a trigger's name...):
         `lesson_value` in the lesson's world, letters that say nothing otherwise."""

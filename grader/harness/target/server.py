@@ -155,7 +155,10 @@ class _Call:
     def __init__(self, request: dict):
         self.request = request
         self.raised: list[SendFailed] = []
-        self.sends = 0  # work_once: how often send was called (the local clock moves on)
+        self.sends = 0  # work_once: how often send was called
+        #: how many of those sends have returned (or raised): the clock moves on as each one
+        #: ends, and a reading tells the judge how many had ended when clock() was called
+        self.sends_back = 0
         self.thread = threading.get_ident()  # the thread that runs it (its statements are gated)
         self.in_flight = 0  # its callbacks under way, on any thread (the call ends after them)
 
@@ -383,8 +386,8 @@ class Server:
         def send(claim):
             return server.ask(call, "send", encode_value(claim))
 
-        def clock():
-            return server.ask(call, "clock", None)
+        def clock():  # how many sends had ended when it was called, not when it is answered
+            return server.ask(call, "clock", call.sends_back)
 
         return send if name == "send" else clock
 
@@ -397,7 +400,7 @@ class Server:
             with server.turn:
                 server.may_call_back(call, "clock")
             server.files.scan()  # as at a callback: a connection of the code's own, open now
-            return now + per_send * call.sends
+            return now + per_send * call.sends_back
 
         return clock
 
@@ -425,6 +428,8 @@ class Server:
             with self.turn:
                 self.talking = False
                 call.in_flight -= 1
+                if name == "send":
+                    call.sends_back += 1
                 self.turn.notify_all()
 
     def _ask(self, call: _Call, name: str, arg: dict | None):
@@ -438,6 +443,8 @@ class Server:
         message = {"msg": "callback", "id": call.request["id"], "cb": cb, "name": name}
         if name != "clock":
             message["arg"] = arg
+        else:  # the sends that had ended when clock() was called (another thread's may run)
+            message["ended"] = arg
         drop = self.dropped()
         if drop:  # a cursor freed before send: its statement is reset before send runs
             message["drop"] = drop

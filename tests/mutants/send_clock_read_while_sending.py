@@ -1,0 +1,38 @@
+"""work_once runs send on a helper thread and reads the finishing clock while send is still
+running, then waits for send and finishes with that reading.
+
+The finish uses a time from before send ended: a lease that ran out during send still looks
+valid. The contract: the finishing clock() is read after send has returned, on whatever thread
+send ran."""
+
+import threading
+
+from _kit import reference_claim as claim
+from _kit import reference_finish as finish
+
+EXPECT_FAIL = {"work-once-fresh-clock"}
+MAY_FAIL = {"work-once-happy-path", "work-once-send-raises", "late-finish-in-time",
+            "late-finish-lease-taken", "late-finish-same-name", "late-finish-job-done",
+            "late-finish-past-deadline", "lock-free-during-send", "random-timelines"}
+EXPECT_TEXT = {"work-once-fresh-clock": "before send had returned"}
+
+
+def work_once(conn, owner, send, clock, lease_ms):
+    c = claim(conn, owner, clock(), lease_ms)
+    if c is None:
+        return None
+    outcome = {}
+
+    def run():
+        try:
+            send(c)
+        except BaseException as exc:  # handed to work_once's caller below
+            outcome["error"] = exc
+
+    helper = threading.Thread(target=run)
+    helper.start()
+    now = clock()  # read while send may still run
+    helper.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return finish(conn, c, now)
