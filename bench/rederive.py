@@ -40,6 +40,9 @@ def declarations(path: Path) -> dict[str, set[str]]:
             name = getattr(node.targets[0], "id", None)
             if name in found:
                 found[name] = set(ast.literal_eval(node.value))
+        elif (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.BitOr)
+              and getattr(node.target, "id", None) == "MAY_FAIL"):  # MAY_FAIL |= {...}
+            found["MAY_FAIL"] |= set(ast.literal_eval(node.value))
     return found
 
 

@@ -53,6 +53,9 @@ def declared(path: Path, seed: int = LESSON_SEED) -> dict:
             if name in ("EXPECT_FAIL", "MAY_FAIL", "EXPECT_OUTCOME", "OUTCOME", "EXPECT_TEXT",
                         "EXPECT_NO_TEXT", "EXPECT_CAUSE", "LIGHT"):
                 found[name] = ast.literal_eval(node.value)
+        elif (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.BitOr)
+              and getattr(node.target, "id", None) == "MAY_FAIL"):  # MAY_FAIL |= {...}
+            found["MAY_FAIL"] = set(found.get("MAY_FAIL", ())) | ast.literal_eval(node.value)
     for name in ("EXPECT_TEXT", "EXPECT_NO_TEXT"):
         if name in found:
             found[name] = {cid: in_world(text, seed, cid) for cid, text in found[name].items()}

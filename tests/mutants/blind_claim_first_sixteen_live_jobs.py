@@ -14,6 +14,9 @@ from _kit import work_once_with
 LIGHT = True
 EXPECT_FAIL = {"random-timelines"}
 EXPECT_TEXT = {"random-timelines": "Came back: None"}
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL = {'lowest-id-first'}
 
 
 def claim(conn, owner, now, lease_ms):

@@ -9,6 +9,9 @@ from _kit import work_once_with
 
 EXPECT_FAIL = {"random-timelines"}
 EXPECT_TEXT = {"random-timelines": "after finish returned, the connection still has a transaction open"}
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL = {'finish-at-deadline', 'finish-at-moved-deadline', 'late-finish-past-deadline'}
 
 
 def finish(conn, claim, now):

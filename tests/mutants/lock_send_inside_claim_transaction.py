@@ -24,6 +24,9 @@ EXPECT_CAUSE = {"lock-free-during-send": "send-in-transaction",
                 "work-once-fresh-clock": "send-in-transaction",
                 "work-once-send-raises": "send-in-transaction",
                 "integration-run": "send-in-transaction"}
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL |= {'work-once-empty-queue'}
 
 _NOT_VALID = "(status = 'pending' OR (status = 'leased' AND lease_until <= :now))"
 

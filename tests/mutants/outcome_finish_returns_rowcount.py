@@ -22,6 +22,9 @@ EXPECT_TEXT = {"finish-at-expiry": "it must return bool",
                # the hint is about the type, not the rule's logic
                "finish-before-expiry": "finish answers yes or no: return True when"}
 EXPECT_NO_TEXT = {"finish-at-expiry": "Compare with now < lease_until"}
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL |= {'lowest-id-first'}
 
 
 def finish(conn, claim, now):

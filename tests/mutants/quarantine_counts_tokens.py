@@ -12,6 +12,9 @@ LIGHT = True  # a variant: graded here and in drawn worlds, not by the parity an
 EXPECT_FAIL = {"requeue-token-increases", "claim-result-matches-row"}
 MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 EXPECT_TEXT = {"requeue-token-increases": "After the requeue the token must keep rising"}
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL |= {'lowest-id-first'}
 
 claim = claim_with(
     quarantine=QUARANTINE.replace("attempts >= max_attempts", "token >= max_attempts"),

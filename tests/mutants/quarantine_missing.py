@@ -18,6 +18,9 @@ EXPECT_TEXT = {"requeue-token-increases": "This step is the quarantine rule, met
                "skips-done-and-quarantined": "Before choosing, claim quarantines a job"}
 EXPECT_NO_TEXT = {"requeue-token-increases": "Raise the token stored in the row by 1",
                   "skips-done-and-quarantined": "Claimable means status 'pending'"}
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL |= {'claim-rolls-back-on-error'}
 
 claim = claim_with(quarantine=None)
 work_once = work_once_with(claim, finish)

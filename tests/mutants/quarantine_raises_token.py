@@ -13,6 +13,9 @@ EXPECT_FAIL = {"quarantine-before-new-token", "quarantine-past-deadline",
                "requeue-token-increases", "skips-done-and-quarantined"}
 MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 EXPECT_TEXT = {"quarantine-before-new-token": "≠ token"}
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL |= {'claim-rolls-back-on-error'}
 
 claim = claim_with(quarantine=QUARANTINE.replace(
     "SET status = 'quarantined'", "SET status = 'quarantined', token = token + 1"))

@@ -11,6 +11,9 @@ EXPECT_FAIL = {"lowest-id-first"}
 MAY_FAIL = {"finish-at-deadline", "finish-at-moved-deadline", "lock-free-during-send",
             "quarantine-past-deadline", "skips-done-and-quarantined", "random-timelines",
             "late-finish-in-time"}  # work_once claims the higher of two jobs
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL |= {'claim-rolls-back-on-error'}
 
 claim = claim_with(select=SELECT.replace("ORDER BY id", "ORDER BY id DESC"))
 work_once = work_once_with(claim, finish)

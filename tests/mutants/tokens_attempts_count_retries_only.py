@@ -25,6 +25,12 @@ EXPECT_FAIL = {"claim-result-matches-row", "crash-mid-claim-atomic", "deadline-c
                "late-finish-past-deadline", "late-finish-same-name"}
 MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 EXPECT_TEXT = {"finish-before-expiry": "token=1, attempt=0"}
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL |= {
+    'claim-in-one-immediate-transaction', 'claim-rolls-back-on-error',
+    'finish-leaves-no-transaction', 'journal-mode-stays-delete', 'locked-database-raises',
+    'work-once-empty-queue'}
 
 claim = claim_with(update=UPDATE.replace("attempts = attempts + 1,",
                                          "attempts = attempts + (owner IS NOT NULL),"))

@@ -15,6 +15,10 @@ MAY_FAIL = {"finish-at-deadline", "finish-at-moved-deadline", "forged-stamp-atte
             "forged-stamp-id", "forged-stamp-lease-until", "forged-stamp-owner",
             "forged-stamp-token", "lock-free-during-send", "lowest-id-first", "random-timelines",
             "late-finish-in-time"}  # the other worker takes the job inside A's send
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL |= {
+    'claim-in-one-immediate-transaction', 'locked-database-raises', 'quarantine-past-deadline'}
 
 claim = claim_with(select=SELECT.replace(NOT_VALID, "status IN ('pending', 'leased')"))
 work_once = work_once_with(claim, finish)

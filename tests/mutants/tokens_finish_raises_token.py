@@ -18,6 +18,11 @@ MAY_FAIL = {"random-timelines",  # the same bug, met again on a random timeline
             # a finish that lands, inside send or after it
             "late-finish-in-time", "late-finish-job-done"}
 EXPECT_TEXT = {"finish-before-expiry": "≠ token"}
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL |= {
+    'finish-leaves-no-transaction', 'journal-mode-stays-delete', 'lowest-id-first',
+    'work-once-empty-queue'}
 
 
 def finish(conn, claim, now):

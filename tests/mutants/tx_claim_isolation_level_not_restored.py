@@ -21,6 +21,12 @@ MAY_FAIL = {"work-once-empty-queue", "finish-before-expiry", "lesson-timeline", 
             "integration-run", "random-timelines", "locked-database-raises",
             # a finish that lands, inside send or after it
             "late-finish-in-time", "late-finish-job-done"}
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL |= {
+    'finish-after-expiry', 'finish-at-expiry', 'finish-on-quarantined-rejected',
+    'journal-mode-stays-delete', 'late-finish-lease-taken', 'late-finish-past-deadline',
+    'late-finish-same-name', 'lowest-id-first'}
 
 
 def claim(conn, owner, now, lease_ms):

@@ -15,6 +15,9 @@ MAY_FAIL = {"quarantine-before-new-token", "quarantine-spares-valid-lease",
             "valid-lease-never-handed-over", "random-timelines",
             "quarantine-past-deadline"}  # its claim's quarantine of the crowd never commits
 EXPECT_TEXT = {"claim-in-one-immediate-transaction": "still open on conn"}
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL |= {'lowest-id-first', 'reclaim-before-expiry', 'work-once-empty-queue'}
 
 
 def claim(conn, owner, now, lease_ms):

@@ -14,6 +14,11 @@ EXPECT_FAIL = {"work-once-fresh-clock", "lock-free-during-send", "integration-ru
                "late-finish-in-time"}
 MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
 EXPECT_TEXT = {"work-once-fresh-clock": "1 time(s) before send and 0 time(s) after it"}
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL |= {
+    'late-finish-job-done', 'late-finish-lease-taken', 'late-finish-past-deadline',
+    'late-finish-same-name', 'work-once-empty-queue'}
 
 
 def work_once(conn, owner, send, clock, lease_ms):

@@ -13,6 +13,12 @@ from _kit import reference_finish as finish
 
 EXPECT_FAIL = {"work-once-send-raises", "random-timelines"}
 EXPECT_TEXT = {"work-once-send-raises": "but work_once returned True"}
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL = {
+    'late-finish-in-time', 'late-finish-job-done', 'late-finish-lease-taken',
+    'late-finish-past-deadline', 'late-finish-same-name', 'lock-free-during-send',
+    'work-once-empty-queue', 'work-once-fresh-clock'}
 
 
 def work_once(conn, owner, send, clock, lease_ms):

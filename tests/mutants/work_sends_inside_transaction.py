@@ -15,6 +15,9 @@ MAY_FAIL = {"locked-database-raises", "random-timelines",  # the same bug, met a
             "late-finish-in-time", "late-finish-job-done", "late-finish-lease-taken",
             "late-finish-past-deadline", "late-finish-same-name"}
 EXPECT_TEXT = {"work-once-fresh-clock": "calls send while its connection has a transaction open"}
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL |= {'work-once-empty-queue'}
 
 
 def work_once(conn, owner, send, clock, lease_ms):

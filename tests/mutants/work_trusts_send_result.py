@@ -12,6 +12,11 @@ EXPECT_FAIL = {"work-once-fresh-clock", "integration-run"}
 MAY_FAIL = {"random-timelines", "lock-free-during-send",
             "late-finish-in-time"}  # finish never called: met again in time
 EXPECT_TEXT = {"work-once-fresh-clock": "work_once ran no statement at all and returned False"}
+# issue 38: every call is also held to the contract's rules after it (no transaction or
+# statement left open, every row as the model makes it), at the domain's sizes
+MAY_FAIL |= {
+    'late-finish-job-done', 'late-finish-lease-taken', 'late-finish-past-deadline',
+    'late-finish-same-name', 'locked-database-raises', 'work-once-empty-queue'}
 
 
 def work_once(conn, owner, send, clock, lease_ms):

@@ -459,9 +459,15 @@ class Lab:
 
     def _connection_rules(self, function: str, conn: Conn, event: dict) -> None:
         """After every call: no transaction open on its connection, no statement of the code's
-        running there (invariants.Rules.connection; the first broken is kept)."""
-        self.rules.connection(function, event, self.target.in_transaction(conn.name),
-                              self.target.unfinished(conn.name))
+        running there (invariants.Rules.connection; the first broken is kept). Not asked of a
+        target process the judge gave up on (its own send raised inside the call: the check
+        stops with that)."""
+        try:
+            in_transaction = self.target.in_transaction(conn.name)
+            unfinished = self.target.unfinished(conn.name)
+        except TargetProcessError:
+            return
+        self.rules.connection(function, event, in_transaction, unfinished)
 
     def broken_rule(self) -> Failure | None:
         """The first rule a call of this check broke (invariants), as the check's failure:
