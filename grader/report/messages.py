@@ -160,6 +160,9 @@ DETAIL = Family("detail.{}", None)
 # next to the words; tests/test_catalogue.py holds code and declaration together).
 #: test_race: a child that exited or never answered.
 RACE_CHILD = Family("detail.race-{}", ("exited", "no-answer"))
+#: Every check: the rule a call broke (grader.harness.judge.invariants.Broken.rule).
+INVARIANT = Family("detail.invariant-{}", ("transaction-open", "statement-running", "rows",
+                                           "clock-before-send-returned"))
 #: test_lock_probe: what work_once's open transaction blocked.
 LOCK_BLOCKED = Family("detail.lock-blocked-{}", ("both", "enqueue", "claim"))
 #: test_stamps: the field of a forged stamp that finish accepted.
