@@ -261,7 +261,7 @@ def test_the_pytest_plugins_judges_run_forked_but_with_pdb(monkeypatch):
     def run_check(body, spec, workdir, seed, call_timeout, check, hung, detailed, alone):
         return Failure(Outcome.FAILED, Kind.DETAIL, detail="x", params={"pid": os.getpid()})
 
-    monkeypatch.setattr(runner.scenario, "run_check", run_check)
+    monkeypatch.setattr(runner.checkrun, "run_check", run_check)
     settings = runner.Settings("solutions.queue", 1.0, (1,), False)
     info = all_checks()["finish-at-expiry"]
     assert not info.family.starts_processes

@@ -45,7 +45,7 @@ def test_the_runner_says_alone_for_the_checks_that_start_no_processes(monkeypatc
         # said in its failure: a judge is forked (and jailed: it writes no file of the test's)
         return Failure(Outcome.FAILED, Kind.DETAIL, detail="x", params={"alone": alone})
 
-    monkeypatch.setattr(runner.scenario, "run_check", run_check)
+    monkeypatch.setattr(runner.checkrun, "run_check", run_check)
     settings = runner.Settings("solutions.queue", 1.0, (1,), False)
     told = {info.id: runner.grade_check(info, settings).result.params["alone"]
             for info in REGISTRY.values()}

@@ -1,4 +1,4 @@
-"""The judge's SQLite is locked down as a server's would be (grader/harness/judge/dbhost.py: `lock_down`
+"""The judge's SQLite is locked down as a server's would be (grader/harness/judge/lockdown.py: `lock_down`
 and `authorize`): the code's SQL runs in the judge's process, so no statement it sends may open a
 file, however SQLite is told the file's name; the bounds and the trust the judge set cannot be set
 back; and what the lab's programs do use still works.
@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from grader.harness.judge import dbhost
+from grader.harness.judge import lockdown
 from tests.test_proxy_conformance import proxy_side
 
 #: Every action code of SQLite's authorizer (sqlite3.h, SQLITE_CREATE_INDEX = 1 ...
@@ -43,7 +43,7 @@ def test_every_action_code_attach_and_detach_refused_whatever_the_name(serving):
         for name in NAMES:
             for args in ((name, None, None, None), (name, name, "main", None),
                          (None, name, None, "trigger_x")):
-                answer = dbhost.authorize(_conn(serving), action, *args)
+                answer = lockdown.authorize(_conn(serving), action, *args)
                 if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
                     assert answer == sqlite3.SQLITE_DENY, (action, args)
                 else:
@@ -52,7 +52,7 @@ def test_every_action_code_attach_and_detach_refused_whatever_the_name(serving):
     for pragma in ("temp_store_directory", "data_store_directory", "hard_heap_limit",
                    "soft_heap_limit"):
         for value in ("'/tmp'", "0", "1"):
-            assert dbhost.authorize(_conn(serving), sqlite3.SQLITE_PRAGMA, pragma, value,
+            assert lockdown.authorize(_conn(serving), sqlite3.SQLITE_PRAGMA, pragma, value,
                                     None, None) == sqlite3.SQLITE_DENY
 
 
@@ -125,7 +125,7 @@ def test_bounds_and_trust_cannot_be_set_back(side):
     """The code reads every PRAGMA, sets none of the bounds and the trust lock_down set:
     refused, and the value stays."""
     proxy = side.proxy
-    expected = {"trusted_schema": 0, "temp_store": 2, "max_page_count": dbhost.MAX_PAGES,
+    expected = {"trusted_schema": 0, "temp_store": 2, "max_page_count": lockdown.MAX_PAGES,
                 "writable_schema": 0}
     for pragma, value in expected.items():
         assert proxy.execute(f"PRAGMA {pragma}").fetchone()[0] == value, pragma
@@ -142,7 +142,7 @@ def test_bounds_and_trust_cannot_be_set_back(side):
             proxy.execute(sql)
     for pragma, value in expected.items():
         assert proxy.execute(f"PRAGMA {pragma}").fetchone()[0] == value, pragma
-    assert proxy.execute("PRAGMA hard_heap_limit").fetchone()[0] == dbhost.HEAP_BYTES
+    assert proxy.execute("PRAGMA hard_heap_limit").fetchone()[0] == lockdown.HEAP_BYTES
 
 
 def test_no_native_code_virtual_table_or_judges_schema(side):
@@ -209,7 +209,7 @@ def test_limits_where_this_python_has_setlimit(side):
     real = side.host.real("main")
     if not hasattr(real, "setlimit"):
         pytest.skip(f"Python {sys.version_info[:2]}: sqlite3 has no setlimit (3.11+)")
-    for name, value in dbhost.LIMITS.items():
+    for name, value in lockdown.LIMITS.items():
         assert real.getlimit(getattr(sqlite3, name)) == value, name
     if hasattr(real, "getconfig"):
         assert real.getconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE) is True

@@ -221,17 +221,17 @@ def test_keywords_select_what_pytest_k_selects():
 def test_the_kept_exception_runs_through_the_checks_body():
     """--pdb: the check's own failure is raised from its body, for the debugger to stop there."""
     from grader import runner
-    from grader.harness.judge import scenario
+    from grader.harness.judge import checkrun
 
     info = all_checks()["finish-at-expiry"]
     settings = runner.settings_for(str(MUTANTS / "boundary_finish_at_expiry_accepted.py"))
-    scenario.keep_check_exception(True)
+    checkrun.keep_check_exception(True)
     try:
         with runner.cwd_on_path():
             result = runner.grade_check(info, settings, here=True)  # as with --pdb
-        kept = scenario.kept_check_exception()
+        kept = checkrun.kept_check_exception()
     finally:
-        scenario.keep_check_exception(False)
+        checkrun.keep_check_exception(False)
     assert not result.passed and kept is not None
     frames = []
     tb = kept.__traceback__

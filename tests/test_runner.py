@@ -101,7 +101,9 @@ def test_nothing_is_left_running_after_lanes(graded_both_ways):
 def _is_zygote(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"grader.harness.processes.zygote" in f.read()
+            command = f.read()
+        return (b"grader.harness.processes.zygote" in command  # the zygote, as launched
+                or b"grader.harness.target.zygote_server" in command)
     except OSError:
         return False
 
@@ -173,7 +175,7 @@ def test_only_the_first_failing_run_of_a_unit_is_told_in_detail(monkeypatch):
         told.append((seed, detailed))
         return Failure(Outcome.FAILED, Kind.DETAIL, detail="x") if seed >= 3 else None
 
-    monkeypatch.setattr(runner.scenario, "run_check", run_check)
+    monkeypatch.setattr(runner.checkrun, "run_check", run_check)
     info = REGISTRY["finish-at-expiry"]
     settings = runner.Settings("solutions.queue", 1.0, (1, 2, 3, 4, 5), True)
     runs, _ = runner.run_unit(runner.units_of(info)[0], settings, in_lane=True)
@@ -211,7 +213,7 @@ def test_parts_graded_one_after_another_stop_at_the_first_failing_part(monkeypat
             return Failure(Outcome.FAILED, Kind.DETAIL, detail=f"part {body.keywords['part'].index}")
         return None
 
-    monkeypatch.setattr(runner.scenario, "run_check", run_check)
+    monkeypatch.setattr(runner.checkrun, "run_check", run_check)
     settings = runner.Settings("solutions.queue", 1.0, (1,), False)
     result = runner.grade_check(REGISTRY["random-timelines"], settings, here=True)  # `told`
     assert told == [(0, True), (1, True)]  # parts 2 and 3: part 1 failed, they are not run
@@ -344,7 +346,7 @@ def test_a_run_an_earlier_part_failed_in_is_not_run_and_the_result_is_the_same(m
         told.append((seed, detailed))
         return Failure(Outcome.FAILED, Kind.DETAIL, detail="x") if seed == 2 else None
 
-    monkeypatch.setattr(runner.scenario, "run_check", run_check)
+    monkeypatch.setattr(runner.checkrun, "run_check", run_check)
     info = REGISTRY["random-timelines"]
     settings = runner.Settings("solutions.queue", 1.0, (1, 2, 3), True)
     runs, _ = runner.run_unit(runner.units_of(info)[2], settings, in_lane=True,

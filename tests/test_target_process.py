@@ -1317,7 +1317,7 @@ def test_the_code_s_sql_is_bounded_in_the_judge_s_process(tmp_path):
     call is timed out (the target killed, the judge free); the database cannot grow past
     MAX_PAGES; the bounds cannot be lifted from the code (max_page_count, page_size, a busy
     timeout over MAX_BUSY_TIMEOUT_MS: not authorized)."""
-    from grader.harness.judge import dbhost
+    from grader.harness.judge import lockdown
 
     path, judge = fresh_db(tmp_path)
     body = """
@@ -1354,5 +1354,5 @@ def test_the_code_s_sql_is_bounded_in_the_judge_s_process(tmp_path):
             target.claim("A", "spin", 0, LEASE_MS)
         assert gone(target.pid)
     assert time.monotonic() - started < 15  # a safety net: it would spin for ever
-    assert os.path.getsize(path) <= dbhost.MAX_PAGES * 4096 + 8192
+    assert os.path.getsize(path) <= lockdown.MAX_PAGES * 4096 + 8192
     judge.close()

@@ -38,7 +38,7 @@ import contextlib
 import sqlite3
 
 from . import txshape
-from grader.harness.judge.dbhost import FAILER, FAILER_MESSAGE
+from grader.harness.judge.lockdown import FAILER, FAILER_MESSAGE
 from grader.harness.judge.scenario import Lab, judge_write
 from grader.harness.judge.target_client import RaisedInTarget
 from grader.harness.wire.values import chained

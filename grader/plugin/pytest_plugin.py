@@ -188,7 +188,7 @@ class Grading:
 
     def grade(self, info):
         from grader import runner
-        from grader.harness.judge import scenario
+        from grader.harness.judge import checkrun
 
         with runner.cwd_on_path():
             if not self._preflown:  # once: code that cannot load fails every check at once,
@@ -200,15 +200,15 @@ class Grading:
             if self._refused is not None:
                 result = runner.refused_result(info, self._refused, settings)
             else:
-                scenario.keep_check_exception(self.debug)
+                checkrun.keep_check_exception(self.debug)
                 result = runner.grade_check(info, settings, here=self.debug)
         self.results.append(result)
         return result
 
     def check_exception(self):
-        from grader.harness.judge import scenario
+        from grader.harness.judge import checkrun
 
-        return scenario.kept_check_exception() if self.debug else None
+        return checkrun.kept_check_exception() if self.debug else None
 
     def failure_text(self, result) -> str:
         from grader.config import Config

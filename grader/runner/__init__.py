@@ -27,7 +27,7 @@ from typing import Callable, Iterator
 
 from grader.checkdef import DEFAULT_TIMEOUT, FAMILIES, CheckInfo, Part, all_checks, family
 from grader.harness.processes import hygiene, sandbox, workroot, zygote
-from grader.harness.judge import scenario
+from grader.harness.judge import checkrun
 from grader.harness.judge.world import LESSON_SEED
 from grader.results import CheckResult, Failure, Kind, Outcome, outcome_of
 
@@ -253,7 +253,7 @@ class Preflight:
 def start_preflight(spec: str, timeout_scale: float) -> Preflight:
     """Before the checks, once a grade (in a judge of its own, like a check's): load the target,
     then call claim, finish and work_once once each in the plainest situation
-    (grader.harness.judge.scenario.probe). The failure every check gets if the code cannot be
+    (grader.harness.judge.checkrun.probe). The failure every check gets if the code cannot be
     loaded (else None), and {function: seconds waited} for those that did not return within
     PROBE_TIMEOUT: a check that calls one stops there, not graded, instead of waiting for it
     to hang again. Decided once, before any check's verdict is kept (the first units run beside
@@ -266,11 +266,11 @@ def start_preflight(spec: str, timeout_scale: float) -> Preflight:
     def probe():
         sandbox.report_step({"op": "import", "target": spec})
         with tempfile.TemporaryDirectory(prefix="probe-", dir=workroot.folder()) as workdir:
-            return scenario.probe(spec, workdir, timeout, call)
+            return checkrun.probe(spec, workdir, timeout, call)
 
     with cwd_on_path():  # a start each time a call broke the target process, each call once
         return Preflight(sandbox.start(probe,
-                                       timeout=len(scenario.PROBED) * (timeout + call) + 5))
+                                       timeout=len(checkrun.PROBED) * (timeout + call) + 5))
 
 
 def briefing(spec: str, timeout_scale: float) -> tuple[Failure | None, dict]:
@@ -317,7 +317,7 @@ def _run_once(info: CheckInfo, body: Callable, settings: Settings, seed: int,
         # The check's folder is made by its judge, in the judge's own folder (a forked judge's,
         # or its lane's): the only place its jail lets it write (grader.harness.processes.sandbox).
         with tempfile.TemporaryDirectory(prefix="check-", dir=workroot.folder()) as workdir:
-            return scenario.run_check(body, settings.spec, workdir, seed,
+            return checkrun.run_check(body, settings.spec, workdir, seed,
                                       call_timeout=timeout + 5, check=info.id,
                                       hung=dict(settings.hung), detailed=detailed,
                                       alone=not info.family.starts_processes)

@@ -11,9 +11,6 @@ locks, the authorizer and the bounds: docs/protocol.md, "The judge's databases".
 
 from __future__ import annotations
 
-import base64
-import binascii
-import gc
 import os
 import sqlite3
 import time
@@ -22,31 +19,17 @@ from typing import Callable
 from lab.store import BUSY_TIMEOUT_MS
 
 from . import watched
+from .dbvalues import (BUILTIN_ERRORS, MAX_CURSORS, TOO_BIG, connection_state, cursor_ids,
+                       description_of, error_data, integer_of, params_data, quietly, row_data,
+                       statement_runs, statements_seen, string_of, text_or_raw, too_long,
+                       RequestError)
+from .lockdown import (COUNTER, FAILER, PROGRESS_STEPS, authorize, fail_injected, lock_down)
 from grader.harness import wire
 from .interleave import verb
 
 #: Rows a proxy asks for at a time while it is iterated (fetchone asks for 1).
 ITER_CHUNK = wire.DB_ITER_CHUNK
-#: Builtin exceptions a request may raise besides sqlite3's (binding a value, a bad argument).
-BUILTIN_ERRORS = wire.DB_BUILTIN_ERRORS
-#: The SQL function that counts a fault trigger's firings (only a trigger may call it).
-COUNTER = "harness_count"
-#: The SQL function that fails (its Python body raises, so sqlite3 raises OperationalError "user-
-#: defined function raised exception": a database error that is not a lock); only a trigger the
-#: judge created may call it, as COUNTER.
-FAILER = "harness_fail"
-#: What sqlite3 raises for a statement in which FAILER ran (OperationalError).
-FAILER_MESSAGE = "user-defined function raised exception"
-#: The judge's own SQL functions: the code's SQL may not call them.
-_JUDGE_FUNCTIONS = (COUNTER, FAILER)
-_SQLITE_ERRORS = {name for name in dir(sqlite3)
-                  if isinstance(getattr(sqlite3, name), type)
-                  and issubclass(getattr(sqlite3, name), (sqlite3.Error, sqlite3.Warning))}
 _ATTRS = ("isolation_level", "autocommit")
-
-
-class RequestError(Exception):
-    """A request that breaks the protocol (the target process sent it: a ProtocolError)."""
 
 
 class _Conn:
@@ -64,7 +47,7 @@ class _Conn:
         # schema, a PRAGMA that sets): its total_changes no longer tells every change (`changes`)
         self.reshaped = False
         # what SQLite's authorizer told of the statements prepared since the last one traced (the
-        # tables they read or write, `_table`): `tables_read`, `traced`
+        # tables they read or write, `lockdown.table_key`): `tables_read`, `traced`
         self.prepared = False  # a statement was prepared (the authorizer was called)
         self.prepared_tables: set[str] = set()
         #: the text an execute or executemany runs now (sqlite3's statement cache's key for it),
@@ -110,7 +93,7 @@ class _Conn:
             self.running = outer
 
     def traced(self, sql: str) -> frozenset | None:
-        """The tables (`_table`) of the statement SQLite traces now, its text `sql`: what the
+        """The tables (`lockdown.table_key`) of the statement SQLite traces now, its text `sql`: what the
         authorizer told since the last statement traced, when it was prepared just now; else
         (run again from sqlite3's statement cache, or executemany's next row) those its text had
         (`cached`); None where not known (text that is only comments: a trigger program).
@@ -150,9 +133,6 @@ class _Conn:
         self.tables_of[sql] = tables
 
 
-#: The authorizer's actions by which a statement reads or writes a table's rows (arg1: the table).
-_TABLE_ACTIONS = frozenset((sqlite3.SQLITE_READ, sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE,
-                            sqlite3.SQLITE_DELETE))
 #: How many texts' tables one connection remembers, and how many characters of text in all (a
 #: statement run again from sqlite3's statement cache is not prepared again: the authorizer is
 #: not asked). Beyond either, the oldest are dropped and every statement prepared again.
@@ -160,16 +140,6 @@ MAX_REMEMBERED = 512
 MAX_REMEMBERED_CHARS = 1 << 20
 #: The verbs of the statements that only open or end a transaction or a savepoint: no table.
 _TRANSACTION_VERBS = frozenset(("BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"))
-
-
-def _table(name, database) -> str:
-    """How a table the authorizer names is recorded: its name, lower case, for a table of the
-    main database (or of no schema named: SQLite names none for a read of no column of a table
-    named without one, `SELECT count(*) FROM jobs`); `schema.name` for another (`temp.jobs`: a
-    TEMP table of the connection's own, not the database's jobs)."""
-    table = str(name).lower()
-    schema = "main" if database is None else str(database).lower()
-    return table if schema == "main" else f"{schema}.{table}"
 
 
 class DbHost:
@@ -197,7 +167,7 @@ class DbHost:
         conn = _Conn(name, self._epochs, real, str(path))
         real.watch(lambda sql, conn=conn: self._trace(conn, sql))
         real.create_function(COUNTER, 1, self._count)
-        real.create_function(FAILER, 0, _fail)
+        real.create_function(FAILER, 0, fail_injected)
         # the code's SQL runs in the judge's process: locked down and bounded first (`lock_down`)
         lock_down(real)
         real.set_authorizer(lambda *args, conn=conn: authorize(conn, *args))
@@ -212,12 +182,12 @@ class DbHost:
         conn = self.conns.pop(name, None)
         if conn is not None:
             for cursor in conn.cursors.values():
-                _quietly(cursor.close)
+                quietly(cursor.close)
             conn.cursors.clear()
             # a statement still referenced (an exception's traceback, say) would keep a closed
             # connection alive with its transaction and locks (sqlite3_close_v2): roll back first
-            _quietly(conn.real.rollback)
-            _quietly(conn.real.close)
+            quietly(conn.real.rollback)
+            quietly(conn.real.close)
 
     def close_all(self) -> None:
         """The target process is gone (killed, ended, closed): its connections go as a crash
@@ -299,7 +269,7 @@ class DbHost:
         conn = self.conns.get(name)
         if conn is None:
             return {"in_transaction": False, "total_changes": 0, "isolation_level": None}
-        return _state(conn.real)
+        return connection_state(conn.real)
 
     def interrupt(self, name: str) -> None:
         """Stop the statement running on `name` before it changes anything (called from its
@@ -311,7 +281,7 @@ class DbHost:
     def tables_read(self, name: str) -> frozenset | None:
         """The tables the statement traced last on connection `name` reads or writes, as SQLite's
         authorizer told when it was prepared (SQLITE_READ, INSERT, UPDATE, DELETE; a view or
-        trigger it runs included): lower case, `temp.name` for a TEMP table (`_table`);
+        trigger it runs included): lower case, `temp.name` for a TEMP table (`lockdown.table_key`);
         frozenset() for one that touches no table (`SELECT 1`, `SELECT sqlite_version()`, a
         PRAGMA, BEGIN or COMMIT); None where that is not known (text that is only comments).
         A statement run again from sqlite3's statement cache, not prepared again, has the tables
@@ -326,19 +296,19 @@ class DbHost:
         COMMIT), a write (UPDATE ... RETURNING) its RESERVED lock and its changes unpublished.
         Asked from the connection's trace callback, a statement about to run is not counted (a
         real cursor resets what it ran before first). (0, 0) for a closed connection; None where
-        this Python's sqlite3 does not let it be seen (`_STATEMENTS_SEEN`): the lock is unknown.
+        this Python's sqlite3 does not let it be seen (`STATEMENTS_SEEN`): the lock is unknown.
 
         Read without running anything on the connection: a real cursor references its statement
         for as long as it runs (CPython's sqlite3 lets go of it at its end, reset or close), and
         a cursor that runs one has a description (it returned rows; one about to run has none)."""
-        if not _statements_seen():
+        if not statements_seen():
             return None
         conn = self.conns.get(name)
         if conn is None:
             return 0, 0
         reads = writes = 0
         for cursor in conn.cursors.values():
-            if cursor.description is not None and _runs(cursor):
+            if cursor.description is not None and statement_runs(cursor):
                 if cursor.rowcount == -1:  # a SELECT's; a write's counts the rows it changed
                     reads += 1
                 else:
@@ -351,10 +321,10 @@ class DbHost:
         conn = self.conns.get(name)
         if conn is None or conn.epoch != epoch:
             return
-        for cid in _cursor_ids(ids):
+        for cid in cursor_ids(ids):
             cursor = conn.cursors.pop(cid, None)
             if cursor is not None:
-                _quietly(cursor.close)
+                quietly(cursor.close)
 
     def interrupt_all(self) -> None:
         """Interrupt whatever runs on any connection here (from any thread: a kill)."""
@@ -368,8 +338,8 @@ class DbHost:
     def serve(self, request: dict) -> dict:
         """Run one proxy request; the reply. RequestError for a request that breaks the protocol."""
         op = request.get("op")
-        name = _string(request.get("conn"), "conn", wire.MAX_NAME)
-        epoch = _integer(request.get("epoch"), "epoch")
+        name = string_of(request.get("conn"), "conn", wire.MAX_NAME)
+        epoch = integer_of(request.get("epoch"), "epoch")
         conn = self.conns.get(name)
         live = conn is not None and conn.epoch == epoch
         if live and "drop" in request:
@@ -398,13 +368,13 @@ class DbHost:
             conn.prepared_tables = set()
             conn.prepared_writes = False
             if raw_text:  # the code's text_factory is not str: TEXT that is not UTF-8 is sent
-                conn.real.text_factory = _text_or_raw
+                conn.real.text_factory = text_or_raw
             try:
                 result = self._run(conn, op, request)
             finally:
                 conn.serving = False
                 if raw_text:
-                    _quietly(lambda: setattr(conn.real, "text_factory", str))
+                    quietly(lambda: setattr(conn.real, "text_factory", str))
         except RequestError:
             raise
         except wire.WireError as exc:
@@ -413,7 +383,7 @@ class DbHost:
             reply = {"error": error_data(exc)}
         else:
             reply = {"ok": result}
-            if type(result) is dict and result.get("rows") and _too_long(reply):
+            if type(result) is dict and result.get("rows") and too_long(reply):
                 # rows too long for one message on the channel: the fetch that would hand them
                 # out raises what a request too long raises (they are read on the judge's side)
                 too_big = {"class": "DataError", "message": TOO_BIG}
@@ -422,7 +392,7 @@ class DbHost:
                 else:
                     result.update(rows=[], done=True, later=too_big)
         if live:
-            reply["state"] = _state(conn.real)
+            reply["state"] = connection_state(conn.real)
             if conn.student_trace is not None:
                 reply["trace"] = conn.student_trace
                 conn.student_trace = None
@@ -432,20 +402,20 @@ class DbHost:
         real = conn.real
         if op in ("execute", "executemany", "executescript"):
             cursor = self._cursor(conn, request)
-            sql = _string(request.get("sql"), "sql", wire.MAX_LINE)
+            sql = string_of(request.get("sql"), "sql", wire.MAX_LINE)
             if op == "execute":
                 params = request.get("params")
-                params = () if params is None else _params(params)
+                params = () if params is None else params_data(params)
                 conn.cached(sql, lambda: cursor.execute(sql, params))
             elif op == "executemany":
                 seq = request.get("seq")
                 if type(seq) is not list:
                     raise RequestError("seq is not a list")
-                seq = [_params(p) for p in seq]
+                seq = [params_data(p) for p in seq]
                 conn.cached(sql, lambda: cursor.executemany(sql, seq))
             else:  # each statement prepared as it comes, none cached
                 cursor.executescript(sql)
-            result = {"description": _description(cursor), "lastrowid": cursor.lastrowid,
+            result = {"description": description_of(cursor), "lastrowid": cursor.lastrowid,
                       "rowcount0": cursor.rowcount, "rows": [], "done": True}
             if cursor.description is not None and op == "execute" and \
                     conn.last_writes is not False:
@@ -461,18 +431,18 @@ class DbHost:
                 except BaseException as exc:  # the real cursor raises it at the first fetch
                     result["later"] = error_data(exc)
                 else:
-                    result["rows"] = [] if row is None else [_row(row)]
+                    result["rows"] = [] if row is None else [row_data(row)]
                     result["done"] = row is None
             result["rowcount"] = cursor.rowcount
             return result
         if op == "fetch":
             cursor = self._cursor(conn, request, create=False)
-            n = _integer(request.get("n"), "n")
+            n = integer_of(request.get("n"), "n")
             rows = cursor.fetchall() if n < 0 else cursor.fetchmany(n)
-            return {"rows": [_row(row) for row in rows], "done": n < 0 or len(rows) < n,
+            return {"rows": [row_data(row) for row in rows], "done": n < 0 or len(rows) < n,
                     "rowcount": cursor.rowcount}
         if op == "close_cursor":
-            cursor = conn.cursors.pop(_integer(request.get("cur"), "cur"), None)
+            cursor = conn.cursors.pop(integer_of(request.get("cur"), "cur"), None)
             if cursor is not None:
                 cursor.close()
             return None
@@ -514,7 +484,7 @@ class DbHost:
         raise RequestError(f"unknown op {str(op)[:40]!r}")
 
     def _cursor(self, conn: _Conn, request: dict, create: bool = True) -> sqlite3.Cursor:
-        cid = _integer(request.get("cur"), "cur")
+        cid = integer_of(request.get("cur"), "cur")
         cursor = conn.cursors.get(cid)
         if cursor is None:
             if not create:
@@ -546,441 +516,6 @@ class DbHost:
         key = str(key)[:wire.MAX_NAME]
         self.counts[key] = self.counts.get(key, 0) + 1
         return 1
-
-
-#: The error of a request, or of rows, too long for one message on the channel.
-TOO_BIG = "string or blob too big"
-#: Room left in a message for what wraps a reply on the channel ({"op": "db", "cb": n, ...}).
-_WRAP = 1024
-
-
-def _too_long(reply: dict) -> bool:
-    """Whether `reply` would not fit one message. Rows far below the limit are not encoded to
-    be measured (the reply is encoded once more to be sent): only those that may not fit."""
-    if _at_most(reply["ok"]["rows"]) <= wire.MAX_LINE // 2:
-        return False
-    try:
-        return len(wire.encode(reply)) > wire.MAX_LINE - _WRAP
-    except wire.WireError:
-        return True
-
-
-def _at_most(rows: list) -> int:
-    """An upper bound of the bytes `rows` (as `_row` writes them) take in a message: a str at
-    most 6 bytes a character (a JSON escape), anything else a fixed width, and separators."""
-    size = 0
-    for row in rows:
-        for value in row:
-            if type(value) is str:
-                size += 6 * len(value) + 4
-            elif type(value) is dict:  # {"b" | "f" | "t": str}
-                size += sum(6 * len(text) for text in value.values()) + 12
-            else:
-                size += 32
-        size += 4
-    return size
-
-
-#: Cursors a connection may hold at once (a target that never lets one go is refused more).
-MAX_CURSORS = 10_000
-
-
-#: PRAGMAs that set something for the whole judge's process (where SQLite puts its temporary
-#: files, how much memory it may take): refused when they set a value, whoever runs them.
-_PROCESS_PRAGMAS = ("temp_store_directory", "data_store_directory", "hard_heap_limit",
-                    "soft_heap_limit")
-#: PRAGMAs the code may read but not set: the bounds the judge puts on its connections (sizes,
-#: memory, threads, where temporary tables live) and what the connection trusts (the schema's
-#: functions, writing sqlite_master, the schema cookie, CHECK constraints: what SQLite's
-#: defensive mode guards, refused here on every Python, whether or not its sqlite3 has setconfig).
-_BOUND_PRAGMAS = ("max_page_count", "page_size", "temp_store", "mmap_size", "threads",
-                  "trusted_schema", "writable_schema", "schema_version",
-                  "ignore_check_constraints")
-#: journal_mode values the code may not set: OFF lets ordinary SQL corrupt the file (what
-#: defensive mode turns into a no-op; refused here, the same on every Python).
-_DENIED_JOURNAL_MODES = ("off",)
-#: SQL functions the code may not call: they load native code or install a C pointer
-#: (SQLite refuses them by default too; refused here whatever the build says).
-_DENIED_FUNCTIONS = ("load_extension", "fts3_tokenizer")
-#: The judge's tables: the code may not drop, rename or alter them (their schema is the lab's).
-_JUDGE_TABLES = ("jobs",)
-#: The longest busy timeout the code may set (PRAGMA busy_timeout): a statement waiting on a
-#: lock waits in the judge's process, where no signal ends it.
-MAX_BUSY_TIMEOUT_MS = 60_000
-#: How often (in SQLite's virtual machine steps) a statement looks at the request's deadline.
-PROGRESS_STEPS = 20_000
-#: The largest string or blob a statement may make (SQLITE_LIMIT_LENGTH): what fits one message.
-MAX_VALUE_BYTES = wire.MAX_LINE
-#: The largest database (and temporary database) a connection may grow, in pages (64 MiB at
-#: SQLite's default 4 KiB page; its page_size cannot be set from the code).
-MAX_PAGES = 16_384
-
-
-#: Actions no statement may take, whatever their arguments: ATTACH (a file, a URI, a bound or
-#: computed name, which SQLite hands the authorizer as None; and VACUUM, which attaches its copy:
-#: '' or the INTO file) and DETACH. The connections also allow 0 attached databases
-#: (SQLITE_LIMIT_ATTACHED, where this Python's sqlite3 has setlimit).
-_NEVER = frozenset((sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH))
-#: Virtual tables the code may not create or drop (FTS and the like: their shadow tables are what
-#: defensive mode guards, and the lab needs none; json_each and pragma_* functions still read).
-_VTABLE_ACTIONS = frozenset((sqlite3.SQLITE_CREATE_VTABLE, sqlite3.SQLITE_DROP_VTABLE))
-_CREATE_TRIGGER = (sqlite3.SQLITE_CREATE_TRIGGER, sqlite3.SQLITE_CREATE_TEMP_TRIGGER)
-_DROP_TRIGGER = (sqlite3.SQLITE_DROP_TRIGGER, sqlite3.SQLITE_DROP_TEMP_TRIGGER)
-
-
-#: What a statement that changes the database only row by row is made of (each change counted
-#: by total_changes): anything else the code prepares marks its connection `reshaped`.
-_ROW_ACTIONS = frozenset(getattr(sqlite3, name) for name in (
-    "SQLITE_READ", "SQLITE_SELECT", "SQLITE_TRANSACTION", "SQLITE_FUNCTION", "SQLITE_SAVEPOINT",
-    "SQLITE_INSERT", "SQLITE_UPDATE", "SQLITE_DELETE", "SQLITE_RECURSIVE")
-    if hasattr(sqlite3, name))
-
-
-def authorize(conn: _Conn, action, arg1, arg2, database, source):
-    """The authorizer of connection `conn`.
-
-    harness_count and harness_fail may be called only by a trigger the judge created (`source`, the innermost
-    trigger or view, is the trigger's name): not by the code's SQL, nor by a trigger or view
-    of the code's, so a firing cannot be faked; and the code cannot drop the judge's triggers
-    (nor create one of the same name), so a fault cannot be switched off. No statement opens a
-    file: the code's SQL runs here, in the judge's process, so every ATTACH and DETACH is
-    refused whatever names the file (a literal, a bound parameter or an expression, which SQLite
-    hands over as None, a URI; VACUUM and VACUUM INTO attach their copy the same way), and so
-    are the PRAGMAs that move the process's temporary files or set its heap. The code may read
-    every PRAGMA but not set the bounds and trust `lock_down` set (`_BOUND_PRAGMAS`,
-    journal_mode OFF), call load_extension or fts3_tokenizer, create or drop a virtual table,
-    or drop or alter the judge's tables. Refused is SQLite's "not authorized", as a server's
-    authorizer says it."""
-    conn.prepared = True
-    if action in _TABLE_ACTIONS and arg1 is not None:
-        conn.prepared_tables.add(_table(arg1, database))
-        if action != sqlite3.SQLITE_READ:
-            conn.prepared_writes = True
-    if conn.serving and action not in _ROW_ACTIONS and (action != sqlite3.SQLITE_PRAGMA
-                                                         or arg2 is not None):
-        conn.reshaped = True
-    if action == sqlite3.SQLITE_FUNCTION:
-        function = "" if arg2 is None else arg2.lower()
-        if function in _DENIED_FUNCTIONS or (function in _JUDGE_FUNCTIONS and (
-                source is None or source.lower() not in conn.judge_triggers)):
-            return sqlite3.SQLITE_DENY
-        return sqlite3.SQLITE_OK
-    if action in _CREATE_TRIGGER or action in _DROP_TRIGGER:
-        name = str(arg1).lower()
-        if conn.serving:
-            if name in conn.judge_triggers:
-                return sqlite3.SQLITE_DENY
-            if action == sqlite3.SQLITE_CREATE_TRIGGER and str(arg2).lower() in _JUDGE_TABLES \
-                    and str(database or "main").lower() == "main":
-                # a trigger on the judge's table in the database file fires in every
-                # connection's writes, the judge's own among them (its enqueue, its operator):
-                # the code may keep TEMP triggers, which fire in its own connection only
-                return sqlite3.SQLITE_DENY
-        elif action in _CREATE_TRIGGER:
-            conn.judge_triggers.add(name)
-        else:
-            conn.judge_triggers.discard(name)
-        return sqlite3.SQLITE_OK
-    if action in _NEVER:
-        return sqlite3.SQLITE_DENY
-    if action == sqlite3.SQLITE_PRAGMA and arg2 is not None and arg1 is not None:
-        pragma = arg1.lower()
-        if pragma in _PROCESS_PRAGMAS:
-            return sqlite3.SQLITE_DENY
-        if conn.serving and (pragma in _BOUND_PRAGMAS or (
-                pragma == "journal_mode" and _word(arg2) in _DENIED_JOURNAL_MODES)):
-            return sqlite3.SQLITE_DENY
-        if conn.serving and pragma == "busy_timeout" and _over(arg2, MAX_BUSY_TIMEOUT_MS):
-            return sqlite3.SQLITE_DENY
-    if conn.serving and (action in _VTABLE_ACTIONS or _changes_judge_table(action, arg1, arg2,
-                                                                           database)):
-        return sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_OK
-
-
-def _changes_judge_table(action, arg1, arg2, database) -> bool:
-    """Does the action drop or alter one of the judge's tables (in main)? SQLITE_DROP_TABLE names
-    the table in arg1 and its schema in `database`; SQLITE_ALTER_TABLE the schema in arg1 and
-    the table in arg2."""
-    if action == sqlite3.SQLITE_DROP_TABLE:
-        table, schema = arg1, database
-    elif action == sqlite3.SQLITE_ALTER_TABLE:
-        table, schema = arg2, arg1
-    else:
-        return False
-    return (str(table).lower() in _JUDGE_TABLES
-            and str(schema or "main").lower() == "main")
-
-
-#: SQLite's limits on what one statement of the code may grow (SQLITE_LIMIT_*: set where this
-#: Python's sqlite3 has Connection.setlimit, 3.11+). Where it has not (3.10), ATTACH is refused
-#: by the authorizer all the same, a value or a statement too long for one message is refused
-#: on its way (wire's bound, `TOO_BIG`), and the heap limit bounds every allocation.
-LIMITS = {
-    "SQLITE_LIMIT_ATTACHED": 0,
-    "SQLITE_LIMIT_LENGTH": MAX_VALUE_BYTES,
-    "SQLITE_LIMIT_SQL_LENGTH": wire.MAX_LINE,
-    "SQLITE_LIMIT_EXPR_DEPTH": 1000,
-    "SQLITE_LIMIT_COMPOUND_SELECT": 500,
-    "SQLITE_LIMIT_TRIGGER_DEPTH": 100,
-    "SQLITE_LIMIT_WORKER_THREADS": 0,
-}
-#: The most memory SQLite may allocate in the judge's process (PRAGMA hard_heap_limit, which the
-#: code may not set): the code's temporary tables and sorts live in memory (temp_store), bounded
-#: by MAX_PAGES each and by this all together; an allocation past it fails with SQLITE_NOMEM
-#: ("out of memory") instead of growing the process.
-HEAP_BYTES = 512 * 1024 ** 2
-#: sqlite3_db_config switches (Connection.setconfig, Python 3.12+): on, off.
-_CONFIG = (("SQLITE_DBCONFIG_DEFENSIVE", True), ("SQLITE_DBCONFIG_TRUSTED_SCHEMA", False),
-           ("SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION", False),
-           ("SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER", False),
-           ("SQLITE_DBCONFIG_WRITABLE_SCHEMA", False))
-
-
-def lock_down(real: sqlite3.Connection) -> None:
-    """Lock down a judge's connection as a server locks down one that runs untrusted SQL, using
-    only what this Python's sqlite3 has: its limits (`LIMITS`), defensive mode and an untrusted
-    schema (setconfig where there is one; PRAGMA trusted_schema = OFF everywhere: a function of
-    the judge's runs only in the judge's TEMP triggers, which SQLite trusts), temporary tables
-    and sorts in memory (so no file is made outside the database's folder: the judge's process
-    may write nothing else, `jail.enter_judge`), the page counts of main and temp, and the
-    process's heap. Called before the authorizer is set; the authorizer then keeps the code from
-    setting any of these back (`_BOUND_PRAGMAS`, `_PROCESS_PRAGMAS`) or opening a file (`_NEVER`)."""
-    if hasattr(real, "setlimit"):
-        for name, value in LIMITS.items():
-            real.setlimit(getattr(sqlite3, name), value)
-    if hasattr(real, "setconfig"):
-        for name, on in _CONFIG:
-            if hasattr(sqlite3, name):
-                real.setconfig(getattr(sqlite3, name), on)
-    real.execute("PRAGMA trusted_schema = OFF")
-    real.execute("PRAGMA temp_store = MEMORY")
-    real.execute(f"PRAGMA hard_heap_limit = {HEAP_BYTES}")
-    for schema in ("main", "temp"):
-        real.execute(f"PRAGMA {schema}.max_page_count = {MAX_PAGES}")
-
-
-class InjectedFailure(Exception):
-    """What FAILER's body raises (sqlite3 turns it into its OperationalError; it stays here)."""
-
-
-def _fail() -> None:
-    """FAILER's body: always raises (a fault trigger of the judge's calls it)."""
-    raise InjectedFailure("injected database error")
-
-
-def _word(value) -> str:
-    """A PRAGMA's value as SQLite hands it to the authorizer, unquoted and in lower case."""
-    return str(value).strip().strip("'\"").lower()
-
-
-def _over(value: str, limit: int) -> bool:
-    """Whether a PRAGMA's value (as SQLite hands it to the authorizer) is above `limit` (a value
-    that is no integer is not: SQLite reads it as 0)."""
-    try:
-        return int(str(value).strip().strip("'\"")) > limit
-    except ValueError:
-        return False
-
-
-_AUTOCOMMIT = hasattr(sqlite3.Connection, "autocommit")  # Python 3.12+
-
-
-def _state(real: sqlite3.Connection) -> dict:
-    try:
-        state = {"in_transaction": real.in_transaction,
-                 "total_changes": real.total_changes, "isolation_level": real.isolation_level}
-        if _AUTOCOMMIT:
-            state["autocommit"] = real.autocommit
-        return state
-    except sqlite3.ProgrammingError:  # closed
-        return {"in_transaction": False, "total_changes": 0, "isolation_level": None,
-                "closed": True}
-
-
-def _runs(cursor: sqlite3.Cursor) -> bool:
-    """Does the real cursor reference a prepared statement (CPython's sqlite3: from its execute
-    until that statement is done, reset or closed)?"""
-    return any(type(obj) is _STATEMENT for obj in gc.get_referents(cursor))
-
-
-_STATEMENT: type | None = None
-_SEEN: list[bool] = []
-
-
-def _statements_seen() -> bool:
-    """Does `DbHost.unfinished` tell on this Python? Tried once, on a database in memory: a
-    cursor with rows left and one read to its end, a statement about to run (inside the trace
-    callback) and a one-row SELECT whose row was read (its statement is done)."""
-    global _STATEMENT
-    if _SEEN:
-        return _SEEN[0]
-    ok = False
-    try:
-        real = sqlite3.connect(":memory:")
-        try:
-            left, again = real.cursor(), real.cursor()
-            left.execute("SELECT 1 UNION ALL SELECT 2")
-            kinds = {type(obj) for obj in gc.get_referents(left)
-                     if type(obj).__name__ == "Statement"}
-            if len(kinds) == 1:
-                _STATEMENT = kinds.pop()
-                left.fetchone()
-                again.execute("SELECT 1 UNION ALL SELECT 2")
-                again.fetchone()
-                seen = []
-                real.set_trace_callback(
-                    lambda sql: seen.append(again.description is not None and _runs(again)))
-                again.execute("SELECT 3")  # its first run reset, this one about to run
-                real.set_trace_callback(None)
-                running = left.description is not None and _runs(left)
-                again.fetchone()  # its one row read: done
-                done_one = not _runs(again)
-                left.fetchall()
-                ok = running and seen == [False] and done_one and not _runs(left)
-        finally:
-            real.close()
-    except (sqlite3.Error, TypeError):
-        ok = False
-    _SEEN.append(ok)
-    return ok
-
-
-def _description(cursor: sqlite3.Cursor):
-    if cursor.description is None:
-        return None
-    return [str(column[0]) for column in cursor.description]
-
-
-class _RawText(bytes):
-    """A TEXT value that is not UTF-8, read for a proxy whose text_factory is not str."""
-
-
-def _text_or_raw(data: bytes):
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return _RawText(data)
-
-
-def _row(row) -> list:
-    return [{"t": base64.b64encode(value).decode("ascii")} if type(value) is _RawText
-            else wire.sql_value(value) for value in row]
-
-
-def _params(params):
-    if params is False:  # parameters of a type sqlite3 does not take: it raises its error
-        return 0
-    if type(params) is list:
-        return [_param(value) for value in params]
-    if type(params) is dict:
-        return {str(k): _param(v) for k, v in params.items()}
-    raise RequestError("params is neither a list nor an object")
-
-
-def _param(value):
-    """A parameter as the proxy sent it (`dbproxy._value`): an SQLite value, or what makes the
-    real module raise the error binding the code's value raises."""
-    if type(value) is dict and len(value) == 1:
-        if "i" in value and value["i"] in ("+", "-"):
-            return wire.INT_MAX + 1 if value["i"] == "+" else wire.INT_MIN - 1
-        if "u" in value and type(value["u"]) is str:
-            try:
-                data = base64.b64decode(value["u"].encode("ascii"), validate=True)
-                return data.decode("utf-8", "surrogatepass")
-            except (binascii.Error, UnicodeError):
-                raise RequestError("a str parameter is not base64 of UTF-8") from None
-        if "e" in value:
-            return _Raises(_integer(value["e"], "a parameter's error"))
-        if "x" in value:
-            name = _string(value["x"], "a parameter's type", wire.MAX_NAME)
-            return _unbindable(name)()
-    return wire.sql_value_back(value)
-
-
-class Deferred(Exception):
-    """What binding a `_Raises` raises: the proxy raises its own exception number `index`."""
-
-    def __init__(self, index: int):
-        super().__init__(index)
-        self.index = index
-
-
-class _Raises:
-    """A parameter whose adapting raised in the proxy: binding it raises Deferred."""
-
-    __slots__ = ("index",)
-
-    def __init__(self, index: int):
-        self.index = index
-
-    def __conform__(self, protocol):
-        raise Deferred(self.index)
-
-
-_UNBINDABLE: dict[str, type] = {}
-
-
-def _unbindable(name: str) -> type:
-    """A class named `name` that sqlite3 cannot bind (its message names the type)."""
-    kind = _UNBINDABLE.get(name)
-    if kind is None:
-        if len(_UNBINDABLE) > 1000:
-            _UNBINDABLE.clear()
-        try:
-            kind = type(name, (), {"__slots__": ()})
-        except ValueError:  # a NUL in the name
-            kind = type(name.replace("\0", "?"), (), {"__slots__": ()})
-        _UNBINDABLE[name] = kind
-    return kind
-
-
-def error_data(exc: BaseException) -> dict:
-    """An exception of the real module's as data the proxy raises again."""
-    if isinstance(exc, Deferred):
-        return {"class": "Deferred", "message": "", "index": exc.index}
-    kind = type(exc)
-    name = next((k.__name__ for k in kind.__mro__ if k.__name__ in _SQLITE_ERRORS
-                 and k.__module__ == "sqlite3"), None)
-    if name is None:
-        name = next((k.__name__ for k in kind.__mro__ if k.__name__ in BUILTIN_ERRORS
-                     and k.__module__ == "builtins"), "OperationalError")
-    data = {"class": name, "message": str(exc)[:wire.MAX_MESSAGE]}
-    if isinstance(exc, UnicodeEncodeError) and isinstance(exc.object, str):
-        chunk = exc.object[exc.start:exc.end][:wire.MAX_NAME]
-        data["unicode"] = [str(exc.encoding)[:wire.MAX_NAME], exc.start, exc.end,
-                           str(exc.reason)[:wire.MAX_NAME], base64.b64encode(
-                               chunk.encode("utf-8", "surrogatepass")).decode("ascii")]
-    code = getattr(exc, "sqlite_errorcode", None)
-    if type(code) is int:
-        data["code"] = code
-        data["name"] = str(getattr(exc, "sqlite_errorname", ""))[:wire.MAX_NAME]
-    return data
-
-
-def _cursor_ids(value) -> list[int]:
-    if type(value) is not list or len(value) > MAX_CURSORS:
-        raise RequestError("drop is not a list of cursor ids")
-    return [_integer(v, "drop") for v in value]
-
-
-def _integer(value, what: str) -> int:
-    if type(value) is not int or not wire.INT_MIN <= value <= wire.INT_MAX:
-        raise RequestError(f"{what} is not an int")
-    return value
-
-
-def _string(value, what: str, limit: int) -> str:
-    if type(value) is not str or len(value) > limit:
-        raise RequestError(f"{what} is not a str")
-    return value
-
-
-def _quietly(call) -> None:
-    try:
-        call()
-    except sqlite3.Error:
-        pass
 
 
 __all__ = ["DbHost", "RequestError", "ITER_CHUNK", "BUILTIN_ERRORS", "error_data", "COUNTER"]

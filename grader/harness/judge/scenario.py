@@ -14,12 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
-import os
-import signal
 import sqlite3
-import sys
-import traceback
 from pathlib import Path
 from typing import Any, Callable, NoReturn
 
@@ -32,82 +27,16 @@ from grader.harness.processes import sandbox
 from .interleave import is_statement
 from .invariants import Broken, Rules, WorkOnce
 from .world import LESSON_SEED, World
+# (SHARED_WAIT_MS, WriteLocked, expected_row, judge_wait_ms: the checks import them from here)
+from .outcomes import (SHARED_WAIT_MS, CheckFailed, TargetRaised, WriteLocked, error_line,
+                       expected_row, judge_wait_ms, judge_write, lost_target, own_files, show,
+                       show_typed, stamp)
 from .target_client import (START_TIMEOUT, Foreign, FunctionHung, ProtocolError, RaisedInTarget,
-                            SendFailed, TargetEnded, TargetLoadError, TargetProcess,
-                            TargetProcessError, TargetTimeout)
+                            SendFailed, TargetEnded, TargetProcess, TargetProcessError,
+                            TargetTimeout)
 
 #: The target's connection the checks call through (`lab.conn`).
 MAIN = "main"
-
-
-class CheckFailed(Exception):
-    """The check's verdict is 'failed' (or another outcome, given in `failure.outcome`)."""
-
-    def __init__(self, failure: Failure):
-        super().__init__(failure.kind)
-        self.failure = failure
-
-
-class WriteLocked(Exception):
-    """A write of the judge's own to the check's database, on a connection of its own, found it
-    locked (SQLITE_BUSY past its busy timeout, or SQLITE_LOCKED): only the code under grade
-    can hold a lock on that file then (a statement it left unfinished, a transaction it left
-    open). The check's verdict, with that cause (`judge_write`), never a bug of the grader's.
-    `reading`: even a read found it locked (a write transaction left open past its first write,
-    or begun EXCLUSIVE)."""
-
-    def __init__(self, error: str, reading: bool = False):
-        super().__init__(error)
-        self.error, self.reading = error, reading
-
-
-_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
-
-#: How long (ms) a connection of the judge's own to a check's database waits for a lock the code
-#: under grade holds, where other processes run the code too (the race, the crash, the
-#: integration run): one of them may let go of it meanwhile.
-SHARED_WAIT_MS = 1000
-
-
-def judge_wait_ms(alone: bool) -> int:
-    """The busy timeout (ms) of the judge's own connections to a check's database. `alone`: the
-    code under grade is one target process whose every statement runs here, on the thread that
-    also runs the judge's (a check of a family that starts no processes, the random timelines,
-    the preflight's probe; outside a call its connections refuse to run anything): a lock the
-    code holds when the judge's statement meets it can then only be let go of by a statement
-    of the code's, which cannot run before the judge's has ended, so a wait could never end and
-    none is made (the same "database is locked", at once: the verdict is the one the wait gave,
-    without the wait). Else SHARED_WAIT_MS."""
-    return 0 if alone else SHARED_WAIT_MS
-
-
-@contextlib.contextmanager
-def judge_write(reading: bool = False):
-    """Around a write of the judge's own (an enqueue, a requeue, a row set by hand), or a read
-    (`reading`) on a connection of its own: the database found locked raises WriteLocked
-    (other errors pass through: they are the grader's)."""
-    try:
-        yield
-    except sqlite3.OperationalError as exc:
-        code = getattr(exc, "sqlite_errorcode", None)
-        locked = (code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED) if code is not None
-                  else "locked" in str(exc) or "busy" in str(exc))
-        if not locked:
-            raise
-        raise WriteLocked(error_line(exc), reading) from None
-
-
-class TargetRaised(Exception):
-    """The target raised: carries the original exception and a one-line description."""
-
-    def __init__(self, function: str, exc: BaseException, where: str | None,
-                 event: dict | None = None):
-        super().__init__(function, exc)
-        self.function = function
-        self.exc = exc
-        self.where = where
-        self.event = event if event is not None else {}  # the call's timeline event
-        self.setup = False  # raised while the check was setting up its situation
 
 
 class ManualClock:
@@ -123,34 +52,6 @@ class ManualClock:
 
     def advance(self, ms: int) -> None:
         self.now += ms
-
-
-def show(value: Any) -> str:
-    """The value as a student would write it: Claim(...), True, None (a Foreign: its repr)."""
-    if type(value) is Claim:
-        fields = ", ".join(f"{f.name}={getattr(value, f.name)!r}" for f in dataclasses.fields(value))
-        return f"Claim({fields})"
-    return repr(value)
-
-
-def show_typed(got: Any, expected: Any) -> str:
-    """`show(got)`, with its type's name when the type is what differs from `expected` (None
-    for False, 1 for True, 1000.0 for 1000); a Claim for None, or None for a Claim, is plain."""
-    types = {type_name(got), type_name(expected)}
-    if len(types) == 1 or types <= {"Claim", "NoneType"}:
-        return show(got)
-    return f"{show(got)} ({type_name(got)})"
-
-
-def type_name(value: Any) -> str:
-    """The short name of the value's type (a Foreign's type as the target process named it)."""
-    if type(value) is Foreign:
-        return value.type.rsplit(".", 1)[-1]
-    return type(value).__name__
-
-
-def stamp(claim: Claim | None) -> dict | None:
-    return None if claim is None else dataclasses.asdict(claim)
 
 
 class Conn:
@@ -699,213 +600,3 @@ def insert_job(conn: sqlite3.Connection, job: int, qty: int, deadline: int,
     return job
 
 
-def own_files(paths: list[str]) -> str:
-    """The files of a target's own connections as a report names them: base names, in order."""
-    return ", ".join(dict.fromkeys(os.path.basename(p) or p for p in paths))
-
-
-def expected_row(row: dict, **changes) -> dict:
-    """`row` with some columns changed: the row a check expects after a step."""
-    unknown = set(changes) - set(row)
-    assert not unknown, f"not a column: {unknown}"
-    return {**row, **changes}
-
-
-def error_line(exc: BaseException) -> str:
-    """`Type: message`, the way a failure sentence names an exception (one the target raised
-    arrives already in that form)."""
-    if isinstance(exc, RaisedInTarget):
-        return exc.message
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-
-
-def where(exc: BaseException) -> str | None:
-    """file:line of the innermost frame outside the grader (the target's code, usually)."""
-    grader_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # grader/harness
-    where = None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        path = os.path.abspath(frame.filename)
-        if not path.startswith(grader_dir) and "importlib" not in path:
-            try:
-                where = f"{os.path.relpath(path)}:{frame.lineno}"
-            except ValueError:
-                where = f"{path}:{frame.lineno}"
-    return where
-
-
-def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
-              seed: int = LESSON_SEED, call_timeout: float = 10.0,
-              check: str = "", hung: dict | None = None, detailed: bool = True,
-              alone: bool = False) -> Failure | None:
-    """Judge side of one check: start the target process, run the body, turn every ending into
-    a failure (None: passed). This process never imports the code under grade. `hung`: the
-    functions the grade's probe saw hang (`Lab.hung`). `detailed`: False for a run whose
-    failure only its outcome is kept of (`Lab.detailed`). `alone`: the check starts no
-    processes of its own (`judge_wait_ms`)."""
-    try:
-        lab = Lab(target_spec, workdir, seed, call_timeout, check, hung, alone=alone)
-        lab.detailed = detailed
-    except TargetProcessError as exc:
-        return start_failure(exc, target_spec, START_TIMEOUT)
-    try:
-        failure = _verdict(lab, body)
-    finally:
-        lab.close()
-        sys.stdout.flush()
-    if failure is not None:
-        lab.name_roles(failure)
-        if lab.cause is not None and failure.cause is None and failure.kind != Kind.GRADER_BUG:
-            failure.cause = lab.cause
-    return failure
-
-
-#: Whether `_verdict` keeps the exception a check ended with (`keep_check_exception`).
-_keep_exception = False
-_kept_exception: BaseException | None = None
-
-
-def keep_check_exception(keep: bool) -> None:
-    """Keep the exception the next checks judged in this process end with (a CheckFailed, or
-    the target's error as raised in the check's body), for a debugger to stop where it was
-    raised (the pytest plugin's --pdb); forget the one kept before."""
-    global _keep_exception, _kept_exception
-    _keep_exception, _kept_exception = keep, None
-
-
-def kept_check_exception() -> BaseException | None:
-    """The exception kept by the last check judged in this process, or None."""
-    return _kept_exception
-
-
-def _verdict(lab: "Lab", body: Callable[["Lab"], None]) -> Failure | None:
-    global _kept_exception
-    try:
-        body(lab)
-        lab.settle()
-        return lab.broken_rule()
-    except CheckFailed as failed:
-        if _keep_exception:
-            _kept_exception = failed
-        return failed.failure
-    except FunctionHung as hung:  # asked for outside the Lab's calls: stopped all the same
-        return lab.not_graded(hung.function, None)
-    except WriteLocked as locked:  # a lock the code under grade still holds
-        return Failure(Outcome.FAILED, Kind.DETAIL,
-                       detail="grader-read-locked" if locked.reading else "grader-write-locked",
-                       params={"error": locked.error}, timeline=lab.timeline)
-    except TargetRaised as raised:
-        if _keep_exception:
-            _kept_exception = raised
-        if raised.event is not None:
-            raised.event["raised"] = error_line(raised.exc)
-        limit = limit_hit(raised.exc)
-        if limit is not None:
-            return Failure(Outcome.RESOURCE_LIMIT, Kind.RESOURCE_LIMIT, error=limit,
-                           timeline=lab.timeline)
-        return Failure(Outcome.ERRORED, Kind.RAISED, function=raised.function,
-                       error=error_line(raised.exc), where=raised.where, timeline=lab.timeline,
-                       setup=raised.setup or None)
-
-
-def lost_target(lost: TargetEnded | TargetTimeout | ProtocolError, step: dict | None,
-                timeline: list[dict] | None = None, timeout: float | None = None) -> Failure:
-    """The target process ended (a limit's signal, or an exit code or signal), hung (timed out
-    after `timeout`, or the proxy's own) or broke the channel during `step`."""
-    if isinstance(lost, TargetTimeout):
-        return Failure(Outcome.TIMED_OUT, step=step,
-                       timeout=lost.timeout if timeout is None else timeout)
-    if isinstance(lost, ProtocolError):
-        return Failure(Outcome.ERRORED, Kind.PROTOCOL, error=str(lost)[:300], step=step,
-                       timeline=timeline)
-    limit = sandbox.LIMIT_SIGNALS.get(getattr(signal, lost.signal or "", None))
-    if limit is not None:
-        return Failure(Outcome.RESOURCE_LIMIT, Kind.RESOURCE_LIMIT, error=limit, step=step,
-                       timeline=timeline)
-    how = {"signal": lost.signal} if lost.signal else {"code": lost.code}
-    return Failure(Outcome.ERRORED, Kind.EXITED, step=step, timeline=timeline, **how)
-
-
-def start_failure(exc: TargetProcessError, target_spec: str, timeout: float) -> Failure | None:
-    """What went wrong starting the target process (importing the code under grade)."""
-    if isinstance(exc, TargetLoadError):
-        return Failure.load_error(exc.kind, exc.params)
-    return lost_target(exc, {"op": "import", "target": target_spec}, timeout=timeout)
-
-
-def limit_hit(exc: RaisedInTarget) -> str | None:
-    """Which limit an exception the target raised says ran out, if any: memory (MemoryError),
-    or file size (Python ignores SIGXFSZ: the write fails with EFBIG)."""
-    if exc.type == "MemoryError":
-        return "memory"
-    if exc.message.startswith(f"OSError: [Errno {errno.EFBIG}]"):
-        return "file-size"
-    return None
-
-
-#: The functions the probe calls, in its order (finish only when claim returned a Claim).
-PROBED = ("claim", "finish", "work_once")
-
-
-def probe(target_spec: str, workdir: str, start_timeout: float,
-          call_timeout: float) -> Failure | dict:
-    """Before any check (grader.runner's preflight): load the target, then call each function
-    once in the plainest situation, in the lesson's world, each call given `call_timeout`
-    seconds: claim with one pending job and nothing else running, finish with the Claim it
-    returned (before its lease_until), work_once with another pending job (a send that
-    returns, a clock that stands still). The load failure every check gets, or
-    {"hung": {function: call_timeout}} for the functions that did not return (a raise, a
-    wrong value, an exit: the checks say; the probe looks only for a hang). A call that broke
-    the target process is followed by a fresh one (in a folder of its own)."""
-    hung: dict[str, float] = {}
-    labs: list[Lab] = []
-
-    def fresh() -> Lab:
-        folder = Path(workdir) / f"probe-{len(labs)}"
-        folder.mkdir()
-        labs.append(Lab(target_spec, str(folder), LESSON_SEED, call_timeout, "probe",
-                        start_timeout=start_timeout, alone=True))
-        return labs[-1]
-
-    def call(function: str, lab: Lab, make: Callable[[Lab], Any]) -> tuple[Any, Lab | None]:
-        """make(lab)'s value, and the lab to go on with (None: its target process is gone)."""
-        try:
-            return make(lab), lab
-        except CheckFailed as failed:
-            if failed.failure.outcome == Outcome.TIMED_OUT:
-                hung[function] = call_timeout
-            return None, None if failed.failure.outcome != Outcome.FAILED else lab
-        except TargetRaised:
-            return None, lab
-
-    def with_a_job(lab: Lab | None) -> Lab | None:
-        """The lab with one more pending job; None if it is gone, or its database is locked by
-        what the calls left (their checks will say): the caller takes a fresh one."""
-        if lab is None:
-            return None
-        try:
-            lab.enqueue()
-        except WriteLocked:
-            return None
-        return lab
-
-    try:
-        try:
-            lab = fresh()
-        except TargetProcessError as exc:
-            return start_failure(exc, target_spec, start_timeout)
-        w = lab.world
-        lab.enqueue()
-        claimed, lab = call("claim", lab, lambda lab: lab.claim(w.name("A"), now=w.t0,
-                                                                lease_ms=w.lease_ms))
-        if type(claimed) is Claim:  # (so claim's target process is still there)
-            _, lab = call("finish", lab, lambda lab: lab.finish(claimed, now=w.t0 + 1))
-        lab = with_a_job(lab) or with_a_job(fresh())
-        call("work_once", lab, lambda lab: lab.work_once(w.name("B"), lambda claim: None,
-                                                         ManualClock(w.t0 + 1), w.lease_ms))
-    except TargetProcessError as exc:  # a fresh target process that would not start
-        return start_failure(exc, target_spec, start_timeout)
-    finally:
-        for lab in labs:
-            lab.close()
-    return {"hung": hung}

@@ -1,0 +1,161 @@
+"""The judge's side of one check's run (`run_check`: start the target process, run the check's
+body on a `Lab`, turn every ending into a failure) and the grade's probe before any check
+(`probe`). This process never imports the code under grade.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from lab.store import Claim
+
+from grader.results import Failure, Kind, Outcome
+
+from .outcomes import (CheckFailed, TargetRaised, WriteLocked, error_line, limit_hit,
+                       start_failure)
+from .scenario import Lab, ManualClock
+from .target_client import START_TIMEOUT, FunctionHung, TargetProcessError
+from .world import LESSON_SEED
+
+def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
+              seed: int = LESSON_SEED, call_timeout: float = 10.0,
+              check: str = "", hung: dict | None = None, detailed: bool = True,
+              alone: bool = False) -> Failure | None:
+    """Judge side of one check: start the target process, run the body, turn every ending into
+    a failure (None: passed). This process never imports the code under grade. `hung`: the
+    functions the grade's probe saw hang (`Lab.hung`). `detailed`: False for a run whose
+    failure only its outcome is kept of (`Lab.detailed`). `alone`: the check starts no
+    processes of its own (`judge_wait_ms`)."""
+    try:
+        lab = Lab(target_spec, workdir, seed, call_timeout, check, hung, alone=alone)
+        lab.detailed = detailed
+    except TargetProcessError as exc:
+        return start_failure(exc, target_spec, START_TIMEOUT)
+    try:
+        failure = _verdict(lab, body)
+    finally:
+        lab.close()
+        sys.stdout.flush()
+    if failure is not None:
+        lab.name_roles(failure)
+        if lab.cause is not None and failure.cause is None and failure.kind != Kind.GRADER_BUG:
+            failure.cause = lab.cause
+    return failure
+
+
+#: Whether `_verdict` keeps the exception a check ended with (`keep_check_exception`).
+_keep_exception = False
+_kept_exception: BaseException | None = None
+
+
+def keep_check_exception(keep: bool) -> None:
+    """Keep the exception the next checks judged in this process end with (a CheckFailed, or
+    the target's error as raised in the check's body), for a debugger to stop where it was
+    raised (the pytest plugin's --pdb); forget the one kept before."""
+    global _keep_exception, _kept_exception
+    _keep_exception, _kept_exception = keep, None
+
+
+def kept_check_exception() -> BaseException | None:
+    """The exception kept by the last check judged in this process, or None."""
+    return _kept_exception
+
+
+def _verdict(lab: "Lab", body: Callable[["Lab"], None]) -> Failure | None:
+    global _kept_exception
+    try:
+        body(lab)
+        lab.settle()
+        return lab.broken_rule()
+    except CheckFailed as failed:
+        if _keep_exception:
+            _kept_exception = failed
+        return failed.failure
+    except FunctionHung as hung:  # asked for outside the Lab's calls: stopped all the same
+        return lab.not_graded(hung.function, None)
+    except WriteLocked as locked:  # a lock the code under grade still holds
+        return Failure(Outcome.FAILED, Kind.DETAIL,
+                       detail="grader-read-locked" if locked.reading else "grader-write-locked",
+                       params={"error": locked.error}, timeline=lab.timeline)
+    except TargetRaised as raised:
+        if _keep_exception:
+            _kept_exception = raised
+        if raised.event is not None:
+            raised.event["raised"] = error_line(raised.exc)
+        limit = limit_hit(raised.exc)
+        if limit is not None:
+            return Failure(Outcome.RESOURCE_LIMIT, Kind.RESOURCE_LIMIT, error=limit,
+                           timeline=lab.timeline)
+        return Failure(Outcome.ERRORED, Kind.RAISED, function=raised.function,
+                       error=error_line(raised.exc), where=raised.where, timeline=lab.timeline,
+                       setup=raised.setup or None)
+
+
+#: The functions the probe calls, in its order (finish only when claim returned a Claim).
+PROBED = ("claim", "finish", "work_once")
+
+
+def probe(target_spec: str, workdir: str, start_timeout: float,
+          call_timeout: float) -> Failure | dict:
+    """Before any check (grader.runner's preflight): load the target, then call each function
+    once in the plainest situation, in the lesson's world, each call given `call_timeout`
+    seconds: claim with one pending job and nothing else running, finish with the Claim it
+    returned (before its lease_until), work_once with another pending job (a send that
+    returns, a clock that stands still). The load failure every check gets, or
+    {"hung": {function: call_timeout}} for the functions that did not return (a raise, a
+    wrong value, an exit: the checks say; the probe looks only for a hang). A call that broke
+    the target process is followed by a fresh one (in a folder of its own)."""
+    hung: dict[str, float] = {}
+    labs: list[Lab] = []
+
+    def fresh() -> Lab:
+        folder = Path(workdir) / f"probe-{len(labs)}"
+        folder.mkdir()
+        labs.append(Lab(target_spec, str(folder), LESSON_SEED, call_timeout, "probe",
+                        start_timeout=start_timeout, alone=True))
+        return labs[-1]
+
+    def call(function: str, lab: Lab, make: Callable[[Lab], Any]) -> tuple[Any, Lab | None]:
+        """make(lab)'s value, and the lab to go on with (None: its target process is gone)."""
+        try:
+            return make(lab), lab
+        except CheckFailed as failed:
+            if failed.failure.outcome == Outcome.TIMED_OUT:
+                hung[function] = call_timeout
+            return None, None if failed.failure.outcome != Outcome.FAILED else lab
+        except TargetRaised:
+            return None, lab
+
+    def with_a_job(lab: Lab | None) -> Lab | None:
+        """The lab with one more pending job; None if it is gone, or its database is locked by
+        what the calls left (their checks will say): the caller takes a fresh one."""
+        if lab is None:
+            return None
+        try:
+            lab.enqueue()
+        except WriteLocked:
+            return None
+        return lab
+
+    try:
+        try:
+            lab = fresh()
+        except TargetProcessError as exc:
+            return start_failure(exc, target_spec, start_timeout)
+        w = lab.world
+        lab.enqueue()
+        claimed, lab = call("claim", lab, lambda lab: lab.claim(w.name("A"), now=w.t0,
+                                                                lease_ms=w.lease_ms))
+        if type(claimed) is Claim:  # (so claim's target process is still there)
+            _, lab = call("finish", lab, lambda lab: lab.finish(claimed, now=w.t0 + 1))
+        lab = with_a_job(lab) or with_a_job(fresh())
+        call("work_once", lab, lambda lab: lab.work_once(w.name("B"), lambda claim: None,
+                                                         ManualClock(w.t0 + 1), w.lease_ms))
+    except TargetProcessError as exc:  # a fresh target process that would not start
+        return start_failure(exc, target_spec, start_timeout)
+    finally:
+        for lab in labs:
+            lab.close()
+    return {"hung": hung}
