@@ -1,7 +1,7 @@
 """What a check sees while it runs (inside the sandbox child, the judge): a fresh database, the
-target's three functions wrapped so that every call is recorded on a timeline and its return type
-is checked, and the verdicts (`expect`, `expect_row`, `fail`, `fail_row`, ...): each raises a
-`grader.results.Failure` (language-neutral; `grader.report` turns it into words).
+target's three functions wrapped so that every call is recorded on a timeline, its return type
+checked and the rules after every call kept (invariants), and the verdicts (`expect`, `fail`...):
+each raises a `grader.results.Failure` (how a check stops: outcomes; its run: checkrun).
 
 The judge never imports the code under grade. It runs in a target process of its own
 (`target_client.TargetProcess`), started per check; `lab.target` is that proxy, `lab.conn` and
@@ -27,10 +27,9 @@ from grader.harness.processes import sandbox
 from .interleave import is_statement
 from .invariants import Broken, Rules, WorkOnce
 from .world import LESSON_SEED, World
-# (SHARED_WAIT_MS, WriteLocked, expected_row, judge_wait_ms: the checks import them from here)
 from .outcomes import (SHARED_WAIT_MS, CheckFailed, TargetRaised, WriteLocked, error_line,
                        expected_row, judge_wait_ms, judge_write, lost_target, own_files, show,
-                       show_typed, stamp)
+                       show_typed, stamp)  # SHARED_WAIT_MS, WriteLocked...: the checks' too
 from .target_client import (START_TIMEOUT, Foreign, FunctionHung, ProtocolError, RaisedInTarget,
                             SendFailed, TargetEnded, TargetProcess, TargetProcessError,
                             TargetTimeout)
