@@ -122,8 +122,7 @@ class Lab:
         self.cause: str | None = None  # a mistake seen (results.Cause): given to the failure
         self.observer = store.connect(self.path, busy_timeout_ms=self.wait_ms)
         store.init_db(self.observer)
-        #: the rules every call is held to (grader.harness.judge.invariants); the rows' only
-        #: where the code under grade is all that writes them during a call
+        #: the rules every call is held to (invariants); rows too where only the code writes
         self.rules = Rules(self.observer, rows_too=alone)
         self._send_returns = self.world.send_returns()
         self.target: TargetProcess | None = None
