@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from . import arguments, config as configs
-from .checkdef import all_checks
+from .checkdef import all_checks, check_families
 from .commands import SUBCOMMANDS
 from grader.harness.processes import jail
 from grader.harness.target.loader import DEFAULT_TARGET, display_name, is_path
@@ -54,6 +54,7 @@ def parser(lang: str = "en") -> arguments.Parser:
     g.add_argument("--all", action="store_true", dest="tell_all",
                    help=text("cli.option.all", lang))
     g.add_argument("--config", metavar="PATH", help=text("cli.option.config", lang))
+    g.add_argument("--instructor", action="store_true", help=text("cli.option.instructor", lang))
     g.add_argument("--hints", action="store_true", help=text("cli.option.hints", lang))
     g.add_argument("--no-history", action="store_true", help=text("cli.option.no-history", lang))
     return p
@@ -265,7 +266,8 @@ def grade(argv: list[str]) -> int:
     # and the preflight's judge runs meanwhile (iter_checks waits for it once the lanes run)
     preflight = start_preflight(args.impl, args.timeout_scale)
     try:
-        config = configs.load(args.config, set(all_checks()))
+        config = configs.load(args.config, set(all_checks()), check_families())
+        config.instructor = args.instructor  # the instructor's copy: every check in full
         live = LiveLine(sys.stdout, len(selected(args.select)), lang)
         results = []
         try:

@@ -21,10 +21,12 @@ def report_of(results: list[CheckResult], *, lang: str, target: str, impl: str, 
               use_history: bool = True) -> ReportView:
     """The report of `results` (graded from `impl`, shown as `target`): `detail` (default: the
     config's), every story in full with `tell_all`, hints as `config`'s policy and `asked_hints`
-    say, counted in the local history of `impl` when `use_history`."""
+    say, counted in the local history of `impl` when `use_history`; what students see of each
+check as `config` says (its `show`: grader.report.view.report_view's `levels`)."""
     report = report_view(results, lang, target=target, detail=detail or config.detail,
                          duration=duration, seed=seed, drawn=drawn, withheld=withheld(),
-                         told=None if tell_all else STORIES)
+                         told=None if tell_all else STORIES,
+                         levels=config.levels(r.id for r in results))
     hints.settle(report, results, impl=impl, policy=config.hints, after=config.hint_after,
                  asked=asked_hints, use_history=use_history)
-    return report
+    return report.seal()  # a verdict check shows no hint, whatever the policy

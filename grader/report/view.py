@@ -144,6 +144,9 @@ class CheckView:
     returned: Returned | None = None
     row: RowView | None = None
     cause: Cause | None = None    # the shared cause it failed for (shown once, above)
+    #: what students see of it (grader.config.LEVELS): full, verdict (the verdict and a
+    #: one-line message: `seal`), hidden (not in ReportView.checks: in ReportView.hidden)
+    level: str = "full"
 
 
 @dataclass
@@ -213,6 +216,48 @@ class ReportView:
     progress: str | None = None
     #: how many stories the terminal tells in full (the rest one line each); None: every one
     told: int | None = None
+    #: the checks students do not see until the results are published (the config's `show`),
+    #: whole: counted in the recorded score, written only where the platform hides them itself
+    #: (Gradescope's results.json, with their visibility); every other writer says only how
+    #: many there are and their points (`hidden_line`)
+    hidden: list[CheckView] = field(default_factory=list)
+
+    @property
+    def every_check(self) -> list[CheckView]:
+        """The checks shown and the hidden ones, in lesson order (the recorded grade's)."""
+        order = {cid: i for i, cid in enumerate(REGISTRY)}
+        return sorted([*self.checks, *self.hidden], key=lambda c: order.get(c.id, len(order)))
+
+    @property
+    def recorded_score(self) -> int:
+        """The grade: every check's points, the hidden ones' too."""
+        return self.score + sum(c.score for c in self.hidden)
+
+    @property
+    def recorded_max_score(self) -> int:
+        return self.max_score + sum(c.max_score for c in self.hidden)
+
+    @property
+    def hidden_line(self) -> str | None:
+        """What a student's report says of the hidden checks: how many, their points, and that
+        they count (None when there is none)."""
+        if not self.hidden:
+            return None
+        return text("ui.hidden-checks", self.lang, count=len(self.hidden),
+                    points=sum(c.max_score for c in self.hidden))
+
+    def seal(self) -> "ReportView":
+        """Cut every check shown as a verdict to its verdict and one-line message (`message_line`,
+        read before the cut): no timeline, values, row, hint or printed output. Called once the
+        view is built and again after the hint policy (grader.report.hints) had its say."""
+        for c in self.checks:
+            if c.level != "verdict" or c.passed:
+                continue
+            c.problem = message_line(c, self.lang)
+            c.sentence, c.steps, c.events, c.raised = None, [], [], False
+            c.returned, c.row = None, None
+            c.hint, c.hint_withheld, c.hint_runs = None, False, None
+        return self
 
     @property
     def stories(self) -> list[Cause | CheckView]:
@@ -292,16 +337,26 @@ class ReportView:
 
 def report_view(results: list[CheckResult], lang: str, *, target: str, detail: str = "full",
                 duration: float = 0.0, seed: int | None = None, drawn: bool = False,
-                withheld: list[dict] | None = None, told: int | None = None) -> ReportView:
+                withheld: list[dict] | None = None, told: int | None = None,
+                levels: dict[str, str] | None = None) -> ReportView:
     """The view of `results`; `duration` (seconds) is what grading took, `seed` what its
     worlds and random timelines were drawn from (`drawn`: not the lesson's seed), `withheld`
     the checks this copy does not hold, `told` how many stories the terminal tells in full
-    (None: every one; a grade gives `STORIES` unless --all)."""
+    (None: every one; a grade gives `STORIES` unless --all), `levels` what students see of
+    each check that is not shown in full (grader.config.Config.levels): a hidden check goes to
+    `ReportView.hidden` (no cause names it), a verdict check is `seal`ed."""
     if detail not in DETAILS:
         raise ValueError(f"detail must be one of {DETAILS}, not {detail!r}")
-    views = [check_view(r, lang, detail) for r in results]
+    levels = levels or {}
+    shown = [r for r in results if levels.get(r.id) != "hidden"]
+    views = [check_view(r, lang, detail) for r in shown]
+    for view in views:
+        view.level = levels.get(view.id, "full")
+    hidden = [check_view(r, lang, detail) for r in results if levels.get(r.id) == "hidden"]
+    for view in hidden:
+        view.level = "hidden"
     return ReportView(target, lang, detail, views, duration, seed, drawn, list(withheld or ()),
-                      root_causes(results, views, lang, detail), told=told)
+                      root_causes(shown, views, lang, detail), told=told, hidden=hidden).seal()
 
 
 #: How many checks a cause must make fail to be shown once for all of them.
@@ -541,6 +596,24 @@ def fitting_hint(check_id: str, failure: Failure, lang: str) -> str | None:
     if failure.setup:
         return None
     return text(CHECK_HINT(check_id), lang)
+
+
+def message_line(check: CheckView, lang: str) -> str:
+    """One line saying what went wrong with a failed check: for a check a shared cause
+    explains, that cause ("See: ..."); else the first line of the problem or of the check's own
+    sentence; else what came back (and what was expected, if shown); else why the rule matters
+    (what detail "none" leaves)."""
+    if check.cause is not None:
+        return check.cause.see
+    said = check.problem or check.sentence
+    if said:
+        return said.splitlines()[0]
+    if check.returned is not None:
+        line = f"{text('ui.came-back', lang)} {check.returned.came_back}"
+        if check.returned.expected is not None:
+            line += f"  {text('ui.expected', lang)} {check.returned.expected}"
+        return " ".join(line.splitlines())  # a value a student's code made can hold newlines
+    return f"{text('ui.why', lang)} {check.why}"
 
 
 def stability_line(r: CheckResult, lang: str) -> str:
