@@ -488,6 +488,42 @@ def source_lines(kind: str, params: dict, lang: str) -> list[str]:
     return lines
 
 
+#: The most of a target's file `stub_lines` reads (a file larger is not looked into).
+STUB_SOURCE_BYTES = 1024 * 1024
+
+
+def stub_lines(source: str, function: str, file: str, lang: str) -> list[str]:
+    """Where `function` of the code under grade (its text `source`, shown as `file`) is still a
+    stub: the file and line, the `raise NotImplementedError` statement in its body (indentation
+    taken off) and a caret under it. Empty when the text does not parse or no such statement is
+    found in a top-level `def function`. The text is parsed, never run."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    for node in tree.body:
+        if not (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.name == function):
+            continue
+        for raised in ast.walk(node):
+            if not isinstance(raised, ast.Raise) or raised.exc is None:
+                continue
+            exc = raised.exc.func if isinstance(raised.exc, ast.Call) else raised.exc
+            if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
+                line = source.splitlines()[raised.lineno - 1].rstrip().replace("\t", " ")
+                code = line.lstrip()
+                cut = len(line) - len(code)
+                start = max(0, min(raised.col_offset - cut, len(code)))
+                end = (raised.end_col_offset - cut if raised.end_lineno == raised.lineno
+                       and raised.end_col_offset is not None else len(code))
+                end = max(start + 1, min(end, len(code)))
+                return [text("ui.source-at", lang, file=file, line=raised.lineno),
+                        plain(code), " " * start + "^" * (end - start)]
+    return []
+
+
 def check_view(r: CheckResult, lang: str, detail: str = "full") -> CheckView:
     """One check result in words, cut to `detail`."""
     view = CheckView(
