@@ -427,7 +427,7 @@ def root_causes(results: list[CheckResult], views: list[CheckView], lang: str,
     for r, view in zip(results, views):
         if r.passed or r.result is None:
             continue
-        failure = Failure.from_json(_plain_data(r.result.to_json()))
+        failure = shown_failure(r.result, lang)
         # a failure is grouped when the report shows why it failed: its one-line problem, or
         # (a mistake the check saw, worded by the cause) anything but detail "none"
         if view.problem is None and not (failure.cause and detail != "none"):
@@ -538,7 +538,7 @@ def check_view(r: CheckResult, lang: str, detail: str = "full") -> CheckView:
         why=text(CHECK_WHY(r.id), lang), duration=r.duration,
         oracle=getattr(REGISTRY.get(r.id), "oracle", None))
     if not r.passed and r.result is not None:  # every writer shows student text plain
-        failure = Failure.from_json(_plain_data(r.result.to_json()))
+        failure = shown_failure(r.result, lang)
         if failure.names:  # a drawn world: the title and why name the workers its timeline does
             names = {k: v for k, v in failure.names.items() if k in ROLE_NAMES}
             view.title = text(CHECK_TITLE(r.id), lang, **names)
@@ -723,6 +723,47 @@ def plain(s: str) -> str:
     exception's message may move the cursor or recolour a terminal). A carriage return is
     dropped too (CRLF becomes LF)."""
     return CONTROL.sub("", ANSI.sub("", s))
+
+
+def shown_failure(failure: Failure, lang: str) -> Failure:
+    """`failure` as every writer shows it: its student text plain (`_plain_data`), and the
+    error of a fault the grader injected marked as such wherever it shows (`mark_faults`)."""
+    return Failure.from_json(mark_faults(_plain_data(failure.to_json()), lang))
+
+
+#: The injected fault's message in the lesson's world (grader.checks.faults.fault_message): it
+#: says what it is. In a drawn world it is letters that say nothing (az4fapj7dsz3).
+LESSON_FAULT = "injected fault"
+
+
+def mark_faults(data: dict, lang: str) -> dict:
+    """A failure's JSON form with each message of a fault the grader injected (named by the
+    timeline's `note.fault-injected`) followed, wherever it shows (the error, the timeline's
+    raised steps, a detail's words), by what it is: "(the grader's injected fault)"."""
+    messages = {event["params"]["message"] for event in data.get("timeline") or ()
+                if isinstance(event, dict) and event.get("key") == "note.fault-injected"
+                and isinstance((event.get("params") or {}).get("message"), str)}
+    messages.discard(LESSON_FAULT)
+    messages.discard("")
+    if not messages:
+        return data
+    marked = {m: text("fault.marked", lang, message=m) for m in messages}
+
+    def mark(value):
+        if isinstance(value, str):
+            for message, words in marked.items():
+                if message in value and words not in value:
+                    value = value.replace(message, words)
+            return value
+        if isinstance(value, dict):
+            if value.get("op") == "note":  # the narration names the message itself
+                return value
+            return {k: mark(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [mark(v) for v in value]
+        return value
+
+    return mark(data)
 
 
 def _plain_data(data):
