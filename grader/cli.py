@@ -268,7 +268,10 @@ def grade(argv: list[str]) -> int:
     try:
         config = configs.load(args.config, set(all_checks()), check_families())
         config.instructor = args.instructor  # the instructor's copy: every check in full
-        live = LiveLine(sys.stdout, len(selected(args.select)), lang)
+        chosen = [info.id for info in selected(args.select)]
+        hidden = frozenset(cid for cid, level in config.levels(chosen).items()
+                           if level == "hidden")  # no verdict of theirs on the live line
+        live = LiveLine(sys.stdout, len(chosen) - len(hidden), lang, hidden)
         results = []
         try:
             for result in iter_checks(args.impl, timeout_scale=args.timeout_scale,
