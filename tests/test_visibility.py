@@ -249,3 +249,16 @@ def test_visibility_and_show_say_one_thing(tmp_path):
 def test_a_config_that_contradicts_itself_or_names_nothing_is_refused(tmp_path, content, reason):
     with pytest.raises(configs.ConfigError, match=reason):
         load(tmp_path, content)
+
+
+def test_the_exit_status_tells_no_hidden_verdict(graded, tmp_path):
+    """A student's CI job must not turn red over a check they cannot see: the exit status is
+    that of the checks shown; the instructor's copy's, that of every check."""
+    config = tmp_path / "grader.toml"
+    config.write_text(f'[checks.{HIDDEN}]\nshow = "hidden"\n[checks.{VERDICT}]\nshow = "hidden"\n')
+    common = ("--impl", str(graded["dir"] / "queue.py"), "--config", str(config), "-k",
+              "boundaries", "--no-history", "--jobs", "2")
+    proc = run_grader(*common)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert HIDDEN not in proc.stdout and VERDICT not in proc.stdout
+    assert run_grader(*common, "--instructor").returncode == 1
