@@ -221,12 +221,16 @@ class ReportView:
     #: (Gradescope's results.json, with their visibility); every other writer says only how
     #: many there are and their points (`hidden_line`)
     hidden: list[CheckView] = field(default_factory=list)
+    #: every check's id in the order of the results (lesson order), hidden ones included
+    order: list[str] = field(default_factory=list)
 
     @property
     def every_check(self) -> list[CheckView]:
-        """The checks shown and the hidden ones, in lesson order (the recorded grade's)."""
-        order = {cid: i for i, cid in enumerate(REGISTRY)}
-        return sorted([*self.checks, *self.hidden], key=lambda c: order.get(c.id, len(order)))
+        """The checks shown and the hidden ones, in the results' order (the recorded grade's)."""
+        if not self.hidden:
+            return list(self.checks)
+        rank = {cid: i for i, cid in enumerate(self.order)}
+        return sorted([*self.checks, *self.hidden], key=lambda c: rank.get(c.id, len(rank)))
 
     @property
     def recorded_score(self) -> int:
@@ -356,7 +360,8 @@ def report_view(results: list[CheckResult], lang: str, *, target: str, detail: s
     for view in hidden:
         view.level = "hidden"
     return ReportView(target, lang, detail, views, duration, seed, drawn, list(withheld or ()),
-                      root_causes(shown, views, lang, detail), told=told, hidden=hidden).seal()
+                      root_causes(shown, views, lang, detail), told=told, hidden=hidden,
+                      order=[r.id for r in results]).seal()
 
 
 #: How many checks a cause must make fail to be shown once for all of them.
