@@ -31,9 +31,11 @@ What students see of a check (`show`, its *level*, `level_of`):
 is never `visible` (`after_published` unless set), and a check whose `visibility` is not `visible`
 is hidden (the student's reports honour what Gradescope would). The most specific table that sets
 either one decides the check (its `[checks.ID]`, else its `[families.NAME]`, else the top level);
-the other key fills in from a wider table when it agrees, else from the first. A table that sets
-both and contradicts itself (`show = "hidden"` with `visibility = "visible"`, or `show = "full"` with
-a visibility that hides) is an error. `--instructor` ignores the levels: the instructor's copy.
+the other key comes from the nearest wider table whose value agrees with it, else it follows
+from the first (a hidden check's visibility is `after_published`, a shown check's `visible`, a
+check that `visibility = "visible"` shows is `full`). A table that sets both and contradicts
+itself (`show = "hidden"` with `visibility = "visible"`, or `show = "full"` with a visibility
+that hides) is an error. `--instructor` ignores the levels: the instructor's copy.
 
 Hints (a failed check's "Hint:", which often gives the fix away): `always` shows every fitting
 hint; `never` shows none, anywhere (`python -m grader hint` says hints are off); `after-runs`

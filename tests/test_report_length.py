@@ -115,7 +115,8 @@ def test_a_stub_is_its_line_of_code_and_a_caret(tmp_path):
                    "def work_once(conn, owner, send, clock, lease_ms):\n"
                    "    raise NotImplementedError\n", encoding="utf-8")
     out = report("--impl", str(odd))
-    code = next(i for i, line in enumerate(out) if line.strip() == "x = 1; raise NotImplementedError")
+    code = next(i for i, line in enumerate(out)
+                if line.strip() == "x = 1; raise NotImplementedError")
     assert out[code - 1].strip().endswith("queue.py, line 2:")
     assert out[code + 1].strip() == "^" * len("raise NotImplementedError")
     assert out[code + 1].index("^") == out[code].index("raise")

@@ -49,7 +49,8 @@ def main(argv: list[str]) -> int:
     lang = args.lang or default_lang()
     try:
         if args.config is not None:
-            configs.load(args.config, set(all_checks()), check_families())  # refused now, not at grading time
+            # refused now, not at grading time
+            configs.load(args.config, set(all_checks()), check_families())
         bundle(Path(args.out), lang=lang, timeout=args.timeout,
                config=Path(args.config) if args.config else None,
                allow_starter_code=args.allow_starter_code)
