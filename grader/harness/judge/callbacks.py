@@ -52,6 +52,15 @@ class FunctionRaised(Exception):
     stand-in raises this, and sqlite3 fails the statement as it does for any callback."""
 
 
+#: The error class of such a statement's reply (dbhost.error_data).
+COLLATION_RAISED = wire.DB_COLLATION_RAISED
+
+
+class CollationRaised(FunctionRaised):
+    """A collation of the code's raised: sqlite3 lets the exception out of the statement, and
+    the proxy raises the code's own (which it kept), not an error of the module's."""
+
+
 class Refused(Exception):
     """A stand-in called where it may not ask the target (a statement of the judge's own)."""
 
@@ -177,7 +186,7 @@ def answer(request: dict, message: dict):
     if len(outcome) != 1:
         raise wire.WireError("function reply needs exactly one of result, raised, refused")
     if outcome != ["result"]:
-        raise FunctionRaised(outcome[0])
+        raise (CollationRaised if request["call"] == "compare" else FunctionRaised)(outcome[0])
     value = message["result"]
     call = request["call"]
     if call in ("step", "inverse"):
@@ -196,4 +205,7 @@ def answer(request: dict, message: dict):
                 len(set(has)) != len(has):
             raise wire.WireError("new: unknown methods")
         return {"obj": wire.integer(value["obj"], "obj"), "has": has}
+    if type(value) is dict and len(value) == 1 and value.get("i") in ("+", "-"):
+        # an int out of SQLite's range: returned as such, the real module fails as it would
+        return wire.INT_MAX + 1 if value["i"] == "+" else wire.INT_MIN - 1
     return wire.sql_value_back(value)

@@ -961,6 +961,8 @@ def error_data(exc: BaseException) -> dict:
     """An exception of the real module's as data the proxy raises again."""
     if isinstance(exc, Deferred):
         return {"class": "Deferred", "message": "", "index": exc.index}
+    if isinstance(exc, callbacks.CollationRaised):  # the proxy raises what the code's raised
+        return {"class": callbacks.COLLATION_RAISED, "message": ""}
     kind = type(exc)
     name = next((k.__name__ for k in kind.__mro__ if k.__name__ in _SQLITE_ERRORS
                  and k.__module__ == "sqlite3"), None)

@@ -123,6 +123,9 @@ class ProxyConnection:
                     raise error
                 finally:
                     del error
+            if error.get("class") == wire.DB_COLLATION_RAISED:
+                # a collation of the code's raised: sqlite3 lets that very exception out
+                self._functions.raise_kept()
             raise_error(error)
         return reply.get("ok")
 
