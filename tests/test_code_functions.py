@@ -177,3 +177,26 @@ def test_an_answer_gives_sqlite_values_only():
         read({"call": "call"}, {"msg": "reply", "id": 1, "refused": "no"})
     assert issubclass(callbacks.FunctionRaised, Exception)
     assert not issubclass(callbacks.FunctionRaised, sqlite3.Error)
+
+
+def test_values_too_long_for_the_channel_fail_the_statement_not_the_target(tmp_path):
+    """An argument or a result longer than one message on the channel fails the function (its
+    statement: "user-defined function raised exception"), and the target goes on."""
+    path, judge = fresh_db(tmp_path)
+    target = start(write_target(tmp_path, '''
+def claim(conn, owner, now, lease_ms):
+    conn.create_function("big", 1, lambda n: "x" * n)
+    conn.create_function("size", 1, len)
+    said = []
+    for sql in ("SELECT size(zeroblob(4000000))", "SELECT big(4100000)", "SELECT size('a')"):
+        try:
+            said.append(conn.execute(sql).fetchone()[0])
+        except Exception as exc:
+            said.append(str(exc))
+    return repr(said)
+'''), path)
+    assert target.claim("A", "A", 0, LEASE_MS) == repr(
+        ["user-defined function raised exception", "user-defined function raised exception", 1])
+    target.sync()
+    target.close()
+    judge.close()

@@ -134,11 +134,26 @@ def _ask(conn, host, request: dict):
     if host.function_calls > MAX_CALLS_PER_REQUEST:
         raise Refused("too many calls of the code's functions in one request")
     request.update(conn=conn.name, epoch=conn.epoch)
+    if not fits(request):
+        raise Refused("arguments too long for one message on the channel")
     host.calling += 1
     try:
         return call_out(request)
     finally:
         host.calling -= 1
+
+
+def fits(message: dict) -> bool:
+    """Whether `message` fits one line on the channel with room to spare (measured only when
+    its values are long enough for it to matter)."""
+    size = sum(len(v) if type(v) is str else len(str(v)) for v in message.get("args") or ()
+               if type(v) is not int and v is not None)
+    if size < wire.MAX_LINE // 8:
+        return True
+    try:
+        return len(wire.encode(message)) < wire.MAX_LINE - 1024
+    except (wire.WireError, ValueError):
+        return False
 
 
 def _values(args) -> list:

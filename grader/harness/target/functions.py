@@ -184,10 +184,20 @@ def result(value):
     if isinstance(value, str):
         text = str.__str__(value)
         text.encode("utf-8")  # a lone surrogate: sqlite3's UnicodeEncodeError
-        return text
+        return _fitting(text)
     try:
         data = memoryview(value).tobytes()
     except TypeError:
         raise TypeError(f"a function returned a {type(value).__name__}, which SQLite does "
                         "not take") from None
-    return wire.sql_value(data)
+    return _fitting(wire.sql_value(data))
+
+
+def _fitting(value):
+    """`value` (a str, or bytes as the wire writes them), if it fits one message on the channel
+    with room to spare; else the function fails (a value of more than about 3 MiB cannot be
+    handed back, as none can be fetched: docs/protocol.md)."""
+    size = len(value) if type(value) is str else len(value["b"])
+    if size >= wire.MAX_LINE // 8 and len(wire.encode({"result": value})) >= wire.MAX_LINE - 1024:
+        raise ValueError("string or blob too big for the channel")
+    return value
