@@ -188,7 +188,7 @@ def claim(conn, owner, now, lease_ms):
     conn.create_function("big", 1, lambda n: "x" * n)
     conn.create_function("size", 1, len)
     said = []
-    for sql in ("SELECT size(zeroblob(4000000))", "SELECT big(4100000)", "SELECT size('a')"):
+    for sql in ("SELECT size(zeroblob(4000000))", "SELECT big(4194000)", "SELECT size('a')"):
         try:
             said.append(conn.execute(sql).fetchone()[0])
         except Exception as exc:
