@@ -200,3 +200,25 @@ def claim(conn, owner, now, lease_ms):
     target.sync()
     target.close()
     judge.close()
+
+
+def test_registrations_are_bounded_per_connection(tmp_path):
+    """At most wire.DB_MAX_FUNCTIONS functions a connection (the same name and narg again
+    replaces, removing frees one): past it, an OperationalError, and nothing kept."""
+    from test_proxy_conformance import proxy_side
+
+    proxy, host = proxy_side(tmp_path)
+    try:
+        for n in range(wire.DB_MAX_FUNCTIONS):
+            proxy.create_function(f"f{n}", 0, lambda n=n: n)
+        proxy.create_function("f0", 0, lambda: "again")  # a replacement takes no room
+        with pytest.raises(sqlite3.OperationalError, match="too many functions"):
+            proxy.create_function("one_more", 0, lambda: 1)
+        with pytest.raises(sqlite3.OperationalError, match="no such function"):
+            proxy.execute("SELECT one_more()")
+        proxy.create_function("f1", 0, None)  # removed: room for one
+        proxy.create_function("one_more", 0, lambda: 1)
+        assert proxy.execute("SELECT f0(), f255(), one_more()").fetchall() == [("again", 255, 1)]
+        assert len(proxy._functions.callables) == wire.DB_MAX_FUNCTIONS
+    finally:
+        host.close_all()
