@@ -652,7 +652,12 @@ def function_steps():
 
 def aggregate_steps():
     window = hasattr(sqlite3.Connection, "create_window_function")
-    steps = [
+    # (Python 3.10's sqlite3 lets an aggregate's missing step out as the AttributeError that
+    # names the class: the proxy's names its stand-in, a documented divergence)
+    no_step = [] if not window else [("no step", lambda c, k: (
+        c.create_aggregate("no_step", 1, NoStep),
+        outcome(lambda: c.execute("SELECT no_step(id) FROM jobs").fetchall()))[1])]
+    steps = no_step + [
         ("create", lambda c, k: c.create_aggregate("total_of", 1, Total)),
         ("over rows", rows("SELECT total_of(qty) FROM jobs")),
         ("over no row", rows("SELECT total_of(qty) FROM jobs WHERE id < 0")),
@@ -667,9 +672,6 @@ def aggregate_steps():
         ("__init__ raises", lambda c, k: (
             c.create_aggregate("no_instance", 1, FailsAtInit),
             outcome(lambda: c.execute("SELECT no_instance(id) FROM jobs").fetchall()))[1]),
-        ("no step", lambda c, k: (
-            c.create_aggregate("no_step", 1, NoStep),
-            outcome(lambda: c.execute("SELECT no_step(id) FROM jobs").fetchall()))[1]),
         ("not a class", lambda c, k: (
             c.create_aggregate("not_class", 1, 5),
             outcome(lambda: c.execute("SELECT not_class(id) FROM jobs").fetchall()))[1]),
@@ -719,14 +721,16 @@ def aggregate_steps():
 def selects_in_progress_steps():
     """A SELECT whose rows are partly read, then COMMIT, ROLLBACK, a second execute on its
     cursor, close: in autocommit and in a transaction, as a statement and as a method."""
-    select = "SELECT id, qty FROM jobs ORDER BY id"
+    # (each SELECT a text of its own: Python 3.10's statement cache may hand out a statement
+    # another cursor still runs, not reset, a bug of its own)
+    select = "SELECT id, qty FROM jobs ORDER BY id -- {}"
     steps = []
     for where in ("autocommit", "transaction"):
-        def opened(c, k, where=where):
+        def opened(c, k, where=where, n=len(steps)):
             if where == "transaction":
                 c.execute("BEGIN")
                 c.execute("UPDATE jobs SET qty = qty + 1 WHERE id = 3")
-            cur = k["s"] = c.execute(select)
+            cur = k["s"] = c.execute(select.format(n))
             return cur.fetchone(), c.in_transaction
         for end, act in [("COMMIT", lambda c, k: c.execute("COMMIT").fetchall()),
                          ("commit()", lambda c, k: c.commit()),
@@ -737,12 +741,13 @@ def selects_in_progress_steps():
                          ("other cursor's write", lambda c, k: c.execute(
                              "UPDATE jobs SET qty = qty + 1 WHERE id = 1").rowcount)]:
             steps += [
-                (f"{where}: open, read one ({end})", opened),
+                (f"{where}: open, read one ({end})", lambda c, k, o=opened, n=len(steps):
+                 o(c, k, n=n)),
                 (f"{where}: {end} with rows unread", lambda c, k, act=act: act(c, k)),
                 (f"{where}: the rest after {end}", on("s", lambda cur: outcome(cur.fetchall))),
                 (f"{where}: end after {end}", lambda c, k: (c.in_transaction,
                                                            c.rollback())),
-                (f"{where}: rows after {end}", rows(select)),
+                (f"{where}: rows after {end}", rows(select.format(f"after {len(steps)}"))),
             ]
     return steps
 
