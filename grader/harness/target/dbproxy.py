@@ -39,7 +39,12 @@ are compute-only callbacks: the callable stays in this process (`functions`), an
 registers a stand-in on its real connection that asks this process to run it whenever SQLite
 calls it, and takes back only an SQLite value (docs/protocol.md, "The code's SQL functions").
 Such a callable may not use the connection (sqlite3 would let it), and a name that is SQLite's
-own function or collation, or the grader's, may not be registered (NotSupportedError).
+own function or collation, or the grader's, may not be registered (NotSupportedError). Known
+divergences there: a function in the database's schema (an expression index, a view or trigger
+in main) is SQLite's "unsafe use of" (the judge's schema is not trusted); an argument or result
+longer than one message on the channel fails the statement ("user-defined function raised
+exception"); on Python 3.10 an aggregate class without `step` raises the AttributeError naming
+the stand-in's class, not the code's; the time of each call counts against the call's timeout.
 
 What is not available (no request for it exists, and the judge would run nothing on it): the
 methods that hand the code a second door into the database or run code of its own inside the
