@@ -14,6 +14,8 @@ import sqlite3
 
 from grader.harness import wire
 
+from . import callbacks
+
 #: Builtin exceptions a request may raise besides sqlite3's (binding a value, a bad argument).
 BUILTIN_ERRORS = wire.DB_BUILTIN_ERRORS
 SQLITE_ERRORS = {name for name in dir(sqlite3)
@@ -159,8 +161,8 @@ def params_data(params):
 
 
 def param_data(value):
-    """A parameter as the proxy sent it (`dbproxy._value`): an SQLite value, or what makes the
-    real module raise the error binding the code's value raises."""
+    """A parameter as the proxy sent it (`proxycursor.sql_parameter`): an SQLite value, or what
+    makes the real module raise the error binding the code's value raises."""
     if type(value) is dict and len(value) == 1:
         if "i" in value and value["i"] in ("+", "-"):
             return wire.INT_MAX + 1 if value["i"] == "+" else wire.INT_MIN - 1
@@ -219,6 +221,8 @@ def error_data(exc: BaseException) -> dict:
     """An exception of the real module's as data the proxy raises again."""
     if isinstance(exc, Deferred):
         return {"class": "Deferred", "message": "", "index": exc.index}
+    if isinstance(exc, callbacks.CollationRaised):  # the proxy raises what the code's raised
+        return {"class": callbacks.COLLATION_RAISED, "message": ""}
     kind = type(exc)
     name = next((k.__name__ for k in kind.__mro__ if k.__name__ in SQLITE_ERRORS
                  and k.__module__ == "sqlite3"), None)

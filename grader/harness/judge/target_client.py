@@ -34,6 +34,7 @@ from lab.store import BUSY_TIMEOUT_MS, Claim
 from grader.harness import wire
 from grader.harness.processes import workroot, zygote
 from grader.harness.processes.launch import LAUNCH_ENV, spawn
+from . import callbacks
 from .dbhost import DbHost, RequestError
 from .interleave import WriteLockWatch, is_statement
 # what a call returns or raises (Foreign: importable from here, as the calls' documented type)
@@ -194,6 +195,7 @@ class TargetProcess:
         self.calls = 0
         #: the real connections behind the proxies the code under grade holds (dbhost)
         self.db = DbHost(traced=_weakly(self, TargetProcess._traced))
+        self.db.call_out = _weakly(self, TargetProcess._function)
         self._watches: dict[str, WriteLockWatch] = {}  # the gated connections'
         self._gate_error: BaseException | None = None  # a gate's callable raised: re-raised
         self._stack: list[_Frame] = []
@@ -416,7 +418,8 @@ class TargetProcess:
         self._check_quiet()
 
     def _call(self, request: dict, send: Callable | None = None,
-              clock: Callable | None = None, statement: Callable | None = None) -> Any:
+              clock: Callable | None = None, statement: Callable | None = None,
+              timeout: float | None = None) -> Any:
         if self._closed is not None:
             raise TargetClosed(f"the target process is closed ({self._closed})")
         if threading.get_ident() != self._thread:
@@ -431,8 +434,9 @@ class TargetProcess:
         try:
             self._send(request, frame.op)
             given = time.monotonic()  # the target has control since: a database request it
-            while True:               # makes runs on its time, a callback on the judge's
-                message = self._recv(self.timeout - (time.monotonic() - given), frame.op)
+            limit = self.timeout if timeout is None else timeout  # makes runs on its time,
+            while True:                                           # a callback on the judge's
+                message = self._recv(limit - (time.monotonic() - given), frame.op)
                 kind = message.get("msg")
                 if kind == "db":
                     self._db(frame, message, given + self.timeout)
@@ -452,6 +456,11 @@ class TargetProcess:
             self._stack.pop()
 
     def _reply(self, frame: _Frame, message: dict) -> Any:
+        if frame.op == "fn":  # checked by what asked (`_function`)
+            if message.get("id") != frame.call_id or type(message.get("id")) is not int:
+                self._fail("reply to a function out of turn")
+            self._check_quiet()
+            return message
         try:
             outcome = [k for k in ("value", "raised", "refused") if k in message]
             if len(outcome) != 1:
@@ -494,6 +503,8 @@ class TargetProcess:
     def _db(self, frame: _Frame, message: dict, deadline: float) -> None:
         """A request of a proxy connection's (dbproxy), made during the innermost call: run
         on the real connection (dbhost), answered."""
+        if frame.op == "fn":  # a function of the code's computes only (the target refuses it)
+            self._fail("a database request from inside a function of the code's")
         try:
             wire.keys(message, ("msg", "id", "cb", "req"), what="db")
             if wire.integer(message["id"], "db id") != frame.call_id:
@@ -626,6 +637,37 @@ class TargetProcess:
                                 "only None, bool, int, float or str can go to the target")
             answer = {"op": "return", "cb": cb, "value": result}
         self._send(answer, frame.op)
+
+    def _function(self, request: dict):
+        """A function of the code's, called by SQLite on one of the real connections here while
+        a proxy's request is served (`callbacks`' stand-ins, through DbHost.call_out): asked of
+        the target as a call nested in that request, with what is left of the call's time; its
+        answer, checked. The code's callable raised: callbacks.FunctionRaised (sqlite3 fails
+        the statement with its own error). Anything else (a timeout, the target ended or broke
+        the protocol) is kept and raised once SQLite has given control back (`_db`, as a
+        gate's error), the statement interrupted meanwhile."""
+        outer = self._stack[-1] if self._stack else None
+        if outer is None or outer.op not in CALLS or self._gate_error is not None:
+            raise callbacks.Refused("no call of the code's under way")
+        deadline = self.db.deadline
+        left = self.timeout if deadline is None else deadline - time.monotonic()
+        try:
+            message = self._call(dict(request, op="fn"), timeout=left)
+            try:
+                return callbacks.answer(request, message)
+            except wire.WireError as exc:
+                self._fail(str(exc))
+        except callbacks.FunctionRaised:
+            raise
+        except TargetTimeout:  # the call it was made in timed out
+            error: BaseException = TargetTimeout(self.timeout, outer.op)
+        except TargetEnded as ended:
+            error = TargetEnded(ended.returncode, outer.op)
+        except BaseException as exc:  # noqa: BLE001 - raised once SQLite is done (`_db`)
+            error = exc
+        self._gate_error = error
+        self.db.interrupt_all()
+        raise callbacks.Refused("the target process cannot answer")
 
     # -- the pipes ---------------------------------------------------------------------------------
     def _send(self, message: dict, during: str) -> None:
@@ -793,7 +835,8 @@ def _weakly(owner, method) -> Callable:
     def call(*args):
         target = ref()
         if target is not None:
-            method(target, *args)
+            return method(target, *args)
+        return None
     return call
 
 
