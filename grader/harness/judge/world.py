@@ -122,11 +122,13 @@ class World:
     def send_returns(self):
         """What the check's sends return, one after another, where the check's own send returns
         nothing: what real callables return and work_once must ignore (the contract: finish is
-        called whatever send returned). The lesson's world starts with False, then 0, None, a
-        value; a drawn world draws them."""
-        values = (False, 0, None, "202 Accepted", True, 1)
+        called whatever send returned). Every world starts with False (the first send of a
+        check is often its only one: a work_once that takes False for a failed delivery meets
+        it in every world), then 0, None, a value, in the lesson's order or drawn."""
+        values = (0, None, "202 Accepted", True, 1)
         rng = None if self.lesson else self._draw("send-returns")
         while True:
+            yield False
             yield from (values if rng is None else rng.sample(values, len(values)))
 
     def label(self, kind: str, lesson_value: str) -> str:
