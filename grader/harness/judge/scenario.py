@@ -29,7 +29,7 @@ from .invariants import Broken, Rules, WorkOnce
 from .world import LESSON_SEED, World
 from .outcomes import (SHARED_WAIT_MS, CheckFailed, TargetRaised, WriteLocked, error_line,
                        expected_row, judge_wait_ms, judge_write, lost_target, own_files, show,
-                       show_typed, stamp)  # SHARED_WAIT_MS, WriteLocked...: the checks' too
+                       show_typed, stamp, type_name)  # SHARED_WAIT_MS...: the checks' too
 from .target_client import (START_TIMEOUT, Foreign, FunctionHung, ProtocolError, RaisedInTarget,
                             SendFailed, TargetEnded, TargetProcess, TargetProcessError,
                             TargetTimeout)
