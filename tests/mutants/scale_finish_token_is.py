@@ -5,6 +5,7 @@ Python keeps one object for each small integer (up to 256) only: past that, equa
 from the database and from the Claim are different objects, and the holder's own finish is
 rejected."""
 
+from _claim_parts import transaction
 from _kit import reference_claim as claim
 from _kit import work_once_with
 
@@ -13,8 +14,7 @@ EXPECT_TEXT = {"lowest-id-first": "never with is"}
 
 
 def finish(conn, claim, now):
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    def body():
         row = conn.execute("SELECT status, owner, token, attempts, lease_until, deadline"
                            " FROM jobs WHERE id = ?", (claim.id,)).fetchone()
         ok = (row is not None and row[0] == "leased" and row[1] == claim.owner
@@ -23,12 +23,9 @@ def finish(conn, claim, now):
         if ok:
             conn.execute("UPDATE jobs SET status = 'done', finished_at = ? WHERE id = ?",
                          (now, claim.id))
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    return ok
+        return ok
+
+    return transaction(conn, "BEGIN IMMEDIATE", body)
 
 
 work_once = work_once_with(claim, finish)
