@@ -262,3 +262,51 @@ def test_the_exit_status_tells_no_hidden_verdict(graded, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert HIDDEN not in proc.stdout and VERDICT not in proc.stdout
     assert run_grader(*common, "--instructor").returncode == 1
+
+
+def test_the_pytest_path_and_its_report_follow_the_config(graded, tmp_path):
+    """`python -m pytest --pyargs grader.checks --course-config`: a hidden check is not collected
+    (neither its text nor its pass/fail shows; the summary says how many are hidden), a verdict
+    check fails with its message only; `python -m grader report FILE --config` writes the
+    student's reports as `python -m grader --config` does, `--instructor` every check whole."""
+    import os
+    import subprocess
+    import sys
+
+    out = graded["dir"]
+    report = tmp_path / "pytest.json"
+    env = {**os.environ, "NO_COLOR": "1", "LANG": "C.UTF-8"}
+    env.pop("PYTEST_XDIST_WORKER", None)
+    env.pop("PYTEST_ADDOPTS", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider", "--pyargs",
+         "grader.checks", "--impl", str(out / "queue.py"), "--replay", "1", "-m", "boundaries",
+         "--course-config", str(out / "grader.toml"), "--json-report",
+         f"--json-report-file={report}"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    for secret in secrets_of(HIDDEN):
+        assert secret not in proc.stdout, secret
+    assert VERDICT in proc.stdout
+    verdict = proc.stdout.split(VERDICT, 1)[1]
+    assert "What happened:" not in verdict and "Hint:" not in verdict
+    assert "hidden until your instructor publishes them" in proc.stdout
+    family = [c for c, f in check_families().items() if f == "boundaries"]
+    assert HIDDEN in family and VERDICT in family
+    assert f"{len(all_checks()) - len(family) + 1} deselected" in proc.stdout  # -m, and HIDDEN
+
+    student, instructor = tmp_path / "student.json", tmp_path / "instructor.json"
+    for path, extra in ((student, []), (instructor, ["--instructor"])):
+        run = run_grader("report", str(report), "--config", str(out / "grader.toml"),
+                         "--json", str(path), *extra)
+        assert run.returncode == 1, run.stderr
+    for secret in secrets_of(HIDDEN)[1:]:
+        assert secret not in student.read_text(encoding="utf-8").split('"tests"')[0]
+    bad = run_grader("report", str(report), "--config", str(tmp_path / "nope.toml"))
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+    refused = subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider", "--pyargs",
+         "grader.checks", "--impl", str(out / "queue.py"), "--course-config",
+         str(tmp_path / "nope.toml")], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=600)
+    assert refused.returncode == 4 and "--course-config" in refused.stderr, refused.stderr

@@ -44,6 +44,12 @@ def pytest_addoption(parser):
                     help="language of the checks' failure texts (default: from the locale)")
     group.addoption("--timeout-scale", dest="leaselab_timeout_scale", default=1.0, type=float,
                     metavar="X", help="multiply every check's wall-clock safety timeout")
+    group.addoption("--course-config", dest="leaselab_config", default=None, metavar="PATH",
+                    help="the course's config file, as python -m grader --config reads it: a "
+                         "check it hides is not collected, one it shows as a verdict fails with "
+                         "its message only")
+    group.addoption("--instructor", dest="leaselab_instructor", action="store_true",
+                    help="the instructor's copy: every check in full, whatever the config shows")
 
 
 def pytest_configure(config):
@@ -79,6 +85,15 @@ def pytest_collection_modifyitems(session, config, items):
             raise pytest.UsageError(problem)
     order = {check_id: i for i, check_id in enumerate(all_checks())}
     items.sort(key=lambda item: order.get(item.name, -1) if isinstance(item, CheckItem) else -1)
+    checks = [item for item in items if isinstance(item, CheckItem)]
+    if checks:  # what the course hides is not run here: neither its text nor its status shows
+        grading = Grading.of(config)
+        levels = grading.course_config().levels([item.name for item in checks])
+        hidden = [item for item in checks if levels.get(item.name) == "hidden"]
+        if hidden:
+            grading.hidden = [item.info for item in hidden]
+            items[:] = [item for item in items if item not in hidden]
+            config.hook.pytest_deselected(items=hidden)
 
 
 class CheckNotPassed(Exception):
@@ -170,6 +185,8 @@ class Grading:
         self._brief = {"hung": []}
         self._preflown = False
         self.told: dict = {}  # a blocking cause -> the check whose failure told it in full
+        self.hidden: list = []  # the checks the course's config hides (not collected)
+        self._course = None
 
     @classmethod
     def of(cls, config) -> "Grading":
@@ -177,6 +194,21 @@ class Grading:
         if grading is None:
             grading = config.stash[GRADING] = cls(config)
         return grading
+
+    def course_config(self):
+        """The course's config (--course-config; the defaults without it), --instructor applied;
+        a file that cannot be read or names unknown checks is a usage error."""
+        if self._course is None:
+            from grader import config as configs
+            from grader.checkdef import all_checks, check_families
+
+            try:
+                self._course = configs.load(self.config.getoption("leaselab_config"),
+                                            set(all_checks()), check_families())
+            except configs.ConfigError as exc:
+                raise pytest.UsageError(f"--course-config: {exc}") from None
+            self._course.instructor = bool(self.config.getoption("leaselab_instructor"))
+        return self._course
 
     def bad_impl(self) -> str | None:
         """Why --impl cannot be graded (one line), or None."""
@@ -211,7 +243,6 @@ class Grading:
         return checkrun.kept_check_exception() if self.debug else None
 
     def failure_text(self, result) -> str:
-        from grader.config import Config
         from grader.harness.target.loader import display_name
         from grader.harness.judge.world import LESSON_SEED
         from grader.report import pipeline
@@ -219,8 +250,9 @@ class Grading:
         from grader.report.render import check_text, first_line
 
         report = pipeline.report_of([result], lang=self.lang, target=display_name(self.impl),
-                                    impl=self.impl, config=Config(), seed=self.seed,
-                                    drawn=self.seed != LESSON_SEED, use_history=False)
+                                    impl=self.impl, config=self.course_config(),
+                                    seed=self.seed, drawn=self.seed != LESSON_SEED,
+                                    use_history=False)
         check = report.checks[0]
         key = self.blocking_key(result)
         if key is not None:  # code that never reached a rule: told in full once, then a line
@@ -245,7 +277,6 @@ class Grading:
     def causes_lines(self) -> list[str]:
         """The shared causes of this session's failures ("Fix this first"), as the grader's
         report leads with them: told once at the end, as a summary a test run ends with."""
-        from grader.config import Config
         from grader.harness.target.loader import display_name
         from grader.harness.judge.world import LESSON_SEED
         from grader.report import pipeline
@@ -253,7 +284,7 @@ class Grading:
 
         report = pipeline.report_of(self.results, lang=self.lang,
                                     target=display_name(self.impl), impl=self.impl,
-                                    config=Config(), seed=self.seed,
+                                    config=self.course_config(), seed=self.seed,
                                     drawn=self.seed != LESSON_SEED, use_history=False)
         lines = []
         for cause in report.causes:
@@ -277,4 +308,7 @@ class Grading:
         line = (text("ui.score", self.lang, score=score, max_score=total) + "   "
                 + text("ui.summary", self.lang, passed=passed,
                        failed=len(self.results) - passed))
+        if self.hidden:
+            line += "\n" + text("ui.hidden-checks", self.lang, count=len(self.hidden),
+                                points=sum(info.points for info in self.hidden))
         return f"lease lab ({self.impl}, --replay {self.seed}): {line}"

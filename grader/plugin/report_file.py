@@ -7,6 +7,9 @@ command reads those results back and writes them with every writer: the terminal
 any of the report files `python -m grader` writes (HTML through jinja2, results.json, JUnit,
 PrairieLearn, Markdown), in the language asked for. A file with no lease lab result in it is a
 bad argument (exit 2, one line); exit status 0 when every check in it passed, 1 otherwise.
+`--config` applies the course's config (what students see of each check, as `python -m grader
+--config` does: a hidden check is in no report and its verdict not in the exit status), and
+`--instructor` makes the instructor's copy (every check in full).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import os
 import sys
 
 from grader import arguments, config as configs
-from grader.checkdef import all_checks
+from grader.checkdef import all_checks, check_families
 from grader.harness.judge.world import LESSON_SEED
 from grader.report import outputs, pipeline, terminal
 from grader.report.messages import LANGS, default_lang
@@ -43,6 +46,10 @@ def parser() -> arguments.Parser:
     p.add_argument("--hints", action="store_true", help="show the hint under every failed check")
     p.add_argument("--all", action="store_true", dest="tell_all",
                    help="every failure's story in full on the terminal")
+    p.add_argument("--config", metavar="PATH",
+                   help="the course's config file: what students see of each check (show)")
+    p.add_argument("--instructor", action="store_true",
+                   help="the instructor's copy: every check in full, whatever the config shows")
     for output in outputs.FORMATS:
         output.add_to(p, help=f"write {output.noun}")
     return p
@@ -66,19 +73,27 @@ def main(argv: list[str]) -> int:
     if problem:
         print(f"grader: {problem}", file=sys.stderr)
         return 2
+    try:
+        config = configs.load(args.config, set(all_checks()), check_families())
+    except configs.ConfigError as exc:
+        print(f"grader: {exc}", file=sys.stderr)
+        return 2
+    config.instructor = args.instructor
     lang = args.lang or (meta.get("lang") if meta.get("lang") in LANGS else default_lang())
     seed = meta.get("seed") if type(meta.get("seed")) is int else LESSON_SEED
     report = pipeline.report_of(results, lang=lang, target=target, impl=target,
-                                config=configs.Config(), seed=seed, drawn=seed != LESSON_SEED,
+                                config=config, seed=seed, drawn=seed != LESSON_SEED,
                                 duration=sum(r.duration for r in results),
                                 tell_all=args.tell_all, asked_hints=args.hints,
                                 use_history=False)
     print(terminal.from_view(report, Style.for_stream(sys.stdout)))
-    problem = outputs.write_all(asked, report, configs.Config())
+    problem = outputs.write_all(asked, report, config)
     if problem:
         print(f"grader: {problem}", file=sys.stderr)
         return 2
-    return 0 if all(r.passed for r in results) else 1
+    shown = results if config.instructor else [r for r in results
+                                                if r.id not in {c.id for c in report.hidden}]
+    return 0 if all(r.passed for r in shown) else 1  # a hidden verdict is not told by the status
 
 
 def read(path: str) -> tuple[list[CheckResult], dict]:
