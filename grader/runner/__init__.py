@@ -31,6 +31,8 @@ from grader.harness.judge import scenario
 from grader.harness.judge.world import LESSON_SEED
 from grader.results import CheckResult, Failure, Kind, Outcome, outcome_of
 
+from grader.harness.processes import portable
+
 from . import keywords, lanes
 
 PREFLIGHT_TIMEOUT = 10.0  # seconds to import the code under grade (times --timeout-scale)
@@ -103,8 +105,15 @@ def iter_checks(impl: str, *, timeout_scale: float = 1.0, select: str | None = N
     except BaseException:
         preflight.abandon()  # no lane yet: it and whatever it left are ended
         raise
-    # One lane too: the judges of most checks run there, without a fork each.
-    done = lanes.run(units, lanes_wanted, settings, *schedule(units),
+    # One lane too: the judges of most checks run there, without a fork each. Where there is
+    # no fork, lanes spawned as fresh interpreters (the portable path).
+    if portable.forkless():
+        from . import spawned  # (not at the top: `python -m grader.runner.spawned` runs it)
+
+        run_lanes = spawned.run
+    else:
+        run_lanes = lanes.run
+    done = run_lanes(units, lanes_wanted, settings, *schedule(units),
                      meanwhile=lambda keep: preflight.brief(keep),
                      long_first=0 if short_first else None)
     try:
@@ -260,6 +269,24 @@ def start_preflight(spec: str, timeout_scale: float) -> Preflight:
     it on the brief it nearly always gives, and again if it gives another: grader.runner.lanes):
     a check's verdict is the same whatever ran before it, on however many lanes
     (docs/contract.md, "A function that hangs")."""
+    if portable.forkless():  # the portable path: a spawned judge (grader.runner.spawned)
+        from . import spawned
+
+        return spawned.SpawnedPreflight(spec, timeout_scale,
+                                        preflight_timeout(timeout_scale) + spawned.START_SLACK)
+    with cwd_on_path():
+        return Preflight(sandbox.start(preflight_body(spec, timeout_scale),
+                                       timeout=preflight_timeout(timeout_scale)))
+
+
+def preflight_timeout(timeout_scale: float) -> float:
+    """The preflight judge's whole timeout: a start each time a call broke the target
+    process, each call once."""
+    return len(scenario.PROBED) * (PREFLIGHT_TIMEOUT + PROBE_TIMEOUT) * timeout_scale + 5
+
+
+def preflight_body(spec: str, timeout_scale: float) -> Callable[[], dict | Failure]:
+    """What the preflight's judge runs (`start_preflight`)."""
     timeout = PREFLIGHT_TIMEOUT * timeout_scale
     call = PROBE_TIMEOUT * timeout_scale
 
@@ -267,10 +294,7 @@ def start_preflight(spec: str, timeout_scale: float) -> Preflight:
         sandbox.report_step({"op": "import", "target": spec})
         with tempfile.TemporaryDirectory(prefix="probe-", dir=workroot.folder()) as workdir:
             return scenario.probe(spec, workdir, timeout, call)
-
-    with cwd_on_path():  # a start each time a call broke the target process, each call once
-        return Preflight(sandbox.start(probe,
-                                       timeout=len(scenario.PROBED) * (timeout + call) + 5))
+    return probe
 
 
 def briefing(spec: str, timeout_scale: float) -> tuple[Failure | None, dict]:

@@ -143,7 +143,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
     hygiene.become_subreaper()
     before = hygiene.child_pids()
     first = long_lanes(jobs) if long_first is None else long_first
-    queue = _Queues(long, short, first)
+    queue = Queues(long, short, first)
     reported = Reported(units)
     lanes: list[_Lane] = []
     ended: list[_Lane] = []  # replaced after they died: still to be reaped
@@ -169,7 +169,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
                 lane.close()
                 _end(lane.pid, at_once=True)
             ended += lanes
-            queue, reported = _Queues(long, short, first), Reported(units)
+            queue, reported = Queues(long, short, first), Reported(units)
             lanes = []
             for number in range(len(ended)):
                 lane = _Lane(units, settings, lanes)
@@ -186,11 +186,11 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
                     if queue:
                         give_next(lane, lanes.index(lane))
                 if lane.unit is not None and lane.inbox < 0:  # it ended without answering
-                    yield lane.unit, _lost(settings, "ended while it ran this check")
+                    yield lane.unit, lost(settings, "ended while it ran this check")
                 elif lane.unit is not None and time.monotonic() > lane.deadline:
                     lane.close()
                     _end(lane.pid, at_once=True)
-                    yield lane.unit, _lost(settings, "did not answer in time while it ran"
+                    yield lane.unit, lost(settings, "did not answer in time while it ran"
                                            " this check (its judge could not be stopped)")
                 else:
                     continue
@@ -248,7 +248,7 @@ def long_lanes(jobs: int) -> int:
     return max(1, jobs - 1)
 
 
-class _Queues:
+class Queues:
     """The long and the short units; lanes numbered below `long_lanes` prefer the long."""
 
     def __init__(self, long: list[int], short: list[int], long_lanes: int):
@@ -288,7 +288,7 @@ def _answers(lane: _Lane):
         yield answer["unit"], (runs, answer["duration"])
 
 
-def _lost(settings, what: str) -> tuple:
+def lost(settings, what: str) -> tuple:
     bug = Failure.grader_bug(f"a lane of the grader {what}")
     return [bug] * len(settings.seeds), 0.0
 

@@ -28,6 +28,12 @@ zygote. `run(body, timeout)` runs the judge in one of two ways:
   processes get the CPU limit a forked judge would have passed them. It saves the fork of the
   judge and its copy-on-write faults: about half of a quick check's CPU. The lane's parent
   keeps a second safety net (lanes.BACKSTOP).
+- **Watched** (the portable path, grader.harness.processes.portable: no fork, no SIGALRM): in
+  this process too, always; this process is a spawned lane (grader.runner.spawned) or the
+  preflight's spawned judge. `timeout` is a watchdog thread: when it fires it kills every
+  target process the judge started (`on_time_up`: `Popen.kill`), so whatever the judge waits
+  for ends at once, and the run is timed out with its last step, as the alarm's would be. No
+  jail, no limits: the platforms of that path have neither (docs/DEVELOPING.md).
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from typing import Callable
 
 from grader.results import Failure, Kind, Outcome, result_from_json, result_to_json
 
-from . import jail, workroot, zygote
+from . import jail, portable, workroot, zygote
 from .hygiene import (become_subreaper, child_pids, end_strays, not_dumpable, own_children,
                       redirect_stdin, sweep)
 
@@ -80,6 +86,8 @@ def run(body: Callable[[], Failure | None | dict], timeout: float,
     Failures made here: timed out (with the step), exited (with the step and the exit code or
     signal), and grader-bug when `body` itself raised.
     """
+    if portable.forkless():
+        return run_watched(body, timeout)
     if inline and _can_run_here():
         return _run_here(body, timeout)
     return finish(start(body, timeout))
@@ -212,6 +220,57 @@ def _run_here(body: Callable[[], Failure | None], timeout: float) -> Failure | N
     keep = {zygote.own_pid()} - {None}
     if own_children() - keep:  # a target spawned where the zygote failed, or its orphans
         end_strays(keep)
+    return result
+
+
+_killers: list = []  # what ends the watched judge's target processes (`on_time_up`)
+
+
+def on_time_up(kill: Callable[[], None]) -> None:
+    """Judge side: `kill` ends a process this judge started; a watched run's watchdog calls it
+    when the run's time is up (kept only while a run is watched: a no-op elsewhere)."""
+    if _watched:
+        _killers.append(kill)
+        if _time_up:  # started after the watchdog fired: ended at once too
+            kill()
+
+
+_watched = False  # a watched run is under way in this process
+
+
+def run_watched(body: Callable[[], Failure | None | dict], timeout: float
+                ) -> Failure | None | dict:
+    """`run` on the portable path, in this process: a watchdog thread ends the judge's target
+    processes at `timeout` (`on_time_up`), then the run is timed out with its last step,
+    whatever the judge made of their end."""
+    global _here, _last_step, _time_up, _watched
+    _here, _last_step, _time_up, _watched = True, None, False, True
+    done = threading.Event()
+
+    def watchdog() -> None:
+        global _time_up
+        if done.wait(timeout):
+            return
+        _time_up = True
+        for kill in list(_killers):
+            try:
+                kill()
+            except Exception:  # already ended, or closed meanwhile
+                pass
+
+    dog = threading.Thread(target=watchdog, name="judge-watchdog", daemon=True)
+    dog.start()
+    try:
+        result = body()
+    except BaseException:
+        result = None if _time_up else Failure.grader_bug(traceback.format_exc())
+    finally:
+        done.set()
+        dog.join()
+        _killers.clear()
+        _here, _watched = False, False
+    if _time_up:
+        result = _timed_out(_last_step, timeout)
     return result
 
 

@@ -1,0 +1,97 @@
+"""Small pieces of the judge's handle on a target process (split from target_client, issue 40,
+which uses them): the environment a target process starts with (`scrubbed`), a sqlite3 error of
+the judge's own told as a call's (`raised_error`), a method called through a weak reference
+(`weakly`), and the checks of what the judge passes in (`conn_name`, `int64`, `short_str`) or
+was sent (`what`); `CallFrame`, one call under way.
+
+May import: the standard library and grader.harness.wire.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+import weakref
+from typing import Callable
+
+from grader.harness import wire
+from grader.harness.wire.values import RaisedInTarget
+
+
+@dataclasses.dataclass
+class CallFrame:
+    call_id: int
+    op: str
+    send: Callable | None = None
+    clock: Callable | None = None
+    next_cb: int | None = None
+    statement: Callable | None = None  # a claim on a gated connection: asked before each step
+    step: int = 0  # the statements of a gated claim so far
+    free: bool = False  # the judge answered "free"
+    conn: str | None = None  # the connection the call was given
+    # traced during it: (conn, sql, tables), tables as dbhost.DbHost.tables_read told
+    statements: list = dataclasses.field(default_factory=list)
+    dropped: int = 0  # statements traced over the limit
+    #: work_once: for each send, whether its connection had a transaction open at that moment
+    sends_in_transaction: list = dataclasses.field(default_factory=list)
+
+
+#: What of the judge's environment a target process gets: what an interpreter reads at start-up
+#: (PYTHON*, LC_*, LANG, HOME), PATH and TZ, the sealing flag, and the attack tests' knobs. No
+#: PYTEST_CURRENT_TEST (the check's name), nothing else that could tell one check from another.
+KEPT_PREFIXES = ("PYTHON", "LC_", "LEASELAB_ATTACK")
+KEPT_NAMES = ("LANG", "HOME", "PATH", "TZ", "LEASELAB_SEALED")
+
+
+def scrubbed(env) -> dict:
+    """The environment a target process starts with (see _KEPT_*)."""
+    return {k: v for k, v in env.items()
+            if k in KEPT_NAMES or k.startswith(KEPT_PREFIXES)}
+
+
+def raised_error(function: str, exc: sqlite3.Error) -> RaisedInTarget:
+    """A sqlite3 error of a request the judge ran on a target's connection (setup SQL), told as
+    the error a call raised. Not values.describe_error, which tells what the code under
+    grade raised: its place in that code, its chain, a callback's error; this error is the
+    judge's own (no place, no chain, the message cut at MAX_MESSAGE without "…")."""
+    kind = next((k.__name__ for k in type(exc).__mro__ if k.__module__ == "sqlite3"), "Error")
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return RaisedInTarget(function, type=f"sqlite3.{type(exc).__name__}",
+                          message=f"{type(exc).__name__}: {first}"[:wire.MAX_MESSAGE],
+                          where=None, not_implemented=False, sqlite_error=kind,
+                          send_failed=None, chain=[])
+
+
+def weakly(owner, method) -> Callable:
+    """`method` of `owner`, called through a weak reference: the DbHost a TargetProcess holds
+    (and its finalizer closes) does not keep that TargetProcess alive."""
+    ref = weakref.ref(owner)
+
+    def call(*args):
+        target = ref()
+        if target is not None:
+            method(target, *args)
+    return call
+
+
+def what(message: dict) -> str:
+    kind = message.get("msg")
+    return f"a {kind[:20]!r} message" if type(kind) is str else "a message without msg"
+
+
+def conn_name(name) -> str:
+    if type(name) is not str or not name or len(name) > wire.MAX_NAME:
+        raise TypeError("a connection name is a non-empty str")
+    return name
+
+
+def int64(value) -> int:
+    if type(value) is not int or not wire.INT_MIN <= value <= wire.INT_MAX:
+        raise TypeError(f"expected a 64-bit int, got {type(value).__name__}")
+    return value
+
+
+def short_str(value) -> str:
+    if type(value) is not str or len(value) > wire.MAX_STR:
+        raise TypeError(f"expected a str, got {type(value).__name__}")
+    return value

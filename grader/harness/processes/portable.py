@@ -1,0 +1,215 @@
+"""The portable path: a grade where the interpreter cannot fork judges and targets as the Linux
+path does (Windows, macOS: docs/DEVELOPING.md, "The portable path"), chosen by what this
+interpreter can do (`forkless`), never by the platform's name.
+
+On it every process is a fresh interpreter (`subprocess.Popen`, no `pass_fds`, no process
+group, no session) that speaks the same JSON lines as its forked twin over its own stdin and
+stdout, the only handles Windows lets a child inherit: the target server (`spawn_target`, a
+launcher as `launch.spawn` is) and the runner's spawned lanes (grader.runner.spawned, started
+with `Spawned`). A pipe is read by a thread of its own (`Reader`): `select` takes sockets only on
+Windows. A process is ended with `Popen.kill`; a judge's timeout is a watchdog thread
+(grader.harness.processes.sandbox), not SIGALRM.
+
+May import: the standard library only (it is loaded before anything POSIX-only could be).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import queue
+import subprocess
+import sys
+import threading
+
+#: "1": take the portable path even where the fork path could run (the parity test, bench
+#: --portable); anything else: chosen by `fork_path_usable`.
+PORTABLE_ENV = "LEASELAB_PORTABLE"
+
+
+def forkless() -> bool:
+    """Whether this grade takes the portable path (read at each call: PORTABLE_ENV)."""
+    return os.environ.get(PORTABLE_ENV) == "1" or not fork_path_usable()
+
+
+@functools.lru_cache(maxsize=None)
+def fork_path_usable() -> bool:
+    """Whether this interpreter has everything the fork path stands on: `os.fork`, process
+    groups (`os.killpg`, `os.setpgid`), SIGALRM timers, fd passing (`socket.send_fds`, the
+    zygote's door), `fcntl` and `resource`, and the C library's `prctl` (the subreaper and the
+    death signal that keep its processes from outliving it). macOS has fork but no prctl (and
+    fork after threads is not safe there): it takes the portable path, as Windows does."""
+    import signal
+    import socket
+
+    if not all((hasattr(os, "fork"), hasattr(os, "killpg"), hasattr(os, "setpgid"),
+                hasattr(signal, "setitimer"), hasattr(signal, "SIGALRM"),
+                hasattr(socket, "send_fds"))):
+        return False
+    try:
+        import fcntl  # noqa: F401
+        import resource  # noqa: F401
+    except ImportError:
+        return False
+    try:
+        from .jail import c_library
+
+        c_library().prctl  # noqa: B018
+    except Exception:  # no C library to load (Windows), or no prctl in it (macOS)
+        return False
+    return True
+
+
+class Reader:
+    """A thread that reads a pipe (a file object opened unbuffered in binary) to its end and
+    hands the chunks over: `get(timeout)` gives the next one, b"" at the end, or raises
+    queue.Empty. The thread closes the pipe at its end (nobody else does: no fd is closed
+    under a read)."""
+
+    def __init__(self, stream, name: str):
+        self.stream = stream
+        self.chunks: queue.Queue = queue.Queue()
+        self.ended = False
+        self.thread = threading.Thread(target=self._pump, name=name, daemon=True)
+        self.thread.start()
+
+    def _pump(self) -> None:
+        try:
+            fd = self.stream.fileno()
+            while True:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                self.chunks.put(chunk)
+        except (OSError, ValueError):
+            pass
+        finally:
+            try:
+                self.stream.close()
+            except OSError:
+                pass
+            self.chunks.put(b"")
+
+    def get(self, timeout: float | None) -> bytes:
+        if self.ended:
+            return b""
+        chunk = self.chunks.get(timeout=timeout)
+        self.ended = not chunk
+        return chunk
+
+
+class Lines:
+    """JSON lines (bytes, without their newline) read from a `Reader`; None at the end."""
+
+    def __init__(self, reader: Reader):
+        self.reader, self.buffer = reader, b""
+
+    def get(self, timeout: float | None) -> bytes | None:
+        """The next line, None at the pipe's end, queue.Empty after `timeout` seconds."""
+        while b"\n" not in self.buffer:
+            chunk = self.reader.get(timeout)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+
+def python_command(module: str, *args: str, python: str = sys.executable) -> list[str]:
+    return [python, "-m", module, *args]
+
+
+class Spawned:
+    """A fresh interpreter running `python -m module args`, talking JSON lines over its stdin
+    (ours to write: `send`) and its stdout (`lines`); its stderr is ours."""
+
+    def __init__(self, module: str, *args: str, cwd: str | None = None,
+                 env: dict | None = None):
+        self.process = subprocess.Popen(python_command(module, *args), stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, cwd=cwd, env=env, bufsize=0)
+        self.pid = self.process.pid
+        self.lines = Lines(Reader(self.process.stdout, f"spawned-{self.pid}"))
+
+    def send(self, line: bytes) -> bool:
+        """Write one line (False: it is gone, or stopped reading)."""
+        try:
+            self.process.stdin.write(line.rstrip(b"\n") + b"\n")
+            self.process.stdin.flush()
+            return True
+        except (OSError, ValueError):
+            return False
+
+    def close_input(self) -> None:
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+
+    def end(self, wait: float = 0.0) -> None:
+        """Close its stdin (an idle process then ends on its own); kill it if it has not ended
+        within `wait` seconds; reap it."""
+        self.close_input()
+        try:
+            self.process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+        kill(self.process)
+
+
+def kill(process) -> None:
+    """End a process we spawned and reap it: `Popen.kill` (SIGKILL, TerminateProcess)."""
+    try:
+        process.kill()
+    except OSError:
+        pass
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:  # stuck in the kernel: leave it
+        pass
+
+
+class SpawnedTarget:
+    """A target server started by `spawn_target`: the Popen (`pid`, `returncode`, `poll`,
+    `wait`, `kill`) and `reader`, the thread that reads its stdout (TargetProcess reads that
+    instead of select on a fd)."""
+
+    def __init__(self, process: subprocess.Popen):
+        self.popen = process
+        self.pid = process.pid
+        self.reader = Reader(process.stdout, f"target-{process.pid}")
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.returncode
+
+    def poll(self) -> int | None:
+        return self.popen.poll()
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        return self.popen.wait(timeout)
+
+    def kill(self) -> None:
+        try:
+            self.popen.kill()
+        except OSError:
+            pass
+
+
+def spawn_target(spec: str, *, python: str = sys.executable, cwd: str | None = None,
+                 env: dict | None = None, log: str | None = None):
+    """A launcher (grader.harness.processes.launch): the target server in a fresh interpreter
+    that talks over its stdin and stdout (`--stdio`). Returns (process, the fd the judge writes
+    requests to, -1): the judge reads its messages from `process.reader`."""
+    log_file = open(log, "ab") if log else subprocess.DEVNULL
+    try:
+        process = subprocess.Popen(
+            python_command("grader.harness.target.server", "--stdio", spec, python=python),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_file, cwd=cwd, env=env,
+            bufsize=0)
+    finally:
+        if log:
+            log_file.close()
+    out = os.dup(process.stdin.fileno())  # the judge's own fd, closed by it (TargetProcess)
+    process.stdin.close()
+    return SpawnedTarget(process), out, -1
