@@ -32,15 +32,14 @@ from .dbhost import DbHost, RequestError
 from .target_errors import (FunctionHung, ProtocolError, RequestRefused, SendFailed,  # noqa: F401
                             TargetClosed, TargetEnded, TargetLoadError, TargetProcessError,
                             TargetTimeout)
-from .target_fields import (CallFrame, conn_name, int64, raised_error, scrubbed, short_str,  # noqa: F401
-                            weakly, what)
+from .target_fields import (CALLS, CallFrame, conn_name, int64, own_connections_field,  # noqa: F401
+                            printed_field, raised_error, scrubbed, short_str, weakly, what)
 from .target_pipe import (Pipe, PipeBroken, PipeEnded, PipeTimeout, default_launcher,  # noqa: F401
                           end_target, kill_target)
 from .interleave import WriteLockWatch, is_statement
 # what a call returns or raises (Foreign: importable from here, as the calls' documented type)
 from grader.harness.wire.values import Foreign, RaisedInTarget, decode_error, decode_value  # noqa: F401
 
-CALLS = ("claim", "finish", "work_once")  # the calls of the code under grade
 
 #: Folders the target may write besides its databases' (os.pathsep-separated): for the
 #: project's attack tests, which need to see what an attack managed to do. Never set it to
@@ -105,6 +104,7 @@ class TargetProcess:
         self._thread = threading.get_ident()
         self._last_cb = 0
         launch = launcher or default_launcher()
+        began = time.monotonic()
         self._process, out, in_ = launch(spec, python=python, cwd=cwd, env=env, log=log)
         self._pipe = Pipe(out, in_, getattr(self._process, "reader", None))
         self.pid = self._process.pid
@@ -116,6 +116,9 @@ class TargetProcess:
         except BaseException:
             self.close()
             raise
+        finally:
+            if self._pipe.reader is not None:  # a spawned interpreter's start: not the code's
+                sandbox.credit(time.monotonic() - began)
 
     # -- the calls ---------------------------------------------------------------------------------
     def open(self, name: str, path, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
@@ -350,8 +353,8 @@ class TargetProcess:
                 raise wire.WireError("reply needs exactly one of value, raised, refused")
             wire.keys(message, ("msg", "id") + tuple(outcome),
                       ("own_connections", "drop", "printed"), what="reply")
-            printed = _printed(message["printed"], frame.op) if "printed" in message else None
-            own = (_own_connections(message["own_connections"], frame.op)
+            printed = printed_field(message["printed"], frame.op) if "printed" in message else None
+            own = (own_connections_field(message["own_connections"], frame.op)
                    if "own_connections" in message else [])
             if wire.integer(message["id"], "reply id") != frame.call_id:
                 raise wire.WireError(f"reply to call {message['id']} during call "
@@ -572,28 +575,5 @@ class TargetProcess:
             self._fail(f"{op} answered {value!r}")
 
 
-# -- helpers ---------------------------------------------------------------------------------------
-def _printed(value, op: str) -> tuple[str, int]:
-    """A reply's "printed" (to a call only): [text, characters left out], the text at most
-    wire.MAX_PRINTED characters."""
-    if op not in CALLS:
-        raise wire.WireError(f"printed in a reply to {op}")
-    items = wire.array(value, "printed", 2)
-    if len(items) != 2:
-        raise wire.WireError("printed is not [text, lost]")
-    return (wire.string(items[0], "printed", wire.MAX_PRINTED),
-            wire.integer(items[1], "printed lost"))
-
-
-def _own_connections(value, op: str) -> list[str]:
-    """A reply's own_connections (when present): 1 to wire.MAX_OWN distinct paths, on the reply to
-    a claim / finish / work_once only."""
-    if op not in ("claim", "finish", "work_once"):
-        raise wire.WireError(f"own_connections in a reply to {op}")
-    paths = wire.array(value, "own_connections", wire.MAX_OWN)
-    if not paths:
-        raise wire.WireError("own_connections is empty")
-    paths = [wire.string(path, "own_connections path", wire.MAX_MESSAGE) for path in paths]
-    if len(set(paths)) != len(paths) or not all(paths):
-        raise wire.WireError("own_connections: a path repeated or empty")
-    return paths
+# the names the project's tests read a reply's fields with
+_printed, _own_connections = printed_field, own_connections_field

@@ -2,7 +2,8 @@
 which uses them): the environment a target process starts with (`scrubbed`), a sqlite3 error of
 the judge's own told as a call's (`raised_error`), a method called through a weak reference
 (`weakly`), and the checks of what the judge passes in (`conn_name`, `int64`, `short_str`) or
-was sent (`what`); `CallFrame`, one call under way.
+was sent (`what`, a reply's `printed_field` and `own_connections_field`); `CallFrame`, one
+call under way.
 
 May import: the standard library and grader.harness.wire.
 """
@@ -16,6 +17,9 @@ from typing import Callable
 
 from grader.harness import wire
 from grader.harness.wire.values import RaisedInTarget
+
+
+CALLS = ("claim", "finish", "work_once")  # the calls of the code under grade
 
 
 @dataclasses.dataclass
@@ -95,3 +99,29 @@ def short_str(value) -> str:
     if type(value) is not str or len(value) > wire.MAX_STR:
         raise TypeError(f"expected a str, got {type(value).__name__}")
     return value
+
+
+def printed_field(value, op: str) -> tuple[str, int]:
+    """A reply's "printed" (to a call only): [text, characters left out], the text at most
+    wire.MAX_PRINTED characters."""
+    if op not in CALLS:
+        raise wire.WireError(f"printed in a reply to {op}")
+    items = wire.array(value, "printed", 2)
+    if len(items) != 2:
+        raise wire.WireError("printed is not [text, lost]")
+    return (wire.string(items[0], "printed", wire.MAX_PRINTED),
+            wire.integer(items[1], "printed lost"))
+
+
+def own_connections_field(value, op: str) -> list[str]:
+    """A reply's own_connections (when present): 1 to wire.MAX_OWN distinct paths, on the reply to
+    a claim / finish / work_once only."""
+    if op not in ("claim", "finish", "work_once"):
+        raise wire.WireError(f"own_connections in a reply to {op}")
+    paths = wire.array(value, "own_connections", wire.MAX_OWN)
+    if not paths:
+        raise wire.WireError("own_connections is empty")
+    paths = [wire.string(path, "own_connections path", wire.MAX_MESSAGE) for path in paths]
+    if len(set(paths)) != len(paths) or not all(paths):
+        raise wire.WireError("own_connections: a path repeated or empty")
+    return paths

@@ -15,7 +15,9 @@ May import: the standard library only (it is loaded before anything POSIX-only c
 
 from __future__ import annotations
 
+import atexit
 import functools
+import json
 import os
 import queue
 import subprocess
@@ -196,20 +198,71 @@ class SpawnedTarget:
             pass
 
 
+#: What of a target's environment a waiting spare is told with its spec, not started with: they
+#: name the target's own folders (TMPDIR...) and jail, which differ from one target to the next.
+LATE_ENV = ("TMPDIR", "SQLITE_TMPDIR", "TEMP", "TMP", "LEASELAB_JAIL_WRITE")
+
+_spares: dict[tuple, subprocess.Popen] = {}
+_spares_lock = threading.Lock()
+
+
 def spawn_target(spec: str, *, python: str = sys.executable, cwd: str | None = None,
                  env: dict | None = None, log: str | None = None):
     """A launcher (grader.harness.processes.launch): the target server in a fresh interpreter
     that talks over its stdin and stdout (`--stdio`). Returns (process, the fd the judge writes
-    requests to, -1): the judge reads its messages from `process.reader`."""
+    requests to, -1): the judge reads its messages from `process.reader`.
+
+    An interpreter's start (about a fifth of a second) is not waited for: each start takes a
+    spare that has already started and imported the server and waits to be told which target
+    to load (`--await`), and starts the next spare for the same python, folder and environment
+    (`LATE_ENV` aside), which the next target process of this judge takes."""
+    env = dict(os.environ if env is None else env)
+    if log or os.environ.get("LEASELAB_SPARES") == "0":
+        return _started(_popen(["--stdio", spec], python, cwd, env, log))
+    base = {k: v for k, v in env.items() if k not in LATE_ENV}
+    key = (python, cwd, tuple(sorted(base.items())))
+    with _spares_lock:
+        spare = _spares.pop(key, None)
+        for other in [k for k in _spares if k != key]:  # another grade's, another folder's
+            kill(_spares.pop(other))
+        if spare is None or spare.poll() is not None:
+            if spare is not None:
+                kill(spare)
+            spare = _popen(["--stdio", "--await"], python, cwd, base, None)
+        _spares[key] = _popen(["--stdio", "--await"], python, cwd, base, None)
+    late = {k: env.get(k) for k in LATE_ENV}
+    line = json.dumps({"spec": spec, "env": late}).encode() + b"\n"
+    try:
+        spare.stdin.write(line)
+        spare.stdin.flush()
+    except OSError:  # it died meanwhile: its end is what the judge reads
+        pass
+    return _started(spare)
+
+
+def _popen(args: list[str], python: str, cwd: str | None, env: dict, log: str | None):
     log_file = open(log, "ab") if log else subprocess.DEVNULL
     try:
-        process = subprocess.Popen(
-            python_command("grader.harness.target.server", "--stdio", spec, python=python),
+        return subprocess.Popen(
+            python_command("grader.harness.target.server", *args, python=python),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_file, cwd=cwd, env=env,
             bufsize=0)
     finally:
         if log:
             log_file.close()
+
+
+def _started(process: subprocess.Popen):
     out = os.dup(process.stdin.fileno())  # the judge's own fd, closed by it (TargetProcess)
     process.stdin.close()
     return SpawnedTarget(process), out, -1
+
+
+def stop_spares() -> None:
+    """End the waiting spares (also at exit; a spare whose stdin closes ends on its own)."""
+    with _spares_lock:
+        while _spares:
+            kill(_spares.popitem()[1])
+
+
+atexit.register(stop_spares)

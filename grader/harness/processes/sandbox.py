@@ -236,6 +236,16 @@ def on_time_up(kill: Callable[[], None]) -> None:
 
 
 _watched = False  # a watched run is under way in this process
+_deadline = 0.0  # when its watchdog fires (`credit` moves it)
+
+
+def credit(seconds: float) -> None:
+    """Judge side: `seconds` spent starting a target process (a fresh interpreter's start-up)
+    do not count against a watched run's timeout, as a zygote's fork, which the fork path's
+    timeouts count, takes milliseconds (a no-op outside a watched run)."""
+    global _deadline
+    if _watched:
+        _deadline += seconds
 
 
 def run_watched(body: Callable[[], Failure | None | dict], timeout: float
@@ -243,13 +253,17 @@ def run_watched(body: Callable[[], Failure | None | dict], timeout: float
     """`run` on the portable path, in this process: a watchdog thread ends the judge's target
     processes at `timeout` (`on_time_up`), then the run is timed out with its last step,
     whatever the judge made of their end."""
-    global _here, _last_step, _time_up, _watched
+    global _here, _last_step, _time_up, _watched, _deadline
     _here, _last_step, _time_up, _watched = True, None, False, True
+    _deadline = time.monotonic() + timeout
     done = threading.Event()
 
     def watchdog() -> None:
         global _time_up
-        if done.wait(timeout):
+        while not done.wait(max(0.0, _deadline - time.monotonic())):
+            if time.monotonic() >= _deadline:
+                break
+        else:
             return
         _time_up = True
         for kill in list(_killers):

@@ -20,6 +20,7 @@ import random
 import signal
 import sqlite3
 import sys
+import tempfile
 import threading
 
 from lab.store import Claim
@@ -440,6 +441,8 @@ def hide(fd: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--stdio", "--await"]:
+        return serve_awaited()
     if len(args) == 2 and args[0] == "--stdio":
         return serve(*stdio_channel(), args[1])
     if len(args) != 5 or args[0] != "--in" or args[2] != "--out":
@@ -447,6 +450,24 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     return serve(int(args[1]), int(args[3]), args[4])
+
+
+def serve_awaited() -> int:
+    """A spare target server (grader.harness.processes.portable.spawn_target): started, and its
+    imports done, before the judge knows which target it will load; its first line says
+    (`{"spec", "env"}`: the environment variables that name this target's own folders, None to
+    unset). Then `serve`, as if started for it (the judge sends nothing more before "ready")."""
+    read_fd, write_fd = stdio_channel()
+    first = Channel(read_fd, write_fd).recv()
+    if first is None:  # not needed after all
+        return 0
+    for name, value in first["env"].items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    tempfile.tempdir = None  # read again from TMPDIR when first asked
+    return serve(read_fd, write_fd, first["spec"], spare=True)
 
 
 def stdio_channel() -> tuple[int, int]:
@@ -477,13 +498,16 @@ def die_with_parent() -> None:
 _PR_SET_PDEATHSIG = 1
 
 
-def serve(read_fd: int, write_fd: int, spec: str) -> int:
+def serve(read_fd: int, write_fd: int, spec: str, spare: bool = False) -> int:
     """The life of a target server once its process exists: hide the channel fds, seal and jail
     as the environment says, load the target, say ready (or why not), serve until the judge
     closes; the exit code. `main` runs it in a fresh interpreter; `grader.harness.processes.zygote` runs it
-    in a child forked for the judge."""
+    in a child forked for the judge. `spare`: started ahead by a thread that may have ended
+    since (`serve_awaited`), so no death signal (Linux ties it to that thread): its stdin's
+    end ends it once it is idle, and its judge kills it."""
     channel = Channel(hide(read_fd), hide(write_fd))
-    die_with_parent()
+    if not spare:
+        die_with_parent()
     file_watch()  # before the target is imported: it sees every connection opened after
     writable = os.environ.pop(wire.JAIL_ENV, None)
     sealed = os.environ.get(SEALED_ENV) == "1"
