@@ -10,6 +10,7 @@ check's outcome, and the score, must be the same."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -88,8 +89,6 @@ def both_paths(tmp_path_factory):
         proc = run_grader("--impl", program, "--json", str(out), "--no-history",
                           env=windowsish_env())
         assert out.exists(), f"no results.json (exit {proc.returncode}):\n{proc.stderr}"
-        import json
-
         return proc, json.loads(out.read_text(encoding="utf-8"))
 
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -103,8 +102,26 @@ def test_the_portable_path_gives_the_same_verdicts(program, both_paths):
     linux, windowsish = both_paths
     (linux_proc, linux_results), (win_proc, win_results) = linux[program], windowsish[program]
     assert "Traceback" not in win_proc.stderr, win_proc.stderr
-    assert verdicts(win_results) == verdicts(linux_results)
+    (win, win_score), (lin, lin_score) = verdicts(win_results), verdicts(linux_results)
+    differ = {cid: (win.get(cid), lin.get(cid)) for cid in set(win) | set(lin)
+              if win.get(cid) != lin.get(cid)}
+    told = "\n".join(t["output"][:800] for t in win_results["tests"]
+                     if t["extra_data"]["check_id"] in differ)
+    assert differ == {}, f"(portable, linux) outcomes differ:\n{told}"
+    assert win_score == lin_score
     assert win_proc.returncode == linux_proc.returncode
     bugs = [t["extra_data"]["check_id"] for t in win_results["tests"]
             if "The grader itself failed" in t["output"]]
     assert bugs == []
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_batch_and_the_bundles_say_once_in_one_line_that_a_class_needs_linux(lang, monkeypatch):
+    from grader.harness.processes import jail
+    from grader.instructor import isolated
+
+    monkeypatch.setattr(jail, "available", lambda: 0)
+    note = isolated.class_note(lang)
+    assert note and "\n" not in note and "Linux" in note
+    monkeypatch.setattr(jail, "available", lambda: 6)
+    assert isolated.class_note(lang) is None
