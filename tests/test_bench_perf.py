@@ -16,7 +16,7 @@ from bench import measure, perf
 STRACE_LINES = """\
 100 execve("/usr/bin/python", ["python", "-m", "grader"], 0x7ffe /* 37 vars */) = 0
 100 vfork( <unfinished ...>
-101 execve("/usr/bin/python", ["python", "-m", "grader.harness.processes.zygote"], 0x55 /* 42 vars */ <unfinished ...>
+101 execve("/usr/bin/python", ["python", "-m", "grader.harness.target.zygote_server"], 0x55 /* 42 vars */ <unfinished ...>
 100 <... vfork resumed>)              = 101
 101 <... execve resumed>)             = 0
 100 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f) = 102

@@ -314,13 +314,13 @@ def test_close_before_any_start_leaves_nothing_behind(tmp_path):
 
 
 def test_no_multiprocessing_and_no_pickle_on_the_judge_side(tmp_path):
-    source = (ROOT / "grader" / "harness" / "children.py").read_text(encoding="utf-8")
+    source = (ROOT / "grader" / "harness" / "judge" / "children.py").read_text(encoding="utf-8")
     assert "multiprocessing" not in source.split('"""', 2)[2]
     assert "pickle" not in source.split('"""', 2)[2]
     path, _ = pending_job(tmp_path)
     script = textwrap.dedent(f"""
         import json, sys
-        from grader.harness import children
+        from grader.harness.judge import children
         from grader.harness.judge.explore import Schedule
         claimers = [children.spawn("solutions.queue", {str(path)!r}, a, 0, 1000) for a in "AB"]
         try:

@@ -141,7 +141,7 @@ def test_a_package_on_the_way_to_a_dotted_target_runs_only_in_the_jail(tmp_path)
 #: databases of its checks below it: it tries to read one.
 IN_THE_WORK_ROOTS_FOLDER = '''
 import json, os, sys
-from grader.harness import workroot
+from grader.harness.processes import workroot
 from grader.harness.judge.target_client import TargetProcess
 
 probe = sys.argv[1]

@@ -101,7 +101,7 @@ def test_nothing_is_left_running_after_lanes(graded_both_ways):
 def _is_zygote(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"grader.harness.processes.zygote" in f.read()
+            return b"grader.harness.target.zygote_server" in f.read()
     except OSError:
         return False
 

@@ -306,7 +306,7 @@ def test_the_process_families_are_the_modules_that_start_processes():
             names = ([a.name for a in node.names] if isinstance(node, ast.ImportFrom) else [])
             module = node.module if isinstance(node, ast.ImportFrom) else ""
             if module in ("grader.harness.judge.children", "grader.harness.judge.workers") or (
-                    module == "grader.harness" and {"children", "workers"} & set(names)):
+                    module == "grader.harness.judge" and {"children", "workers"} & set(names)):
                 starting.add(checkdef.family(path.stem))
     assert starting == set(checkdef.PROCESS_FAMILIES)
 
@@ -367,7 +367,7 @@ def zygotes_of(pid: int) -> set[tuple[int, str]]:
                 command = f.read()
         except OSError:
             continue
-        if fields and int(fields[1]) == pid and b"grader.harness.processes.zygote" in command:
+        if fields and int(fields[1]) == pid and b"grader.harness.target.zygote_server" in command:
             found.add((child, start))
     return found
 

@@ -292,7 +292,7 @@ def claim(conn, owner, now, lease_ms):
 
 OWNER_REPORTS = """
 import json, os, resource, sys
-from grader.harness import zygote
+from grader.harness.processes import zygote
 from grader.harness.processes.launch import spawn
 from grader.harness.judge.target_client import TargetProcess
 
@@ -355,7 +355,7 @@ def test_a_forked_target_is_set_up_as_a_spawned_one(tmp_path):
 
 OWNER_IN_A_CHANGED_CHECKOUT = """
 import json, os, sys
-from grader.harness import zygote
+from grader.harness.processes import zygote
 from grader.harness.processes.launch import spawn
 from grader.harness.judge.target_client import TargetLoadError, TargetProcess
 
@@ -399,7 +399,7 @@ def test_a_checkout_changed_since_the_zygote_started_is_listed_before_the_jail(t
 # -- nothing outlives the owner --------------------------------------------------------------------
 OWNER_LEAVES_TARGETS = """
 import json, sys, threading
-from grader.harness import zygote
+from grader.harness.processes import zygote
 from grader.harness.judge.target_client import TargetProcess
 
 how = sys.argv[1]
@@ -437,7 +437,7 @@ def test_the_zygote_and_its_targets_end_with_their_owner(how):
 
 OWNER_LOSES_A_JUDGE = """
 import json, os, signal, sys
-from grader.harness import zygote
+from grader.harness.processes import zygote
 from grader.harness.judge.target_client import TargetProcess
 
 assert zygote.start()
@@ -545,7 +545,7 @@ def test_threads_start_targets_concurrently(tmp_path):
 
 JUDGES_AT_ONCE = """
 import json, os
-from grader.harness import zygote
+from grader.harness.processes import zygote
 from grader.harness.judge.target_client import TargetProcess
 
 assert zygote.start()
@@ -603,7 +603,7 @@ def test_a_bad_cwd_fails_as_it_does_when_spawning(tmp_path):
 
 OWNER_LOSES_ITS_ZYGOTE = """
 import json, os, signal, time
-from grader.harness import zygote
+from grader.harness.processes import zygote
 from grader.harness.judge.target_client import TargetProcess
 
 from grader.harness.judge.target_client import TargetEnded
@@ -656,7 +656,7 @@ def test_a_dead_zygote_costs_a_restart_in_the_owner_and_a_spawn_in_its_forks():
 
 FORK_WITHOUT_A_ZYGOTE = """
 import json, os
-from grader.harness import zygote
+from grader.harness.processes import zygote
 from grader.harness.judge.target_client import TargetProcess
 
 read_fd, write_fd = os.pipe()
@@ -685,7 +685,7 @@ def test_a_fork_given_no_zygote_spawns_unless_told_to_fork():
 
 OWNER_CLOSES_AFTER_ITS_ZYGOTE_FAILED = """
 import json, os, signal, sys, time
-from grader.harness import zygote
+from grader.harness.processes import zygote
 from grader.harness.judge.target_client import TargetProcess
 
 target = TargetProcess("solutions.queue", launcher=zygote.launch_forked)
@@ -747,7 +747,8 @@ def test_the_zygote_never_imports_the_code_under_grade_or_the_checks(tmp_path):
 
 SERVED_TWICE = """
 import signal, socket, subprocess, sys
-from grader.harness import forkloop, zygote_server
+from grader.harness.processes import forkloop
+from grader.harness.target import zygote_server
 signal.alarm(10)  # a zygote blocked in recv would hang this script: the alarm ends it
 door, _ = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 loop = zygote_server.Zygote(door)
