@@ -97,8 +97,6 @@ class _Lane:
 
 def _serve(units, settings, inbox: int, out: int) -> None:
     """The lane's life: run each unit it is given, answer, until its inbox closes."""
-    from grader.runner import run_unit
-
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # the grading process decides about Ctrl-C
     sandbox.become_lane()  # a subreaper (a fork does not inherit that), not dumpable, limited
     zygote.settle()  # answered once the zygote runs: no check's timeout counts its start-up
@@ -112,21 +110,29 @@ def _serve(units, settings, inbox: int, out: int) -> None:
             if line.startswith(b"{"):  # the brief, before the first unit
                 settings = settings.briefed(json.loads(line))
                 continue
-            index, _, quiet = line.partition(b" ")
-            index = int(index)
-            quiet = frozenset(int(r) for r in quiet.split(b",") if r)
-            try:
-                runs, duration = run_unit(units[index], settings, in_lane=True, quiet=quiet)
-                answer = {"unit": index, "runs": [result_to_json(f) for f in runs],
-                          "duration": duration}
-            except Exception:  # a bug of the runner's own: every run of the unit says so
-                bug = Failure.grader_bug(traceback.format_exc())
-                answer = {"unit": index, "runs": [result_to_json(bug)] * len(settings.seeds),
-                          "duration": 0.0}
+            answer = answer_unit(units, settings, line)
             try:
                 sandbox.write_message(out, answer)
             except BrokenPipeError:  # the grading process wants no more answers (it stopped)
                 return
+
+
+def answer_unit(units, settings, line: bytes) -> dict:
+    """A lane's answer to the line that hands it a unit ("INDEX [QUIET,...]"): the unit run
+    (`grader.runner.run_unit`, as in a lane), its runs as results JSON and its duration. The
+    spawned lanes of the portable path answer with it too (grader.runner.spawned)."""
+    from grader.runner import run_unit
+
+    index, _, quiet = line.partition(b" ")
+    index = int(index)
+    quiet = frozenset(int(r) for r in quiet.split(b",") if r)
+    try:
+        runs, duration = run_unit(units[index], settings, in_lane=True, quiet=quiet)
+        return {"unit": index, "runs": [result_to_json(f) for f in runs], "duration": duration}
+    except Exception:  # a bug of the runner's own: every run of the unit says so
+        bug = Failure.grader_bug(traceback.format_exc())
+        return {"unit": index, "runs": [result_to_json(bug)] * len(settings.seeds),
+                "duration": 0.0}
 
 
 def run(units, jobs: int, settings, long: list[int], short: list[int],

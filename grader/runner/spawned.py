@@ -20,7 +20,6 @@ import queue
 import sys
 import threading
 import time
-import traceback
 from typing import Callable, Iterator
 
 from grader.checkdef import Part, all_checks
@@ -246,8 +245,6 @@ def _units(data: list) -> list:
 
 def serve_lane(inbox, out) -> None:
     """The spawned lane's life: set up, then run each unit it is given, until stdin closes."""
-    from grader.runner import run_unit
-
     setup = json.loads(inbox.readline())["setup"]
     settings, units = _settings(setup["settings"]), _units(setup["units"])
     for line in iter(inbox.readline, b""):
@@ -255,17 +252,7 @@ def serve_lane(inbox, out) -> None:
         if line.startswith(b"{"):  # the brief, before the first unit
             settings = settings.briefed(json.loads(line))
             continue
-        index, _, quiet = line.partition(b" ")
-        index = int(index)
-        quiet = frozenset(int(r) for r in quiet.split(b",") if r)
-        try:
-            runs, duration = run_unit(units[index], settings, in_lane=True, quiet=quiet)
-            answer = {"unit": index, "runs": [result_to_json(f) for f in runs],
-                      "duration": duration}
-        except Exception:  # a bug of the runner's own: every run of the unit says so
-            bug = Failure.grader_bug(traceback.format_exc())
-            answer = {"unit": index, "runs": [result_to_json(bug)] * len(settings.seeds),
-                      "duration": 0.0}
+        answer = lanes.answer_unit(units, settings, line)
         try:
             _write(out, answer)
         except OSError:  # the grading process wants no more answers

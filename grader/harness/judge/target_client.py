@@ -104,7 +104,6 @@ class TargetProcess:
         self._thread = threading.get_ident()
         self._last_cb = 0
         launch = launcher or default_launcher()
-        began = time.monotonic()
         self._process, out, in_ = launch(spec, python=python, cwd=cwd, env=env, log=log)
         self._pipe = Pipe(out, in_, getattr(self._process, "reader", None))
         self.pid = self._process.pid
@@ -112,13 +111,11 @@ class TargetProcess:
                                            db=self.db, scratch=self.scratch)
         sandbox.on_time_up(self.kill)  # a judge's watchdog (the portable path) kills it
         try:
-            self._start(start_timeout)
+            with sandbox.starting():  # an interpreter's start is not the code's time
+                self._start(start_timeout)
         except BaseException:
             self.close()
             raise
-        finally:
-            if self._pipe.reader is not None:  # a spawned interpreter's start: not the code's
-                sandbox.credit(time.monotonic() - began)
 
     # -- the calls ---------------------------------------------------------------------------------
     def open(self, name: str, path, busy_timeout_ms: int = BUSY_TIMEOUT_MS,

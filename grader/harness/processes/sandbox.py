@@ -38,6 +38,7 @@ zygote. `run(body, timeout)` runs the judge in one of two ways:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -236,16 +237,33 @@ def on_time_up(kill: Callable[[], None]) -> None:
 
 
 _watched = False  # a watched run is under way in this process
-_deadline = 0.0  # when its watchdog fires (`credit` moves it)
+_deadline = 0.0  # when its watchdog fires (`starting` moves it)
 
 
-def credit(seconds: float) -> None:
-    """Judge side: `seconds` spent starting a target process (a fresh interpreter's start-up)
-    do not count against a watched run's timeout, as a zygote's fork, which the fork path's
-    timeouts count, takes milliseconds (a no-op outside a watched run)."""
-    global _deadline
-    if _watched:
-        _deadline += seconds
+_starting = 0  # target processes being started now, on any thread of the watched run
+_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def starting():
+    """Judge side: around a target process's start. A fresh interpreter's start-up (a fifth of
+    a second, seconds on a loaded machine) does not count against a watched run's timeout, as
+    the zygote's fork, which the fork path's timeouts count, takes milliseconds: the watchdog
+    does not fire while a start is under way, and the deadline moves on by its length (a
+    no-op outside a watched run)."""
+    global _starting, _deadline
+    if not _watched:
+        yield
+        return
+    began = time.monotonic()
+    with _lock:
+        _starting += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _starting -= 1
+            _deadline += time.monotonic() - began
 
 
 def run_watched(body: Callable[[], Failure | None | dict], timeout: float
@@ -260,8 +278,8 @@ def run_watched(body: Callable[[], Failure | None | dict], timeout: float
 
     def watchdog() -> None:
         global _time_up
-        while not done.wait(max(0.0, _deadline - time.monotonic())):
-            if time.monotonic() >= _deadline:
+        while not done.wait(max(_POLL, _deadline - time.monotonic())):
+            if time.monotonic() >= _deadline and not _starting:
                 break
         else:
             return
