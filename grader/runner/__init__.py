@@ -6,7 +6,9 @@ times in each of `sweep` worlds, every run in a sandbox child of its own (grader
 that starts the target process and drives a fresh Lab. Checks run `jobs` at a time on as many
 lanes (`lanes`): forked copies of this process, each a subreaper running its share one check at a
 time; the long checks start at once beside the short ones, and the results are the same as
-one lane's, in lesson order.
+one lane's, in lesson order. Where there is no fork (grader.harness.processes.portable), the
+lanes and the preflight's judge are spawned interpreters instead (`spawned`), with the same
+verdicts.
 
 Lives here: what runs checks and in what order.
 

@@ -215,7 +215,8 @@ def spawn_target(spec: str, *, python: str = sys.executable, cwd: str | None = N
     An interpreter's start (about a fifth of a second) is not waited for: each start takes a
     spare that has already started and imported the server and waits to be told which target
     to load (`--await`), and starts the next spare for the same python, folder and environment
-    (`LATE_ENV` aside), which the next target process of this judge takes."""
+    (`LATE_ENV` aside), which the next target process of this judge takes. LEASELAB_SPARES=0
+    starts each one fresh instead (to measure what the spares save)."""
     env = dict(os.environ if env is None else env)
     if log or os.environ.get("LEASELAB_SPARES") == "0":
         return _started(_popen(["--stdio", spec], python, cwd, env, log))
