@@ -25,7 +25,7 @@ class TargetEnded(TargetProcessError):
     def __init__(self, returncode: int | None, during: str | None):
         self.returncode = returncode
         self.during = during
-        self.signal = (signal.Signals(-returncode).name
+        self.signal = (signal_name(-returncode)
                        if returncode is not None and returncode < 0 else None)
         self.code = returncode if returncode is not None and returncode >= 0 else None
         how = f"signal {self.signal}" if self.signal else f"exit code {self.code}"
@@ -71,3 +71,13 @@ class SendFailed(Exception):
     """Raise this from a judge-side send/clock: the target raises its own SendFailed(message).
     A subclass that is also a ConnectionError or TimeoutError makes the target's one also that
     builtin (what the network would raise: code that catches only those catches it)."""
+
+
+def signal_name(number: int) -> str:
+    """SIGKILL for 9, and so on; on a platform whose `signal` lacks it (Windows has no SIGKILL,
+    yet a target the judge killed is told as killed by it: portable.SpawnedTarget), its POSIX
+    name, or "signal N"."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return {9: "SIGKILL"}.get(number, f"signal {number}")

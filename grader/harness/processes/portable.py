@@ -172,30 +172,42 @@ def kill(process) -> None:
 
 
 class SpawnedTarget:
-    """A target server started by `spawn_target`: the Popen (`pid`, `returncode`, `poll`,
-    `wait`, `kill`) and `reader`, the thread that reads its stdout (TargetProcess reads that
-    instead of select on a fd)."""
+    """A target server started by `spawn_target`: as much of a Popen as TargetProcess uses
+    (`pid`, `returncode`, `poll`, `wait`, `kill`) and `reader`, the thread that reads its stdout
+    (TargetProcess reads that instead of select on a fd). Killed by us, it ended as SIGKILL
+    would say on POSIX (-9), whatever the platform made of `Popen.kill` (Windows: exit code 1),
+    so that a kill reads the same to the judge everywhere."""
 
     def __init__(self, process: subprocess.Popen):
         self.popen = process
         self.pid = process.pid
         self.reader = Reader(process.stdout, f"target-{process.pid}")
+        self.killed = False
 
     @property
     def returncode(self) -> int | None:
-        return self.popen.returncode
+        code = self.popen.returncode
+        return KILLED if self.killed and code is not None and code >= 0 else code
 
     def poll(self) -> int | None:
-        return self.popen.poll()
+        self.popen.poll()
+        return self.returncode
 
     def wait(self, timeout: float | None = None) -> int | None:
-        return self.popen.wait(timeout)
+        self.popen.wait(timeout)
+        return self.returncode
 
     def kill(self) -> None:
+        if self.popen.returncode is not None:  # reaped already: the pid may be another's
+            return
+        self.killed = True
         try:
             self.popen.kill()
         except OSError:
             pass
+
+
+KILLED = -9  # a process ended by SIGKILL, as Popen says on POSIX
 
 
 #: What of a target's environment a waiting spare is told with its spec, not started with: they
