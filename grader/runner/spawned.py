@@ -23,6 +23,7 @@ import time
 from typing import Callable, Iterator
 
 from grader.checkdef import Part, all_checks
+from grader.harness.judge import target_client
 from grader.harness.processes import portable, sandbox
 from grader.results import Failure, result_from_json, result_to_json
 
@@ -245,6 +246,7 @@ def _units(data: list) -> list:
 
 def serve_lane(inbox, out) -> None:
     """The spawned lane's life: set up, then run each unit it is given, until stdin closes."""
+    target_client.start_spare()  # its first check's target is ready when that check starts
     setup = json.loads(inbox.readline())["setup"]
     settings, units = _settings(setup["settings"]), _units(setup["units"])
     for line in iter(inbox.readline, b""):
@@ -262,6 +264,7 @@ def serve_lane(inbox, out) -> None:
 def serve_preflight(inbox, out) -> None:
     from grader.runner import cwd_on_path, preflight_body, preflight_timeout
 
+    target_client.start_spare()  # while the grading process sends what to probe
     setup = json.loads(inbox.readline())
     body = preflight_body(setup["spec"], setup["timeout_scale"])
     with cwd_on_path():

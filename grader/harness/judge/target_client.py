@@ -27,7 +27,7 @@ from typing import Any, Callable
 from lab.store import BUSY_TIMEOUT_MS, Claim
 
 from grader.harness import wire
-from grader.harness.processes import sandbox, workroot
+from grader.harness.processes import portable, sandbox, workroot
 from .dbhost import DbHost, RequestError
 from .target_errors import (FunctionHung, ProtocolError, RequestRefused, SendFailed,  # noqa: F401
                             TargetClosed, TargetEnded, TargetLoadError, TargetProcessError,
@@ -570,6 +570,12 @@ class TargetProcess:
     def _expect_none(self, value, op: str) -> None:
         if value is not None:
             self._fail(f"{op} answered {value!r}")
+
+
+def start_spare() -> None:
+    """On the portable path, a target server started ahead for the next TargetProcess of this
+    process (grader.runner.spawned: a lane, before its first check)."""
+    portable.start_spare(env=scrubbed(os.environ))
 
 
 # the names the project's tests read a reply's fields with

@@ -232,17 +232,7 @@ def spawn_target(spec: str, *, python: str = sys.executable, cwd: str | None = N
     env = dict(os.environ if env is None else env)
     if log or os.environ.get("LEASELAB_SPARES") == "0":
         return _started(_popen(["--stdio", spec], python, cwd, env, log))
-    base = {k: v for k, v in env.items() if k not in LATE_ENV}
-    key = (python, cwd, tuple(sorted(base.items())))
-    with _spares_lock:
-        spare = _spares.pop(key, None)
-        for other in [k for k in _spares if k != key]:  # another grade's, another folder's
-            kill(_spares.pop(other))
-        if spare is None or spare.poll() is not None:
-            if spare is not None:
-                kill(spare)
-            spare = _popen(["--stdio", "--await"], python, cwd, base, None)
-        _spares[key] = _popen(["--stdio", "--await"], python, cwd, base, None)
+    spare = _spare(python, cwd, env, take=True)
     late = {k: env.get(k) for k in LATE_ENV}
     line = json.dumps({"spec": spec, "env": late}).encode() + b"\n"
     try:
@@ -251,6 +241,36 @@ def spawn_target(spec: str, *, python: str = sys.executable, cwd: str | None = N
     except OSError:  # it died meanwhile: its end is what the judge reads
         pass
     return _started(spare)
+
+
+def start_spare(python: str = sys.executable, cwd: str | None = None,
+                env: dict | None = None) -> None:
+    """Start the spare the next `spawn_target` with this python, folder and environment will
+    take (a lane, before its first check: its first target then waits for no start-up)."""
+    if os.environ.get("LEASELAB_SPARES") != "0":
+        _spare(python, cwd, dict(os.environ if env is None else env), take=False)
+
+
+def _spare(python: str, cwd: str | None, env: dict, take: bool):
+    """With `take`: the spare for this python, folder and environment (`LATE_ENV` aside),
+    started now if there is none, and the next one started; without: only make sure one
+    waits."""
+    base = {k: v for k, v in env.items() if k not in LATE_ENV}
+    key = (python, cwd, tuple(sorted(base.items())))
+    with _spares_lock:
+        spare = _spares.pop(key, None)
+        for other in [k for k in _spares if k != key]:  # another grade's, another folder's
+            kill(_spares.pop(other))
+        if spare is not None and spare.poll() is not None:
+            kill(spare)
+            spare = None
+        if not take:
+            _spares[key] = spare or _popen(["--stdio", "--await"], python, cwd, base, None)
+            return None
+        if spare is None:
+            spare = _popen(["--stdio", "--await"], python, cwd, base, None)
+        _spares[key] = _popen(["--stdio", "--await"], python, cwd, base, None)
+    return spare
 
 
 def _popen(args: list[str], python: str, cwd: str | None, env: dict, log: str | None):
