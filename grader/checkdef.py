@@ -163,6 +163,12 @@ def all_checks() -> dict[str, CheckInfo]:
     return dict(sorted(REGISTRY.items(), key=lambda kv: module_rank(kv[1].module)))
 
 
+def check_families() -> dict[str, str]:
+    """Every check's rule family (check id -> family name), in lesson order: what the
+    instructor's config file may name in [families.NAME] (grader.config.load)."""
+    return {cid: family(info.module) for cid, info in all_checks().items()}
+
+
 #: A student copy exported without the contract's model lists here the checks it left out.
 WITHHELD_FILE = "grader/checks/withheld.json"
 

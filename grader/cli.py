@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from . import arguments, config as configs
-from .checkdef import all_checks
+from .checkdef import all_checks, check_families
 from .commands import SUBCOMMANDS
 from grader.harness.processes import jail
 from grader.harness.target.loader import DEFAULT_TARGET, display_name, is_path
@@ -54,6 +54,7 @@ def parser(lang: str = "en") -> arguments.Parser:
     g.add_argument("--all", action="store_true", dest="tell_all",
                    help=text("cli.option.all", lang))
     g.add_argument("--config", metavar="PATH", help=text("cli.option.config", lang))
+    g.add_argument("--instructor", action="store_true", help=text("cli.option.instructor", lang))
     g.add_argument("--hints", action="store_true", help=text("cli.option.hints", lang))
     g.add_argument("--no-history", action="store_true", help=text("cli.option.no-history", lang))
     return p
@@ -265,8 +266,12 @@ def grade(argv: list[str]) -> int:
     # and the preflight's judge runs meanwhile (iter_checks waits for it once the lanes run)
     preflight = start_preflight(args.impl, args.timeout_scale)
     try:
-        config = configs.load(args.config, set(all_checks()))
-        live = LiveLine(sys.stdout, len(selected(args.select)), lang)
+        config = configs.load(args.config, set(all_checks()), check_families())
+        config.instructor = args.instructor  # the instructor's copy: every check in full
+        chosen = [info.id for info in selected(args.select)]
+        hidden = frozenset(cid for cid, level in config.levels(chosen).items()
+                           if level == "hidden")  # no verdict of theirs on the live line
+        live = LiveLine(sys.stdout, len(chosen) - len(hidden), lang, hidden)
         results = []
         try:
             for result in iter_checks(args.impl, timeout_scale=args.timeout_scale,
@@ -287,5 +292,6 @@ def grade(argv: list[str]) -> int:
     if problem:
         print(f"grader: {problem}", file=sys.stderr)
         return 2
-    ok = results and all(r.passed and not r.unstable for r in results)
+    hidden = {c.id for c in report.hidden}  # the exit status tells nothing students may not see
+    ok = results and all(r.passed and not r.unstable for r in results if r.id not in hidden)
     return 0 if ok else 1

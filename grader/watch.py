@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import cli, config as configs
-from .checkdef import FAMILIES, all_checks
+from .checkdef import FAMILIES, all_checks, check_families
 from grader.harness.processes import hygiene, portable, sandbox, zygote
 from grader.harness.target.loader import display_name, is_path
 from .report import files, outputs, summary
@@ -91,7 +91,7 @@ def main(argv: list[str]) -> int:
         print(f"grader: {problem}", file=sys.stderr)
         return 2
     try:
-        config = configs.load(args.config, set(all_checks()))
+        config = configs.load(args.config, set(all_checks()), check_families())
     except configs.ConfigError as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2

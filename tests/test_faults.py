@@ -129,3 +129,53 @@ def test_a_hidden_error_deeper_in_the_chain_is_found():
     assert faults._hidden_lines(kept) == []
     assert values.describe_error(kept, [], type(None))["chain"] == \
         ["RuntimeError: claim failed", "OperationalError: disk I/O error"]
+
+
+@pytest.mark.parametrize("lang, words", [("en", "(the grader's injected fault)"),
+                                         ("ja", "(採点側が注入した故障)")])
+def test_a_drawn_worlds_fault_message_says_it_is_the_graders_fault(tmp_path, lang, words):
+    """In a drawn world the injected fault's message is letters that say nothing
+    ("IntegrityError: d3k4udjx1li3"): wherever a report shows it (the problem line, the
+    timeline's raised step), it says it is the grader's injected fault. The lesson's message
+    ("injected fault") says so itself and is left as it is."""
+    from conftest import MUTANTS, by_check, run_grader
+
+    mutant = str(MUTANTS / "tx_no_rollback_on_error.py")  # claim raises the fault, rolls back not
+    for seed, marked in (("7", True), ("1", False)):
+        out = tmp_path / f"{seed}-{lang}.json"
+        proc = run_grader("--impl", mutant, "--replay", seed, "-k", "claim-rolls-back-on-error",
+                          "--lang", lang, "--no-history", "--json", str(out))
+        assert proc.returncode == 1, proc.stderr
+        import json
+
+        output = by_check(json.loads(out.read_text()))["claim-rolls-back-on-error"]["output"]
+        if marked:
+            shown = [line for line in (proc.stdout + "\n" + output).splitlines()
+                     if "IntegrityError:" in line and "sqlite3.IntegrityError" not in line]
+            assert shown, proc.stdout
+            # each line naming the error names what it is, right after its letters (the
+            # terminal may wrap between them: read its lines joined)
+            assert output.count(words) >= 2, output  # the problem and the raised step
+            joined = " ".join(proc.stdout.split())
+            assert joined.count(" ".join(words.split())) >= 2, proc.stdout
+        else:
+            assert "injected fault (" not in output and words not in output, output
+            assert "IntegrityError: injected fault" in output
+
+
+def test_the_marking_leaves_the_narration_and_other_text_alone():
+    from grader.report.view import mark_faults
+
+    data = {"error": "IntegrityError: abc123", "params": {"said": "abc123 and more"},
+            "timeline": [{"op": "note", "key": "note.fault-injected",
+                          "params": {"status": "leased", "message": "abc123"}},
+                         {"op": "claim", "raised": "IntegrityError: abc123"},
+                         {"op": "claim", "raised": "ValueError: other"}]}
+    marked = mark_faults(data, "en")
+    assert marked["error"] == "IntegrityError: abc123 (the grader's injected fault)"
+    assert marked["params"]["said"] == "abc123 (the grader's injected fault) and more"
+    assert marked["timeline"][0] == data["timeline"][0]
+    assert marked["timeline"][1]["raised"].endswith("(the grader's injected fault)")
+    assert marked["timeline"][2]["raised"] == "ValueError: other"
+    assert mark_faults(marked, "en") == marked  # never marked twice
+    assert mark_faults({"error": "x"}, "en") == {"error": "x"}

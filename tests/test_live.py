@@ -40,6 +40,19 @@ def test_each_verdict_redraws_one_line_in_place_and_clear_erases_it(monkeypatch)
         "✓ finish-after-expiry   3 of 3 checks graded, 1 not passed so far"]
 
 
+def test_a_hidden_check_is_neither_drawn_nor_counted(monkeypatch):
+    """A check the instructor's config hides (grader.config `show`) has no verdict on the live
+    line either: it would flash by, then the report keeps it back."""
+    monkeypatch.setenv("COLUMNS", "200")
+    screen = Terminal()
+    live = LiveLine(screen, 2, "en", frozenset({"finish-at-expiry"}))
+    for result in results():
+        live.show(result)
+    live.clear()
+    assert "finish-at-expiry" not in screen.getvalue()
+    assert "2 of 2 checks graded, 0 not passed so far" in screen.getvalue()
+
+
 def test_the_line_never_wraps(monkeypatch):
     monkeypatch.setenv("COLUMNS", "30")
     screen = Terminal()

@@ -94,6 +94,34 @@ def test_the_stubs_report_is_the_causes_and_the_score():
     assert out[-1] == f"Score: 0 / 100   0 passed, {len(all_checks())} failed"
 
 
+def test_a_stub_is_its_line_of_code_and_a_caret(tmp_path):
+    """The README's promise: when every function the checks need is a stub, the report is the
+    error with its line of code and a caret under the stub's raise (read from the file, never
+    run), and the score; in a file graded by its path, and in one whose stub is indented
+    otherwise (a tab, a raise after other statements)."""
+    out = report("--impl", "lab/queue.py")
+    source = (ROOT / "lab" / "queue.py").read_text(encoding="utf-8").splitlines()
+    for function in ("claim", "work_once"):
+        statement = f'raise NotImplementedError("{function}")'
+        code = next(i for i, line in enumerate(out) if line.strip() == statement)
+        number = next(n for n, line in enumerate(source, 1) if line.strip() == statement)
+        assert out[code - 1].strip() == f"lab/queue.py, line {number}:"
+        assert out[code + 1].strip() == "^" * len(statement)
+        assert out[code + 1].index("^") == out[code].index("r")
+    assert len(out) <= 15 and out[-1].startswith("Score: 0 / 100"), "\n".join(out)
+    odd = tmp_path / "queue.py"
+    odd.write_text("def claim(conn, owner, now, lease_ms):\n\tx = 1; raise NotImplementedError\n"
+                   "def finish(conn, claim, now):\n    raise NotImplementedError()\n"
+                   "def work_once(conn, owner, send, clock, lease_ms):\n"
+                   "    raise NotImplementedError\n", encoding="utf-8")
+    out = report("--impl", str(odd))
+    code = next(i for i, line in enumerate(out)
+                if line.strip() == "x = 1; raise NotImplementedError")
+    assert out[code - 1].strip().endswith("queue.py, line 2:")
+    assert out[code + 1].strip() == "^" * len("raise NotImplementedError")
+    assert out[code + 1].index("^") == out[code].index("raise")
+
+
 def test_a_syntax_error_is_the_error_its_line_a_caret_and_the_score(tmp_path):
     out = report("--impl", syntax_error(tmp_path))
     assert len(out) <= 15, "\n".join(out)  # 50 lines before

@@ -67,7 +67,9 @@ class Fault:
 
 
 def fault_message(lab: Lab) -> str:
-    """The error the injected fault raises (SQLite's ABORT with this message)."""
+    """The error the injected fault raises (SQLite's ABORT with this message): the note that
+    injects it names it (`message`), so that a report can say, wherever the error shows, that it
+    is the grader's fault (grader.report.view.mark_faults), the world's letters saying nothing."""
     return lab.world.label("fault-message", "injected fault")
 
 
@@ -95,7 +97,7 @@ def injected_fault(lab: Lab, status: str, kind: str = ABORT):
     if kind == ERROR:
         lab.note("note.fault-injected-error", status=status, error=FAILER_MESSAGE)
     else:
-        lab.note("note.fault-injected", status=status)
+        lab.note("note.fault-injected", status=status, message=fault_message(lab))
     try:
         yield fault
     finally:

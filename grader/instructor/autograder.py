@@ -58,7 +58,8 @@ def grade(submission: Path, timeout: float, lang: str, select: str | None = None
         return results_json.not_graded(missing.kind, message, lang)
     with tempfile.TemporaryDirectory(prefix="autograder-", dir=workroot.root()) as work:
         outcome = isolated.grade(queue_py, Path(work), limit=timeout, lang=lang,
-                                 select=select, config=config)
+                                 select=select, config=config,
+                                 shown_as=queue_py.relative_to(submission).as_posix())
     print(outcome.log, end="")  # shown to the instructor in Gradescope's debugging output
     return outcome.results
 

@@ -27,7 +27,8 @@ from grader.arguments import positive_int, positive_number, unusable_folder
 from grader.arguments import FRESH, seed as seed_type
 from grader.harness.processes import workroot
 from grader.harness.judge.world import fresh_seed
-from grader.checkdef import all_checks as declared_checks
+from grader import config as configs
+from grader.checkdef import all_checks as declared_checks, check_families
 from grader.report.messages import ROSTER_PROBLEM, default_lang, text
 from .progress import Progress
 from grader.report import results_json
@@ -57,6 +58,10 @@ def parser() -> arguments.Parser:
                    help="draw every submission's worlds from SEED (default: a fresh seed for "
                         "each submission, written in the gradebook's seed column)")
     p.add_argument("--lang", choices=("en", "ja"), help="language (default: from the locale)")
+    p.add_argument("--config", metavar="PATH",
+                   help="the instructor's config file: what feedback/ shows of each check "
+                        "(show, visibility, detail, hints); the gradebook and class report "
+                        "always hold every check")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     p.add_argument("--roster", metavar="CSV",
                    help="submission -> LMS identity (columns: " + ", ".join(lms.ROSTER_COLUMNS)
@@ -83,6 +88,11 @@ def inputs(args: argparse.Namespace, lang: str) -> tuple[list[Submission], lms.R
     problem = unusable_folder(args.out)
     if problem:
         raise Refused(text("instructor.bad-out", lang, dir=Path(args.out), problem=problem))
+    if args.config is not None:  # refused now, not in every grade
+        try:
+            configs.load(args.config, set(declared_checks()), check_families())
+        except configs.ConfigError as bad:
+            raise Refused(f"grader: {bad}") from None
     try:
         return submissions, lms.read_roster(args.roster) if args.roster else None
     except lms.RosterError as bad:
@@ -108,7 +118,7 @@ def main(argv: list[str]) -> int:
         rows = grade_all(submissions, out, jobs=args.jobs, limit=args.timeout,
                          timeout_scale=args.timeout_scale, lang=lang, quiet=args.quiet,
                          seed=fresh_seed() if args.seed == FRESH else args.seed,
-                         select=args.select)
+                         select=args.select, config=args.config)
     except KeyboardInterrupt:
         isolated.kill_all()
         print("\n" + text("instructor.interrupted", lang), file=sys.stderr)
@@ -147,9 +157,11 @@ def write_lms(out: Path, rows: list[gradebook.Row], roster: lms.Roster,
 
 def grade_all(submissions: list[Submission], out: Path, *, jobs: int, limit: float,
               timeout_scale: float, lang: str, quiet: bool = False,
-              select: str | None = None, seed: int | None = None) -> list[gradebook.Row]:
+              select: str | None = None, seed: int | None = None,
+              config: str | None = None) -> list[gradebook.Row]:
     """Grade `submissions` `jobs` at a time; rows in the order of `submissions`. `seed`: the
-    one every grade's worlds are drawn from (default: a fresh one for each submission)."""
+    one every grade's worlds are drawn from (default: a fresh one for each submission);
+    `config`: the instructor's config file each grade uses (what students see)."""
     remove_earlier_outputs(out)
     progress = Progress(len(submissions), lang, quiet=quiet)
     rows: dict[str, gradebook.Row] = {}
@@ -159,7 +171,7 @@ def grade_all(submissions: list[Submission], out: Path, *, jobs: int, limit: flo
             isolated.forking(), ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(grade_one, sub, Path(work) / str(i), out, limit=limit,
                                timeout_scale=timeout_scale, lang=lang, select=select,
-                               seed=seed): sub
+                               seed=seed, config=config): sub
                    for i, sub in enumerate(submissions)}
         try:
             for future in as_completed(futures):
@@ -177,7 +189,8 @@ def grade_all(submissions: list[Submission], out: Path, *, jobs: int, limit: flo
 
 
 def grade_one(sub: Submission, workdir: Path, out: Path, *, limit: float, timeout_scale: float,
-              lang: str, select: str | None = None, seed: int | None = None) -> gradebook.Row:
+              lang: str, select: str | None = None, seed: int | None = None,
+              config: str | None = None) -> gradebook.Row:
     """Grade one submission in `workdir` (removed afterwards); keep its results.json and log."""
     workdir.mkdir()
     try:
@@ -189,9 +202,12 @@ def grade_one(sub: Submission, workdir: Path, out: Path, *, limit: float, timeou
             outcome = isolated.Outcome(missing.kind,
                                        results_json.not_graded(missing.kind, message, lang), 0.0)
         else:
+            own = (queue_py.relative_to(sub.path).as_posix() if sub.path.is_dir()
+                   else sub.path.name)  # the file as the student knows it
             outcome = isolated.grade(queue_py, workdir, limit=limit, lang=lang,
                                      timeout_scale=timeout_scale, with_folder=sub.path.is_dir(),
-                                     select=select, seed=seed, check_jobs=1)
+                                     select=select, seed=seed, check_jobs=1, config=config,
+                                     shown_as=own)
         peeks = distribution.forbidden_imports(workdir / "submission", strict=False) \
             if (workdir / "submission").is_dir() else []
     finally:

@@ -23,12 +23,17 @@ import jinja2
 
 from . import distribution, isolated
 from grader.arguments import positive_number
+from grader import config as configs
+from grader.checkdef import all_checks, check_families
 from grader.config import toml
 from .export_student import STARTER_HELP, TEMPLATES, build_grading_copy, refused_not_empty
 from grader.report.messages import default_lang, text
 
 TEMPLATE = "classroom50_autograder.py.j2"
 SOURCE_DIR = "leaselab"
+
+#: The instructor's config file, in the bundle's leaselab/ folder (out of students' reach).
+CONFIG_NAME = "grader.toml"
 
 
 def parser() -> arguments.Parser:
@@ -45,6 +50,9 @@ def parser() -> arguments.Parser:
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty OUT_DIR (its leaselab/ is replaced)")
     p.add_argument("--allow-starter-code", action="store_true", help=STARTER_HELP)
+    p.add_argument("--config", metavar="PATH",
+                   help="the instructor's config file (what students see of each check): "
+                        "graded with it")
     return p
 
 
@@ -57,9 +65,12 @@ def main(argv: list[str]) -> int:
     if refused_not_empty(out, args.force, lang):
         return 2
     try:
+        if args.config is not None:  # refused now, not at grading time
+            configs.load(args.config, set(all_checks()), check_families())
         write(out, lang=lang, timeout=args.timeout, select=args.select,
-              allow_starter_code=args.allow_starter_code)
-    except distribution.DistributionError as exc:
+              allow_starter_code=args.allow_starter_code,
+              config=Path(args.config) if args.config else None)
+    except (distribution.DistributionError, configs.ConfigError) as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2
     note = isolated.class_note(lang)
@@ -71,15 +82,18 @@ def main(argv: list[str]) -> int:
 
 def write(out: Path, *, lang: str = "en", timeout: float = isolated.DEFAULT_LIMIT,
           select: str | None = None, root: Path = distribution.REPO_ROOT,
-          allow_starter_code: bool = False) -> None:
+          allow_starter_code: bool = False, config: Path | None = None) -> None:
     """Build the folder in a temporary one, then copy it into `out` (an earlier leaselab/ is
     replaced whole, so no file of an older grader stays behind)."""
     with tempfile.TemporaryDirectory(prefix="leaselab-classroom50-") as tmp:
         tree = Path(tmp)
         build_grading_copy(tree / SOURCE_DIR, root, allow_starter_code=allow_starter_code)
         (tree / "requirements.txt").write_text(requirements(root), encoding="utf-8")
-        (tree / "autograder.py").write_text(autograder_py(lang, timeout, select),
+        (tree / "autograder.py").write_text(autograder_py(lang, timeout, select,
+                                                          config is not None),
                                             encoding="utf-8")
+        if config is not None:  # graded with it, from the folder students cannot reach
+            shutil.copyfile(config, tree / SOURCE_DIR / CONFIG_NAME)
         (tree / "autograder.py").chmod(0o755)
         shutil.rmtree(out / SOURCE_DIR, ignore_errors=True)
         shutil.copytree(tree, out, dirs_exist_ok=True)
@@ -97,10 +111,11 @@ def requirements(root: Path = distribution.REPO_ROOT) -> str:
                    if not PYTEST_ONLY.match(dependency))
 
 
-def autograder_py(lang: str, timeout: float, select: str | None) -> str:
+def autograder_py(lang: str, timeout: float, select: str | None, config: bool = False) -> str:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              keep_trailing_newline=True)
     return env.get_template(TEMPLATE).render(
         lang=lang, lang_literal=repr(lang), timeout=f"{timeout:g}",
         timeout_literal=repr(f"{timeout:g}"), source_dir=repr(SOURCE_DIR),
-        select_args=f", \"-k\", {select!r}" if select else "")
+        select_args=f", \"-k\", {select!r}" if select else "",
+        config_args=(f", \"--config\", str(SOURCE / {CONFIG_NAME!r})" if config else ""))

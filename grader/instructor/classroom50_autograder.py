@@ -36,6 +36,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=positive_number, default=isolated.DEFAULT_LIMIT)
     p.add_argument("--lang", choices=("en", "ja"), default="en")
     p.add_argument("-k", dest="select", metavar="EXPR")
+    p.add_argument("--config", metavar="PATH", help="the instructor's config file")
     return p
 
 
@@ -50,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     graded_at = dt.datetime.now(dt.timezone.utc)
-    results = autograder.grade(checkout, args.timeout, args.lang, select=args.select)
+    results = autograder.grade(checkout, args.timeout, args.lang, select=args.select,
+                               config=args.config)
     payload = classroom50.from_results(results, os.environ,
                                        submitted=commit_time(checkout) or graded_at,
                                        graded=graded_at)

@@ -23,7 +23,7 @@ import jinja2
 from . import distribution, isolated
 from grader import config as configs
 from grader.arguments import positive_number
-from grader.checkdef import all_checks
+from grader.checkdef import all_checks, check_families
 from .export_student import STARTER_HELP, TEMPLATES, build_grading_copy
 from grader.report import results_json
 from grader.report.messages import default_lang, text
@@ -49,7 +49,8 @@ def main(argv: list[str]) -> int:
     lang = args.lang or default_lang()
     try:
         if args.config is not None:
-            configs.load(args.config, set(all_checks()))  # refused now, not at grading time
+            # refused now, not at grading time
+            configs.load(args.config, set(all_checks()), check_families())
         bundle(Path(args.out), lang=lang, timeout=args.timeout,
                config=Path(args.config) if args.config else None,
                allow_starter_code=args.allow_starter_code)

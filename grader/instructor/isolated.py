@@ -64,14 +64,17 @@ class Outcome:
 def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: str = "en",
           timeout_scale: float = 1.0, with_folder: bool = True,
           select: str | None = None, config: str | Path | None = None,
-          seed: int | None = None, check_jobs: int | None = None) -> Outcome:
+          seed: int | None = None, check_jobs: int | None = None,
+          shown_as: str | None = None) -> Outcome:
     """Grade `queue_py` in `workdir` (an empty folder) within `limit` seconds. `with_folder`:
     the submission is the folder holding queue.py (helper modules come along), else the file.
     `select`: only the checks matching this -k expression (pytest's syntax). `seed`: what the checks'
     worlds are drawn from; default: a fresh one, so that a recorded grade uses scenarios the
     code cannot have learned (grader.harness.judge.world); it is in the results, to replay.
     `check_jobs`: how many checks the grader runs at once (its --jobs; default: the cores);
-    batch grades with 1, its own --jobs being the parallelism."""
+    batch grades with 1, its own --jobs being the parallelism. `shown_as`: the name the
+    student knows the file by (`lab/queue.py` in their folder, `alice.py`), which the results
+    say wherever they would name the private copy (`submission/queue.py:4`: `own_names`)."""
     seed = fresh_seed() if seed is None else seed
     start = time.monotonic()
     try:
@@ -113,7 +116,25 @@ def grade(queue_py: Path, workdir: Path, *, limit: float = DEFAULT_LIMIT, lang: 
         tail = log_text[-LOG_TAIL:].strip()
         message = text("instructor.crashed", lang, code=code) + ("\n" + tail if tail else "")
         return Outcome(CRASHED, not_graded(CRASHED, message, lang), duration, log_text, seed)
+    if shown_as:
+        results = own_names(results, {str(target): shown_as,
+                                      str(target.relative_to(workdir)): shown_as})
     return Outcome(GRADED, results, duration, log_text, seed)
+
+
+def own_names(data, names: dict[str, str]):
+    """`data` (a results object) with every string naming the graded copy (each key of `names`,
+    the longest first: the absolute path holds the relative one) naming the student's own file
+    instead."""
+    if isinstance(data, str):
+        for copy in sorted(names, key=len, reverse=True):
+            data = data.replace(copy, names[copy])
+        return data
+    if isinstance(data, dict):
+        return {k: own_names(v, names) for k, v in data.items()}
+    if isinstance(data, list):
+        return [own_names(v, names) for v in data]
+    return data
 
 
 _NOT_FORKED = object()

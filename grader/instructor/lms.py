@@ -167,7 +167,10 @@ def write_feedback(out: Path, rows: list[gradebook.Row], lang: str) -> None:
 
 def feedback(row: gradebook.Row, results: dict, lang: str) -> str:
     """The text returned to a student: score, summary (which leads with the shared causes, each
-    told once), then each check (graded rows) or the reason there is no verdict. A check a
+    told once), then each check (graded rows) or the reason there is no verdict. A check the
+    instructor's config hides (`extra_data.show`, grader.config) is left out (the summary says
+    how many checks are hidden; the score is the recorded grade, as in the LMS files), one shown
+    as a verdict has only its one-line message (results.json holds no more of it). A check a
     shared cause explains is one line pointing to it (its cause was told once above, not again
     under each of the checks it makes fail)."""
     lines = [text("instructor.feedback.score", lang, submission=row.submission,
@@ -175,6 +178,8 @@ def feedback(row: gradebook.Row, results: dict, lang: str) -> str:
     caused = False
     for test in results.get("tests", []) if row.graded else []:
         extra = test.get("extra_data") or {}
+        if extra.get("show") == "hidden":  # the top-level output says how many, never which
+            continue
         line = text("instructor.feedback.check", lang, name=test["name"],
                     outcome=text(OUTCOME(extra.get("outcome", test["status"])), lang),
                     score=test["score"], max_score=test["max_score"])

@@ -8,6 +8,12 @@ autograder.py in the student's checkout with the submission's identity in the en
 ISO 8601), integer `score` and `max-score` (the sums over `tests`), and `tests[]` of
 `{test-name, passed, score, max-score}`. Extra fields on a test are kept: here `check-id` and a
 one-line `message`. `graded_at` (optional in the contract) is when this grade ran.
+
+Classroom 50 shows students every test it reads, and has no visibility of its own: the checks the
+instructor's config hides (`extra_data.show` "hidden", grader.config) are one test, "Checks
+hidden until published", with their points summed (so the score stays the grade) and `passed`
+when all of them passed; no name, id or message of theirs is written. A check shown as a
+verdict comes with its one-line message only, as results.json has it.
 """
 
 from __future__ import annotations
@@ -36,7 +42,11 @@ def from_results(results: dict, environ: Mapping[str, str], *, submitted: dt.dat
     """result.json for a Gradescope-shaped `results` (graded or not graded), the submission
     identity from `environ`, `submitted` (the commit's time) and `graded` (now), both aware."""
     lang = (results.get("extra_data") or {}).get("lang", "en")
-    tests = [_test(t, lang) for t in results.get("tests", [])]
+    shown = [t for t in results.get("tests", []) if not _hidden(t)]
+    tests = [_test(t, lang) for t in shown]
+    hidden = [t for t in results.get("tests", []) if _hidden(t)]
+    if hidden:  # counted in the grade, as one test that names none of them
+        tests.append(_hidden_test(hidden, lang))
     return {
         "schema": SCHEMA,
         "classroom": environ["CLASSROOM"],
@@ -62,6 +72,25 @@ def _test(test: dict, lang: str) -> dict:
         "max-score": int(test["max_score"]),
         "check-id": extra.get("check_id", ""),
         "message": _message(test, extra.get("outcome", test["status"]), lang),
+    }
+
+
+def _hidden(test: dict) -> bool:
+    """A check the instructor's config hides from students (grader.config `show`)."""
+    return (test.get("extra_data") or {}).get("show") == "hidden"
+
+
+def _hidden_test(tests: list[dict], lang: str) -> dict:
+    """The hidden checks as one test: their points count (Classroom 50's score is the sum over
+    tests[]), their names, ids, outcomes and messages are not shown."""
+    points = sum(int(t["max_score"]) for t in tests)
+    return {
+        "test-name": text("formats.hidden-checks", lang),
+        "passed": all(t["status"] == "passed" for t in tests),
+        "score": sum(int(t["score"]) for t in tests),
+        "max-score": points,
+        "check-id": "hidden",
+        "message": text("ui.hidden-checks", lang, count=len(tests), points=points),
     }
 
 

@@ -4,7 +4,9 @@ matters, when a student asks for it (rustlings' `hint`, check50's `help`).
 The hint shown is the check's own (`check.<id>.hint`): the one a failure of its rule gets in a
 report (also for a check this copy withholds: its words are in the catalogue). An id that is not a check is exit 2 with one line, and the id it looks like. With the
 instructor's `hints = "never"` (grader.config) the command says hints are off (exit 2): a
-course that keeps hints back keeps them back here too."""
+course that keeps hints back keeps them back here too, and so does a check whose level
+(`show`) is not full: a check students see as a verdict only, or not at all, has no hint to ask
+for (exit 2, one line that does not say whether the id is a check)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import sys
 
 from grader import arguments
 from grader import config as configs
-from grader.checkdef import all_checks, withheld
+from grader.checkdef import all_checks, check_families, withheld
 from .messages import CHECK_HINT, CHECK_TITLE, CHECK_WHY, LANGS, default_lang, text
 from .wrapping import wrap
 
@@ -30,12 +32,15 @@ def main(argv: list[str]) -> int:
     lang = args.lang or default_lang()
     checks = list(all_checks()) + [c["id"] for c in withheld()]  # its words are all here
     try:
-        config = configs.load(args.config, set(checks))
+        config = configs.load(args.config, set(checks), check_families())
     except configs.ConfigError as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2
     if config.hints == "never":
         print("grader: " + text("hints.off", lang), file=sys.stderr)
+        return 2
+    if args.check in checks and config.level_of(args.check) != "full":
+        print("grader: " + text("hints.not-shown", lang), file=sys.stderr)
         return 2
     if args.check not in checks:
         print("grader: " + unknown(args.check, checks, lang), file=sys.stderr)

@@ -98,7 +98,11 @@ def settle(report: ReportView, results: list[CheckResult], *, impl: str, policy:
            asked: bool, use_history: bool) -> None:
     """A grade's hints and progress: read the target's local history (unless `use_history` is
     off), count this run in, write it back, set the report's progress line, then `apply` the
-    hint policy. A history that cannot be read or written is as good as none."""
+    hint policy. A history that cannot be read or written is as good as none. The checks the
+    report hides (`ReportView.hidden`) are neither counted nor named: a progress line must not
+    tell their verdicts."""
+    hidden = {c.id for c in report.hidden}
+    results = [r for r in results if r.id not in hidden]
     rule = {r.id for r in results if not r.passed and r.result is not None
             and fitting_hint(r.id, r.result, report.lang) is not None}
     streaks: dict[str, int] = {}

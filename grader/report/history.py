@@ -58,6 +58,15 @@ def location(impl: str, cwd: str | Path | None = None) -> tuple[Path, str] | Non
     """(history file, key) for the target `impl` (a .py path, or a module name resolved the way
     the grader imports it: from the current folder, without importing anything); None when no
     such file is found (nothing to keep a history beside)."""
+    target = target_file(impl, cwd)
+    if target is None:
+        return None
+    return target.parent / FILE_NAME, target.name
+
+
+def target_file(impl: str, cwd: str | Path | None = None) -> Path | None:
+    """The file of the target `impl` (a .py path, or a module name resolved the way the grader
+    imports it: from the current folder, without importing anything); None when not found."""
     base = Path(cwd or os.getcwd())
     if impl.endswith(".py") or "/" in impl or os.sep in impl:
         target = base / impl
@@ -66,9 +75,7 @@ def location(impl: str, cwd: str | Path | None = None) -> tuple[Path, str] | Non
         target = base.joinpath(*parts).with_suffix(".py")
         if not target.is_file():
             target = base.joinpath(*parts, "__init__.py")
-    if not target.is_file():
-        return None
-    return target.parent / FILE_NAME, target.name
+    return target if target.is_file() else None
 
 
 @dataclass

@@ -64,6 +64,7 @@ def from_view(report: ReportView) -> str:
         lang=lang, target=report.target, checks=report.checks, score=report.score,
         max_score=report.max_score, passed=report.passed, failed=report.failed,
         causes=report.causes, lead=report.lead, uncaused=report.uncaused, shown_ids=SHOWN_IDS,
+        hidden_line=report.hidden_line,
         percent=round(100 * report.score / report.max_score) if report.max_score else 0,
         css=(TEMPLATES / "report.css").read_text(encoding="utf-8"),
         script=script, script_hash=_csp_hash(script),

@@ -16,14 +16,18 @@ MARKS = {True: "✓", False: "✗"}
 
 
 class LiveLine:
-    def __init__(self, stream, total: int, lang: str):
-        self.stream, self.total, self.lang = stream, total, lang
+    def __init__(self, stream, total: int, lang: str, hidden: frozenset[str] = frozenset()):
+        """`hidden`: the checks students do not see (the config's `show`): their verdicts are
+        neither drawn nor counted, and `total` is of the others."""
+        self.stream, self.total, self.lang, self.hidden = stream, total, lang, hidden
         self.enabled = _is_terminal(stream)
         self.done = self.not_passed = 0
         self.shown = False
 
     def show(self, result: CheckResult) -> None:
         """Count `result` and redraw the line with it as the latest verdict."""
+        if result.id in self.hidden:
+            return
         self.done += 1
         self.not_passed += not result.passed
         if not self.enabled:

@@ -42,13 +42,16 @@ def from_view(report: ReportView) -> str:
     summary = text("ui.summary", lang, passed=report.passed, failed=report.failed)
     lines = [f"## {inline(text('ui.header', lang, target=report.target))}", "",
              f"**{inline(score)}** — {inline(summary)}", ""]
+    if report.hidden_line:  # how many checks are hidden until published, never which
+        lines += [inline(report.hidden_line), ""]
     if report.drawn:  # a grade in a world of its own says which, to replay it
         lines += [inline(text("ui.drawn-world", lang, seed=report.seed)), ""]
     if report.unstable:
         lines += [inline(text("ui.unstable-summary", lang, ids=", ".join(report.unstable))), ""]
     failing = [c for c in report.checks if not c.passed]
     if not failing:
-        return "\n".join(lines + [inline(text("ui.all-passed", lang))]) + "\n"
+        done = [] if report.hidden else [inline(text("ui.all-passed", lang))]
+        return "\n".join(lines + done).rstrip("\n") + "\n"
     for cause in report.causes:
         lines += [f"### ▶ {inline(cause.heading)}", "", fenced(plain("\n".join(
             [cause.sentence, *["    " + line for line in cause.source]]))),

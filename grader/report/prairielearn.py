@@ -16,6 +16,12 @@ A target that cannot be loaded at all (every check failed because it does not co
 import or lacks a function) is `"gradable": false` with `format_errors: [that one line, and the
 line of code with its caret when known]`, score 0 and no tests: PrairieLearn then marks the
 submission invalid and does not count the attempt.
+
+Checks the instructor's config hides (`show = "hidden"`, grader.config): PrairieLearn shows every
+test it is given, so they are not among `tests` nor in `output`; `score` still counts them (it
+is the grade: PrairieLearn shows it, so a student can tell how many of those points they have,
+never which check they are from) and `message` says how many checks are hidden and their
+points. A check shown as a verdict has its one-line message as `output`.
 """
 
 from __future__ import annotations
@@ -37,11 +43,15 @@ def from_view(report: ReportView) -> dict:
         return {"gradable": False,
                 "format_errors": [problem] + (["\n".join(map(plain, source))] if source else []),
                 "score": 0.0, "message": problem, "output": "", "tests": []}
+    message = text("ui.score", lang, score=report.score, max_score=report.max_score) \
+        + " — " + summary
+    if report.hidden_line:
+        message += " " + report.hidden_line
+    recorded, available = report.recorded_score, report.recorded_max_score
     return {
         "gradable": True,
-        "score": report.score / report.max_score if report.max_score else 0.0,
-        "message": text("ui.score", lang, score=report.score, max_score=report.max_score)
-                   + " — " + summary,
+        "score": recorded / available if available else 0.0,  # the grade: hidden checks count
+        "message": message,
         "output": plain(terminal_report(report, every=True, width=UNWRAPPED)),
         "tests": [_test(c, lang) for c in report.checks],
     }

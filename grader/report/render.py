@@ -9,7 +9,7 @@ import sys
 from typing import Callable
 
 from .messages import text
-from .view import CheckView, RowView, Step, plain, steps, value  # noqa: F401 (plain: for the writers)
+from .view import CheckView, RowView, Step, message_line, plain, steps, value  # noqa: F401 (plain: for the writers)
 from .wrapping import display_width
 
 __all__ = ["PLAIN", "Style", "cause_text", "causes_text", "check_text", "failure_lines",
@@ -149,23 +149,11 @@ def causes_text(report, lang: str) -> str:
         parts.append(report.lead)
     parts.append(text("ui.score", lang, score=report.score, max_score=report.max_score)
                  + "   " + text("ui.summary", lang, passed=report.passed, failed=report.failed))
+    if report.hidden_line:  # the checks students do not see yet: how many, never which
+        parts[-1] += "\n" + report.hidden_line
     return "\n\n".join(parts)
 
 
 def first_line(check: CheckView, lang: str) -> str:
-    """One line saying what went wrong with a failed check: for a check a shared cause
-    explains, that cause ("See: ..."); else the first line of the problem or of the check's own
-    sentence; else what came back (and what was expected, if shown); else why the rule matters
-    (what detail "none" leaves)."""
-    if check.cause is not None:
-        return check.cause.see
-    said = check.problem or check.sentence
-    if said:
-        return said.splitlines()[0]
-    if check.returned is not None:
-        line = f"{text('ui.came-back', lang)} {check.returned.came_back}"
-        if check.returned.expected is not None:
-            line += f"  {text('ui.expected', lang)} {check.returned.expected}"
-        return " ".join(line.splitlines())  # a value a student's code made can hold newlines
-    return f"{text('ui.why', lang)} {check.why}"
-
+    """One line saying what went wrong with a failed check (grader.report.view.message_line)."""
+    return message_line(check, lang)

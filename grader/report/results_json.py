@@ -11,7 +11,16 @@ other failed test keeps its whole story (every story, whatever the terminal told
 
 The one place that knows it: `build` (a graded run), `not_graded` (a submission without a
 verdict), `fallback` (the grader itself failed), `read` (one read back from the grader's
-process), `serialise` and `write` (atomic), and the statuses a batch row can have."""
+process), `serialise` and `write` (atomic), and the statuses a batch row can have.
+
+What students see (the config's `show`, grader.config): Gradescope shows a test to students
+according to its `visibility` and every test to instructors, and when any test is hidden it keeps
+the total score from students. So every check is a test here, a hidden one whole (with the
+visibility that hides it: students see it once the due date passed or the grades are
+published, as configured), and the top-level `score` counts every check; the top-level
+`output`, which students always see, names no hidden check (the causes are those of the checks
+shown; one line says how many are hidden and their points). A check shown as a verdict has
+only its one-line message as `output`. `extra_data.show` is each check's level."""
 
 from __future__ import annotations
 
@@ -42,11 +51,11 @@ def from_view(report: ReportView, config: Config | None = None) -> dict:
     """results.json; `config` says each check's Gradescope visibility."""
     config = config or Config()
     return {
-        "score": report.score,
-        "max_score": report.max_score,
+        "score": report.recorded_score,  # hidden checks count: Gradescope hides the total
+        "max_score": report.recorded_max_score,
         "execution_time": round(report.duration, 3),
         "output": causes_text(report, report.lang),
-        "tests": [_test(c, report.lang, config) for c in report.checks],
+        "tests": [_test(c, report.lang, config) for c in report.every_check],
         "extra_data": {"target": report.target, "lang": report.lang, "detail": report.detail,
                        "repeat": report.repeat, "unstable": report.unstable,
                        "seed": report.seed, "withheld": report.withheld,
@@ -56,7 +65,7 @@ def from_view(report: ReportView, config: Config | None = None) -> dict:
 
 
 def _test(c: CheckView, lang: str, config: Config) -> dict:
-    extra = {"check_id": c.id, "outcome": c.outcome}
+    extra = {"check_id": c.id, "outcome": c.outcome, "show": c.level}
     if c.oracle:
         extra["oracle"] = c.oracle
     if c.cause is not None:

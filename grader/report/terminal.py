@@ -66,12 +66,14 @@ def from_view(report: ReportView, style: Style = PLAIN, width: int | None = None
                                 max_score=report.max_score), _styled(style, "bold")),
                          ("   " + text("ui.summary", lang, passed=report.passed,
                                        failed=report.failed), None)], lang, "", "", width)
+    if report.hidden_line:  # how many checks are hidden, never which
+        lines += para(report.hidden_line)
     if short:
         return "\n".join(lines)
     if report.unstable:
         lines += [style("yellow", line) for line in para(
             text("ui.unstable-summary", lang, ids=", ".join(report.unstable)))]
-    if report.failed == 0:
+    if report.failed == 0 and not report.hidden:
         lines.append(style("green", text("ui.all-passed", lang)))
     if report.untold:
         lines += [style("dim", line) for line in para(text(

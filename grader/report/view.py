@@ -144,6 +144,9 @@ class CheckView:
     returned: Returned | None = None
     row: RowView | None = None
     cause: Cause | None = None    # the shared cause it failed for (shown once, above)
+    #: what students see of it (grader.config.LEVELS): full, verdict (the verdict and a
+    #: one-line message: `seal`), hidden (not in ReportView.checks: in ReportView.hidden)
+    level: str = "full"
 
 
 @dataclass
@@ -213,6 +216,52 @@ class ReportView:
     progress: str | None = None
     #: how many stories the terminal tells in full (the rest one line each); None: every one
     told: int | None = None
+    #: the checks students do not see until the results are published (the config's `show`),
+    #: whole: counted in the recorded score, written only where the platform hides them itself
+    #: (Gradescope's results.json, with their visibility); every other writer says only how
+    #: many there are and their points (`hidden_line`)
+    hidden: list[CheckView] = field(default_factory=list)
+    #: every check's id in the order of the results (lesson order), hidden ones included
+    order: list[str] = field(default_factory=list)
+
+    @property
+    def every_check(self) -> list[CheckView]:
+        """The checks shown and the hidden ones, in the results' order (the recorded grade's)."""
+        if not self.hidden:
+            return list(self.checks)
+        rank = {cid: i for i, cid in enumerate(self.order)}
+        return sorted([*self.checks, *self.hidden], key=lambda c: rank.get(c.id, len(rank)))
+
+    @property
+    def recorded_score(self) -> int:
+        """The grade: every check's points, the hidden ones' too."""
+        return self.score + sum(c.score for c in self.hidden)
+
+    @property
+    def recorded_max_score(self) -> int:
+        return self.max_score + sum(c.max_score for c in self.hidden)
+
+    @property
+    def hidden_line(self) -> str | None:
+        """What a student's report says of the hidden checks: how many, their points, and that
+        they count (None when there is none)."""
+        if not self.hidden:
+            return None
+        return text("ui.hidden-checks", self.lang, count=len(self.hidden),
+                    points=sum(c.max_score for c in self.hidden))
+
+    def seal(self) -> "ReportView":
+        """Cut every check shown as a verdict to its verdict and one-line message (`message_line`,
+        read before the cut): no timeline, values, row, hint or printed output. Called once the
+        view is built and again after the hint policy (grader.report.hints) had its say."""
+        for c in self.checks:
+            if c.level != "verdict" or c.passed:
+                continue
+            c.problem = message_line(c, self.lang)
+            c.sentence, c.steps, c.events, c.raised = None, [], [], False
+            c.returned, c.row = None, None
+            c.hint, c.hint_withheld, c.hint_runs = None, False, None
+        return self
 
     @property
     def stories(self) -> list[Cause | CheckView]:
@@ -292,16 +341,27 @@ class ReportView:
 
 def report_view(results: list[CheckResult], lang: str, *, target: str, detail: str = "full",
                 duration: float = 0.0, seed: int | None = None, drawn: bool = False,
-                withheld: list[dict] | None = None, told: int | None = None) -> ReportView:
+                withheld: list[dict] | None = None, told: int | None = None,
+                levels: dict[str, str] | None = None) -> ReportView:
     """The view of `results`; `duration` (seconds) is what grading took, `seed` what its
     worlds and random timelines were drawn from (`drawn`: not the lesson's seed), `withheld`
     the checks this copy does not hold, `told` how many stories the terminal tells in full
-    (None: every one; a grade gives `STORIES` unless --all)."""
+    (None: every one; a grade gives `STORIES` unless --all), `levels` what students see of
+    each check that is not shown in full (grader.config.Config.levels): a hidden check goes to
+    `ReportView.hidden` (no cause names it), a verdict check is `seal`ed."""
     if detail not in DETAILS:
         raise ValueError(f"detail must be one of {DETAILS}, not {detail!r}")
-    views = [check_view(r, lang, detail) for r in results]
+    levels = levels or {}
+    shown = [r for r in results if levels.get(r.id) != "hidden"]
+    views = [check_view(r, lang, detail) for r in shown]
+    for view in views:
+        view.level = levels.get(view.id, "full")
+    hidden = [check_view(r, lang, detail) for r in results if levels.get(r.id) == "hidden"]
+    for view in hidden:
+        view.level = "hidden"
     return ReportView(target, lang, detail, views, duration, seed, drawn, list(withheld or ()),
-                      root_causes(results, views, lang, detail), told=told)
+                      root_causes(shown, views, lang, detail), told=told, hidden=hidden,
+                      order=[r.id for r in results]).seal()
 
 
 #: How many checks a cause must make fail to be shown once for all of them.
@@ -372,7 +432,7 @@ def root_causes(results: list[CheckResult], views: list[CheckView], lang: str,
     for r, view in zip(results, views):
         if r.passed or r.result is None:
             continue
-        failure = Failure.from_json(_plain_data(r.result.to_json()))
+        failure = shown_failure(r.result, lang)
         # a failure is grouped when the report shows why it failed: its one-line problem, or
         # (a mistake the check saw, worded by the cause) anything but detail "none"
         if view.problem is None and not (failure.cause and detail != "none"):
@@ -433,6 +493,42 @@ def source_lines(kind: str, params: dict, lang: str) -> list[str]:
     return lines
 
 
+#: The most of a target's file `stub_lines` reads (a file larger is not looked into).
+STUB_SOURCE_BYTES = 1024 * 1024
+
+
+def stub_lines(source: str, function: str, file: str, lang: str) -> list[str]:
+    """Where `function` of the code under grade (its text `source`, shown as `file`) is still a
+    stub: the file and line, the `raise NotImplementedError` statement in its body (indentation
+    taken off) and a caret under it. Empty when the text does not parse or no such statement is
+    found in a top-level `def function`. The text is parsed, never run."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    for node in tree.body:
+        if not (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.name == function):
+            continue
+        for raised in ast.walk(node):
+            if not isinstance(raised, ast.Raise) or raised.exc is None:
+                continue
+            exc = raised.exc.func if isinstance(raised.exc, ast.Call) else raised.exc
+            if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
+                line = source.splitlines()[raised.lineno - 1].rstrip().replace("\t", " ")
+                code = line.lstrip()
+                cut = len(line) - len(code)
+                start = max(0, min(raised.col_offset - cut, len(code)))
+                end = (raised.end_col_offset - cut if raised.end_lineno == raised.lineno
+                       and raised.end_col_offset is not None else len(code))
+                end = max(start + 1, min(end, len(code)))
+                return [text("ui.source-at", lang, file=file, line=raised.lineno),
+                        plain(code), " " * start + "^" * (end - start)]
+    return []
+
+
 def check_view(r: CheckResult, lang: str, detail: str = "full") -> CheckView:
     """One check result in words, cut to `detail`."""
     view = CheckView(
@@ -447,7 +543,7 @@ def check_view(r: CheckResult, lang: str, detail: str = "full") -> CheckView:
         why=text(CHECK_WHY(r.id), lang), duration=r.duration,
         oracle=getattr(REGISTRY.get(r.id), "oracle", None))
     if not r.passed and r.result is not None:  # every writer shows student text plain
-        failure = Failure.from_json(_plain_data(r.result.to_json()))
+        failure = shown_failure(r.result, lang)
         if failure.names:  # a drawn world: the title and why name the workers its timeline does
             names = {k: v for k, v in failure.names.items() if k in ROLE_NAMES}
             view.title = text(CHECK_TITLE(r.id), lang, **names)
@@ -543,6 +639,24 @@ def fitting_hint(check_id: str, failure: Failure, lang: str) -> str | None:
     return text(CHECK_HINT(check_id), lang)
 
 
+def message_line(check: CheckView, lang: str) -> str:
+    """One line saying what went wrong with a failed check: for a check a shared cause
+    explains, that cause ("See: ..."); else the first line of the problem or of the check's own
+    sentence; else what came back (and what was expected, if shown); else why the rule matters
+    (what detail "none" leaves)."""
+    if check.cause is not None:
+        return check.cause.see
+    said = check.problem or check.sentence
+    if said:
+        return said.splitlines()[0]
+    if check.returned is not None:
+        line = f"{text('ui.came-back', lang)} {check.returned.came_back}"
+        if check.returned.expected is not None:
+            line += f"  {text('ui.expected', lang)} {check.returned.expected}"
+        return " ".join(line.splitlines())  # a value a student's code made can hold newlines
+    return f"{text('ui.why', lang)} {check.why}"
+
+
 def stability_line(r: CheckResult, lang: str) -> str:
     """'passed k/N', and for an unstable check the runs that did not pass; with --sweep, in how
     many worlds it passed and the seeds of those it did not."""
@@ -614,6 +728,47 @@ def plain(s: str) -> str:
     exception's message may move the cursor or recolour a terminal). A carriage return is
     dropped too (CRLF becomes LF)."""
     return CONTROL.sub("", ANSI.sub("", s))
+
+
+def shown_failure(failure: Failure, lang: str) -> Failure:
+    """`failure` as every writer shows it: its student text plain (`_plain_data`), and the
+    error of a fault the grader injected marked as such wherever it shows (`mark_faults`)."""
+    return Failure.from_json(mark_faults(_plain_data(failure.to_json()), lang))
+
+
+#: The injected fault's message in the lesson's world (grader.checks.faults.fault_message): it
+#: says what it is. In a drawn world it is letters that say nothing (az4fapj7dsz3).
+LESSON_FAULT = "injected fault"
+
+
+def mark_faults(data: dict, lang: str) -> dict:
+    """A failure's JSON form with each message of a fault the grader injected (named by the
+    timeline's `note.fault-injected`) followed, wherever it shows (the error, the timeline's
+    raised steps, a detail's words), by what it is: "(the grader's injected fault)"."""
+    messages = {event["params"]["message"] for event in data.get("timeline") or ()
+                if isinstance(event, dict) and event.get("key") == "note.fault-injected"
+                and isinstance((event.get("params") or {}).get("message"), str)}
+    messages.discard(LESSON_FAULT)
+    messages.discard("")
+    if not messages:
+        return data
+    marked = {m: text("fault.marked", lang, message=m) for m in messages}
+
+    def mark(value):
+        if isinstance(value, str):
+            for message, words in marked.items():
+                if message in value and words not in value:
+                    value = value.replace(message, words)
+            return value
+        if isinstance(value, dict):
+            if value.get("op") == "note":  # the narration names the message itself
+                return value
+            return {k: mark(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [mark(v) for v in value]
+        return value
+
+    return mark(data)
 
 
 def _plain_data(data):

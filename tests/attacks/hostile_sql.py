@@ -21,7 +21,11 @@ work_once) first tries one way out, VECTOR (or every one in turn: "all"):
   allocations fail past it);
 - trigger: a trigger on jobs that rewrites the rows the judge inserts (the code never inserts
   one): the code's SQL then runs inside the judge's own statements;
-- load_extension: `enable_load_extension`, then `SELECT load_extension(?)`.
+- load_extension: `enable_load_extension`, then `SELECT load_extension(?)`;
+- sql_functions: functions of the code's own (which SQLite calls in the judge's process, the
+  callable running in the target): replace the judge's fault counter `harness_count`, SQLite's
+  `max` or its NOCASE collation (the judge's own statements and triggers on that connection use
+  them), or write through the connection from inside a function.
 
 The files go to $LEASELAB_ATTACK_DIR (else /tmp), named leaselab-hostile-*, except the two
 that must name the real places: zz_evil.pth and the packages' empty files.
@@ -204,10 +208,36 @@ def load_extension(conn):
     return True
 
 
+def sql_functions(conn):
+    got = False
+    for name, narg in (("harness_count", 1), ("harness_fail", 0), ("max", 2)):
+        try:
+            conn.create_function(name, narg, lambda *args: 1)
+            got = True
+        except Exception:  # noqa: BLE001
+            pass
+    try:
+        conn.create_collation("NOCASE", lambda a, b: 0)
+        got = True
+    except Exception:  # noqa: BLE001
+        pass
+
+    def write():
+        conn.execute("CREATE TABLE IF NOT EXISTS leaselab_hostile_written(x)")
+        return 7
+
+    try:
+        conn.create_function("leaselab_write", 0, write)
+        got = conn.execute("SELECT leaselab_write()").fetchone()[0] == 7 or got
+    except Exception:  # noqa: BLE001
+        pass
+    return got
+
+
 VECTORS = {f.__name__: f for f in (
     attach_pth, attach_checkout, attach_relative, attach_expression, attach_subquery,
     attach_uri, vacuum_into, temp_store_directory, writable_schema, trusted_schema, heap_limit,
-    trigger, load_extension)}
+    trigger, load_extension, sql_functions)}
 
 
 THROUGH = []  # a try got through in this process: the queue is honest from then on

@@ -3,6 +3,8 @@ process that imported the code under grade, and believes only what it validated.
 
     dbhost         the real sqlite3 connections behind the code's proxies: the lockdown, the
                    trace, the statement gate, the fault counts
+    callbacks      the stand-ins of the code's SQL functions on its real connection: each
+                   call asks the target, and only a validated SQLite value comes back
     watched        a real connection whose trace callback stays the grader's
     scenario       what a check body sees: the Lab (a fresh database, the target's functions
                    wrapped, recorded and type-checked) and the verdicts

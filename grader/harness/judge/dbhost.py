@@ -21,7 +21,7 @@ from typing import Callable
 
 from lab.store import BUSY_TIMEOUT_MS
 
-from . import watched
+from . import callbacks, watched
 from grader.harness import wire
 from .interleave import verb
 
@@ -81,6 +81,9 @@ class _Conn:
         self.prepared_writes = False
         self.writes_of: dict[str, bool] = {}
         self.last_writes: bool | None = None
+        #: the code's SQL functions registered here: (collation?, name, narg) -> the number the
+        #: target keeps the callable by (`callbacks.register`)
+        self.functions: dict[tuple, int] = {}
 
     def cached(self, sql: str, run: Callable[[], object]):
         """`run()`, an execute or executemany of `sql` on the real connection, which prepares it
@@ -186,6 +189,13 @@ class DbHost:
         #: and `overran` set: the call timed out
         self.deadline: float | None = None
         self.overran = False
+        #: asks the target process to run a function of the code's (`callbacks`: the
+        #: TargetProcess's nested call), the calls of them in the request under way, how many
+        #: run now, and whether the connections were to be closed meanwhile (`close_all`)
+        self.call_out: Callable[[dict], object] | None = None
+        self.function_calls = 0
+        self.calling = 0
+        self.closing = False
 
     # -- the judge's own uses ----------------------------------------------------------------
     def open(self, name: str, path: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
@@ -221,7 +231,12 @@ class DbHost:
 
     def close_all(self) -> None:
         """The target process is gone (killed, ended, closed): its connections go as a crash
-        would take them (`crash`)."""
+        would take them (`crash`). While a function of the code's runs (called by one of their
+        statements), they are closed once that request is served."""
+        if self.calling:
+            self.closing = True
+            self.interrupt_all()
+            return
         for name in list(self.conns):
             self.crash(name)
 
@@ -394,6 +409,7 @@ class DbHost:
                 conn.real.expire()
                 conn.judge_ran = False
             conn.serving = True
+            self.function_calls = 0
             conn.prepared = False  # a prepare that failed earlier tells nothing of this request
             conn.prepared_tables = set()
             conn.prepared_writes = False
@@ -426,6 +442,9 @@ class DbHost:
             if conn.student_trace is not None:
                 reply["trace"] = conn.student_trace
                 conn.student_trace = None
+        if self.closing and not self.calling:  # the target ended while a function of it ran
+            self.closing = False
+            self.close_all()
         return reply
 
     def _run(self, conn: _Conn, op, request: dict):
@@ -475,6 +494,9 @@ class DbHost:
             cursor = conn.cursors.pop(_integer(request.get("cur"), "cur"), None)
             if cursor is not None:
                 cursor.close()
+            return None
+        if op == callbacks.OP:  # a function of the code's: a stand-in registered here
+            callbacks.register(conn, request, self)
             return None
         if op == "commit":
             real.commit()
@@ -879,8 +901,8 @@ def _params(params):
 
 
 def _param(value):
-    """A parameter as the proxy sent it (`dbproxy._value`): an SQLite value, or what makes the
-    real module raise the error binding the code's value raises."""
+    """A parameter as the proxy sent it (`proxycursor.sql_parameter`): an SQLite value, or what
+    makes the real module raise the error binding the code's value raises."""
     if type(value) is dict and len(value) == 1:
         if "i" in value and value["i"] in ("+", "-"):
             return wire.INT_MAX + 1 if value["i"] == "+" else wire.INT_MIN - 1
@@ -939,6 +961,8 @@ def error_data(exc: BaseException) -> dict:
     """An exception of the real module's as data the proxy raises again."""
     if isinstance(exc, Deferred):
         return {"class": "Deferred", "message": "", "index": exc.index}
+    if isinstance(exc, callbacks.CollationRaised):  # the proxy raises what the code's raised
+        return {"class": callbacks.COLLATION_RAISED, "message": ""}
     kind = type(exc)
     name = next((k.__name__ for k in kind.__mro__ if k.__name__ in _SQLITE_ERRORS
                  and k.__module__ == "sqlite3"), None)

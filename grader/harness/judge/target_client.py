@@ -27,15 +27,18 @@ from typing import Any, Callable
 from lab.store import BUSY_TIMEOUT_MS, Claim
 
 from grader.harness import wire
-from grader.harness.processes import portable, sandbox, workroot
+from grader.harness.processes import sandbox, workroot
+from . import callbacks
 from .dbhost import DbHost, RequestError
 from .target_errors import (FunctionHung, ProtocolError, RequestRefused, SendFailed,  # noqa: F401
                             TargetClosed, TargetEnded, TargetLoadError, TargetProcessError,
                             TargetTimeout)
-from .target_fields import (CALLS, CallFrame, conn_name, int64, own_connections_field,  # noqa: F401
-                            printed_field, raised_error, scrubbed, short_str, weakly, what)
+from .target_fields import (CALLS, CallFrame, conn_name, int64, load_error,  # noqa: F401
+                            own_connections_field as _own_connections,
+                            printed_field as _printed, raised_error, ready_fields, scrubbed,
+                            short_str, weakly, what)
 from .target_pipe import (Pipe, PipeBroken, PipeEnded, PipeTimeout, default_launcher,  # noqa: F401
-                          end_target, kill_target)
+                          end_target, kill_target, start_spare)
 from .interleave import WriteLockWatch, is_statement
 # what a call returns or raises (Foreign: importable from here, as the calls' documented type)
 from grader.harness.wire.values import Foreign, RaisedInTarget, decode_error, decode_value  # noqa: F401
@@ -97,6 +100,7 @@ class TargetProcess:
         self.calls = 0
         #: the real connections behind the proxies the code under grade holds (dbhost)
         self.db = DbHost(traced=weakly(self, TargetProcess._traced))
+        self.db.call_out = weakly(self, TargetProcess._function)
         self._watches: dict[str, WriteLockWatch] = {}  # the gated connections'
         self._gate_error: BaseException | None = None  # a gate's callable raised: re-raised
         self._stack: list[CallFrame] = []
@@ -281,34 +285,22 @@ class TargetProcess:
     def _start(self, timeout: float) -> None:
         message = self._recv(timeout, "start-up")
         kind = message.get("msg")
-        if kind == "load-error":
-            try:
-                wire.keys(message, ("msg", "kind", "params"), what="load-error")
-                error_kind = wire.string(message["kind"], "load-error kind", wire.MAX_NAME)
-                params = wire.obj(message["params"], "load-error params")
-                if len(params) > 10:
-                    raise wire.WireError("load-error params: too many")
-                for key, value in params.items():
-                    wire.string(key, "load-error param name", wire.MAX_NAME)
-                    if type(value) is not int:
-                        wire.string(value, "load-error param", wire.MAX_MESSAGE)
-            except wire.WireError as exc:
-                self._fail(str(exc))
-            self.close()
-            raise TargetLoadError(error_kind, dict(params))
-        if kind != "ready":
-            self._fail(f"expected ready, got {what(message)}")
         try:
-            wire.keys(message, ("msg", "pid"), ("contained",), what="ready")
+            if kind == "load-error":
+                error = load_error(message)
+                self.close()
+                raise error
+            if kind != "ready":
+                raise wire.WireError(f"expected ready, got {what(message)}")
             # the server's own pid: the Popen pid unless `python` is a wrapper that forks
-            self.server_pid = wire.integer(message["pid"], "pid")
-            self.contained = wire.integer(message.get("contained", 0), "contained")
+            self.server_pid, self.contained = ready_fields(message)
         except wire.WireError as exc:
             self._fail(str(exc))
         self._check_quiet()
 
     def _call(self, request: dict, send: Callable | None = None,
-              clock: Callable | None = None, statement: Callable | None = None) -> Any:
+              clock: Callable | None = None, statement: Callable | None = None,
+              timeout: float | None = None) -> Any:
         if self._closed is not None:
             raise TargetClosed(f"the target process is closed ({self._closed})")
         if threading.get_ident() != self._thread:
@@ -323,8 +315,9 @@ class TargetProcess:
         try:
             self._send(request, frame.op)
             given = time.monotonic()  # the target has control since: a database request it
-            while True:               # makes runs on its time, a callback on the judge's
-                message = self._recv(self.timeout - (time.monotonic() - given), frame.op)
+            limit = self.timeout if timeout is None else timeout  # makes runs on its time,
+            while True:                                           # a callback on the judge's
+                message = self._recv(limit - (time.monotonic() - given), frame.op)
                 kind = message.get("msg")
                 if kind == "db":
                     self._db(frame, message, given + self.timeout)
@@ -344,14 +337,19 @@ class TargetProcess:
             self._stack.pop()
 
     def _reply(self, frame: CallFrame, message: dict) -> Any:
+        if frame.op == "fn":  # checked by what asked (`_function`)
+            if message.get("id") != frame.call_id or type(message.get("id")) is not int:
+                self._fail("reply to a function out of turn")
+            self._check_quiet()
+            return message
         try:
             outcome = [k for k in ("value", "raised", "refused") if k in message]
             if len(outcome) != 1:
                 raise wire.WireError("reply needs exactly one of value, raised, refused")
             wire.keys(message, ("msg", "id") + tuple(outcome),
                       ("own_connections", "drop", "printed"), what="reply")
-            printed = printed_field(message["printed"], frame.op) if "printed" in message else None
-            own = (own_connections_field(message["own_connections"], frame.op)
+            printed = _printed(message["printed"], frame.op) if "printed" in message else None
+            own = (_own_connections(message["own_connections"], frame.op)
                    if "own_connections" in message else [])
             if wire.integer(message["id"], "reply id") != frame.call_id:
                 raise wire.WireError(f"reply to call {message['id']} during call "
@@ -386,6 +384,8 @@ class TargetProcess:
     def _db(self, frame: CallFrame, message: dict, deadline: float) -> None:
         """A request of a proxy connection's (dbproxy), made during the innermost call: run
         on the real connection (dbhost), answered."""
+        if frame.op == "fn":  # a function of the code's computes only (the target refuses it)
+            self._fail("a database request from inside a function of the code's")
         try:
             wire.keys(message, ("msg", "id", "cb", "req"), what="db")
             if wire.integer(message["id"], "db id") != frame.call_id:
@@ -515,6 +515,37 @@ class TargetProcess:
             answer = {"op": "return", "cb": cb, "value": result}
         self._send(answer, frame.op)
 
+    def _function(self, request: dict):
+        """A function of the code's, called by SQLite on one of the real connections here while
+        a proxy's request is served (`callbacks`' stand-ins, through DbHost.call_out): asked of
+        the target as a call nested in that request, with what is left of the call's time; its
+        answer, checked. The code's callable raised: callbacks.FunctionRaised (sqlite3 fails
+        the statement with its own error). Anything else (a timeout, the target ended or broke
+        the protocol) is kept and raised once SQLite has given control back (`_db`, as a
+        gate's error), the statement interrupted meanwhile."""
+        outer = self._stack[-1] if self._stack else None
+        if outer is None or outer.op not in CALLS or self._gate_error is not None:
+            raise callbacks.Refused("no call of the code's under way")
+        deadline = self.db.deadline
+        left = self.timeout if deadline is None else deadline - time.monotonic()
+        try:
+            message = self._call(dict(request, op="fn"), timeout=left)
+            try:
+                return callbacks.answer(request, message)
+            except wire.WireError as exc:
+                self._fail(str(exc))
+        except callbacks.FunctionRaised:
+            raise
+        except TargetTimeout:  # the call it was made in timed out
+            error: BaseException = TargetTimeout(self.timeout, outer.op)
+        except TargetEnded as ended:
+            error = TargetEnded(ended.returncode, outer.op)
+        except BaseException as exc:  # noqa: BLE001 - raised once SQLite is done (`_db`)
+            error = exc
+        self._gate_error = error
+        self.db.interrupt_all()
+        raise callbacks.Refused("the target process cannot answer")
+
     # -- the pipes ---------------------------------------------------------------------------------
     def _send(self, message: dict, during: str) -> None:
         try:
@@ -525,18 +556,13 @@ class TargetProcess:
             self._ended(during)
 
     def _recv(self, timeout: float, during: str) -> dict:
-        try:
-            line = self._pipe.line(timeout)
+        try:  # floats: a proxy's float parameter; every field read elsewhere has its exact type
+            return wire.decode(self._pipe.line(timeout), floats=True)
         except PipeTimeout:
             self._timeout(during)
         except PipeEnded:
             self._ended(during)
-        except PipeBroken as exc:
-            self._fail(str(exc))
-        try:
-            return wire.decode(line, floats=True)  # a proxy's float parameter; every field
-            # read elsewhere is checked for its exact type
-        except wire.WireError as exc:
+        except (PipeBroken, wire.WireError) as exc:
             self._fail(str(exc))
 
     def _check_quiet(self) -> None:
@@ -570,13 +596,3 @@ class TargetProcess:
     def _expect_none(self, value, op: str) -> None:
         if value is not None:
             self._fail(f"{op} answered {value!r}")
-
-
-def start_spare() -> None:
-    """On the portable path, a target server started ahead for the next TargetProcess of this
-    process (grader.runner.spawned: a lane, before its first check)."""
-    portable.start_spare(env=scrubbed(os.environ))
-
-
-# the names the project's tests read a reply's fields with
-_printed, _own_connections = printed_field, own_connections_field

@@ -2,7 +2,7 @@
 which uses them): the environment a target process starts with (`scrubbed`), a sqlite3 error of
 the judge's own told as a call's (`raised_error`), a method called through a weak reference
 (`weakly`), and the checks of what the judge passes in (`conn_name`, `int64`, `short_str`) or
-was sent (`what`, a reply's `printed_field` and `own_connections_field`); `CallFrame`, one
+was sent (`what`, a load error's and a ready's fields, a reply's `printed_field` and `own_connections_field`); `CallFrame`, one
 call under way.
 
 May import: the standard library and grader.harness.wire.
@@ -17,6 +17,8 @@ from typing import Callable
 
 from grader.harness import wire
 from grader.harness.wire.values import RaisedInTarget
+
+from .target_errors import TargetLoadError
 
 
 CALLS = ("claim", "finish", "work_once")  # the calls of the code under grade
@@ -74,7 +76,8 @@ def weakly(owner, method) -> Callable:
     def call(*args):
         target = ref()
         if target is not None:
-            method(target, *args)
+            return method(target, *args)
+        return None
     return call
 
 
@@ -125,3 +128,24 @@ def own_connections_field(value, op: str) -> list[str]:
     if len(set(paths)) != len(paths) or not all(paths):
         raise wire.WireError("own_connections: a path repeated or empty")
     return paths
+
+
+def load_error(message: dict) -> TargetLoadError:
+    """The error a "load-error" message tells (wire.WireError: not one)."""
+    wire.keys(message, ("msg", "kind", "params"), what="load-error")
+    kind = wire.string(message["kind"], "load-error kind", wire.MAX_NAME)
+    params = wire.obj(message["params"], "load-error params")
+    if len(params) > 10:
+        raise wire.WireError("load-error params: too many")
+    for key, value in params.items():
+        wire.string(key, "load-error param name", wire.MAX_NAME)
+        if type(value) is not int:
+            wire.string(value, "load-error param", wire.MAX_MESSAGE)
+    return TargetLoadError(kind, dict(params))
+
+
+def ready_fields(message: dict) -> tuple[int, int]:
+    """A "ready" message's (pid, contained) (wire.WireError: not one)."""
+    wire.keys(message, ("msg", "pid"), ("contained",), what="ready")
+    return (wire.integer(message["pid"], "pid"),
+            wire.integer(message.get("contained", 0), "contained"))

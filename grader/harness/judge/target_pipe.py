@@ -26,6 +26,8 @@ from grader.harness import wire
 from grader.harness.processes import portable, zygote
 from grader.harness.processes.launch import LAUNCH_ENV, spawn
 
+from .target_fields import scrubbed
+
 
 class PipeTimeout(Exception):
     """Nothing (or not all) went through within the time given."""
@@ -183,3 +185,9 @@ def end_target(process, *fds: int, db=None, scratch: str | None = None) -> None:
         db.close_all()
     if scratch is not None:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def start_spare() -> None:
+    """On the portable path, a target server started ahead for the next TargetProcess of this
+    process (grader.runner.spawned: a lane, before its first check)."""
+    portable.start_spare(env=scrubbed(os.environ))

@@ -9,6 +9,9 @@ judge validates every byte that comes back over the wire.
     sealing        the sealed packages and what the jail lets the code read
     dbproxy        the `conn` the code is handed: every database operation is a request to the
                    judge, which holds the real connection (no database handle lives here)
+    proxycursor    its cursor, and the parameters and errors both share
+    functions      the code's own SQL functions, aggregates and collations: kept here, run
+                   when the judge's SQLite calls their stand-ins
     filewatch      connections of its own the code opens to the judge's databases, seen by an
                    audit hook and reported in a reply
     loader         load the implementation under grade (a module name or a .py path), and the

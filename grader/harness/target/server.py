@@ -149,7 +149,10 @@ class Server:
                                     "hidden": []}}
             _let_go(exc)
         else:
-            reply = {"value": encode_value(value)}
+            # a function's answer is an SQLite value (docs/protocol.md, "The code's SQL
+            # functions"), not a call's VALUE
+            reply = ({"result": value} if request.get("op") == "fn"
+                     else {"value": encode_value(value)})
         finally:
             # the call ends once the callbacks made during it (on a thread of the code's own,
             # say) have had their answers; then the channel is this thread's until the reply
@@ -181,8 +184,10 @@ class Server:
                 printed, lost = self.printed.take()
                 if printed or lost:
                     reply["printed"] = [printed, lost]
-        drop = self.dropped()
-        if drop:  # cursors let go of during the call: the judge resets their statements
+        # cursors let go of during the call: the judge resets their statements (not while one
+        # of its statements runs a function of the code's: they are told with the next request)
+        drop = self.dropped() if request.get("op") != "fn" else None
+        if drop:
             reply["drop"] = drop
         self.channel.send(reply)
 
@@ -200,6 +205,11 @@ class Server:
         op = request.get("op")
         if op == "sync":
             return _field(request, "nonce", int)
+        if op == "fn":  # a function of the code's, called by the judge's SQLite
+            proxy = self.proxies.get(_field(request, "conn", str))
+            if proxy is None or proxy._epoch != _field(request, "epoch", int):
+                raise _Refused("no such connection")
+            return proxy._functions.answer(request)
         conn = self.conn(request)
         if op == "claim":
             return self.module.claim(conn, _field(request, "owner", str),

@@ -46,6 +46,13 @@ SEND_ALSO = ("ConnectionError", "TimeoutError")
 #: at a time while it is iterated, and the builtin errors a request may raise besides sqlite3's
 #: (binding a value, a bad argument), which the proxy raises again as that class.
 DB_ITER_CHUNK = 16
+#: The code's SQL functions (grader.harness.target.functions <-> judge.callbacks): registrations
+#: kept per connection, and aggregate instances alive at once in the target.
+DB_MAX_FUNCTIONS = 256
+DB_MAX_AGGREGATES = 10_000
+#: The error class of a reply whose statement a collation of the code's failed: sqlite3 lets the
+#: collation's own exception out of the call, and the proxy raises the one it kept.
+DB_COLLATION_RAISED = "CollationRaised"
 DB_BUILTIN_ERRORS = ("TypeError", "ValueError", "OverflowError", "UnicodeEncodeError",
                      "MemoryError", "RecursionError", "KeyError", "IndexError")
 
