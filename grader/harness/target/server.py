@@ -480,12 +480,45 @@ def serve_awaited() -> int:
     return serve(read_fd, write_fd, first["spec"], spare=True)
 
 
+def watch_parent() -> None:
+    """The portable path: end this process once the one that started it (its judge: a lane,
+    the preflight's judge) has ended, however it ended. There is no death signal there, and a
+    judge killed while the code under grade ran an endless loop left it running forever. A
+    thread waits on the parent's process handle (Windows), or sees this process handed to
+    another parent (POSIX)."""
+    parent = os.getppid()
+    try:
+        import _winapi  # Windows only
+    except ImportError:
+        _winapi = None
+
+    def wait() -> None:
+        if _winapi is not None:
+            try:
+                handle = _winapi.OpenProcess(_SYNCHRONIZE, False, parent)
+                _winapi.WaitForSingleObject(handle, _winapi.INFINITE)
+            except OSError:  # gone already, or not ours to wait for
+                pass
+        else:
+            tick = threading.Event()  # never set: a wait the code under grade cannot shorten
+            while os.getppid() == parent:
+                tick.wait(PARENT_POLL)
+        os._exit(0)
+
+    threading.Thread(target=wait, name="grader-parent-watch", daemon=True).start()
+
+
+PARENT_POLL = 0.2  # seconds between two looks at the parent (POSIX)
+_SYNCHRONIZE = 0x00100000
+
+
 def stdio_channel() -> tuple[int, int]:
     """The portable path's channel (grader.harness.processes.portable.spawn_target): this
     process's stdin and stdout, the only handles a spawned child inherits on Windows, moved
     to fds of their own; fds 0 and 1 then read and write the null device, so nothing the code
     under grade does with them reaches the channel."""
     read_fd, write_fd = os.dup(0), os.dup(1)
+    watch_parent()
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
