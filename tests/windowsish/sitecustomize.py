@@ -12,7 +12,8 @@ import subprocess
 import sys
 
 for _module, _names in ((os, ("fork", "forkpty", "setsid", "setpgrp", "setpgid", "killpg",
-                              "getpgid", "pidfd_open", "sched_getaffinity", "register_at_fork")),
+                              "getpgid", "pidfd_open", "sched_getaffinity", "register_at_fork",
+                              "uname", "getuid", "geteuid", "getgid", "getegid")),
                         (signal, ("SIGALRM", "setitimer", "getitimer", "ITIMER_REAL", "alarm",
                                   "pthread_kill", "SIGCHLD")),
                         (socket, ("send_fds", "recv_fds", "sendmsg", "recvmsg"))):
