@@ -27,6 +27,13 @@ samples) and the ratio current / baseline of the medians; then the machine.
 
     python -m bench.perf [--baseline REV] [--runs 7] [--skip batch,watch,...] [--json PATH]
                          [--memory-growth]
+
+`--portable` compares two ways of running this checkout instead: baseline = the Linux path
+(fork, zygote, lanes), current = the portable path (spawned lanes and targets:
+grader.harness.processes.portable, forced with LEASELAB_PORTABLE=1); issue 42's goal is a
+full grade within 2x:
+
+    python -m bench.perf --portable --skip traced,memory,repeat,batch,watch
 """
 
 from __future__ import annotations
@@ -59,6 +66,7 @@ class Design:
     name: str
     root: Path
     label: str
+    extra_env: tuple = ()  # (name, value) pairs on top (--portable: LEASELAB_PORTABLE=1)
 
     def env(self) -> dict:
         rest = os.environ.get("PYTHONPATH")
@@ -69,6 +77,7 @@ class Design:
         # Bytecode caches as on a student's machine after a first run (the warm-up writes
         # them): else every process compiles the grader again and that is most of what is timed.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env.update(dict(self.extra_env))
         return env
 
     def grade_command(self, *extra: str) -> list[str]:
@@ -125,6 +134,19 @@ def materialise(rev: str):
         yield Design("baseline", folder, describe(sha))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def portable_pair():
+    """`--portable`'s baseline: this checkout, the Linux path."""
+    yield Design("baseline", ROOT, current().label + ", Linux path",
+                 (("LEASELAB_PORTABLE", "0"),))
+
+
+def portable_current() -> Design:
+    """`--portable`'s current: this checkout, the portable path (spawned lanes and targets)."""
+    return Design("current", ROOT, current().label + ", portable path",
+                  (("LEASELAB_PORTABLE", "1"),))
 
 
 def current() -> Design:
@@ -467,14 +489,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--memory-growth", action="store_true",
                    help="also peak memory of --repeat 50 against --repeat 1 (slow)")
     p.add_argument("--json", metavar="PATH", help="save every raw figure as JSON")
+    p.add_argument("--portable", action="store_true",
+                   help="this checkout's Linux path (baseline) against its portable path"
+                        " (current) instead of a baseline revision")
     args = p.parse_args(argv)
     try:
         resolve(args.baseline)
     except ValueError as exc:
         p.error(str(exc))
     machine = measure.machine()
-    with materialise(args.baseline) as old:
-        designs = [old, current()]
+    with (portable_pair() if args.portable else materialise(args.baseline)) as old:
+        designs = [old, portable_current() if args.portable else current()]
         log(f"baseline {old.label} in {old.root}")
         for design in designs:  # one line now rather than every figure failing one by one
             why = cannot_run(design)
@@ -483,7 +508,8 @@ def main(argv: list[str] | None = None) -> int:
                       f" interpreter: {why} (pip install what it imports)", file=sys.stderr)
                 return 2
         raw = measure_all(designs, args)
-    report = {"designs": {d.name: d.label for d in designs}, "baseline_rev": args.baseline,
+    report = {"designs": {d.name: d.label for d in designs},
+              "baseline_rev": "HEAD, the Linux path" if args.portable else args.baseline,
               "options": {k: v for k, v in vars(args).items() if k != "json"},
               "machine": machine, "machine_after": measure.machine(), "raw": raw,
               "rows": rows(raw)}

@@ -37,8 +37,10 @@ a terminal without NO_COLOR).
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
+import queue
 import os
 import re
 import select
@@ -53,7 +55,7 @@ from pathlib import Path
 
 from . import cli, config as configs
 from .checkdef import FAMILIES, all_checks, check_families
-from grader.harness.processes import hygiene, sandbox, zygote
+from grader.harness.processes import hygiene, portable, sandbox, zygote
 from grader.harness.target.loader import display_name, is_path
 from .report import files, outputs, summary
 from .report.messages import default_lang, text
@@ -154,6 +156,11 @@ class Grade:
     held: list[dict] = field(default_factory=list)  # what it said, not shown yet (`show`)
     results: list[CheckResult] = field(default_factory=list)
     finished: bool = False
+    spawned: portable.Spawned | None = None  # the portable path's grade (fd is SPAWNED)
+
+
+#: A spawned grade's `fd` while it runs: there is no fd (a thread reads its stdout).
+SPAWNED = 1 << 30
 
 
 class Watch:
@@ -215,6 +222,14 @@ class Watch:
         self.cancel()
         for path in outputs.asked(self.args).values():
             files.remove_stale(path)  # no earlier verdict stays beside a file being graded
+        if portable.forkless():  # the portable path: a grade is a spawned interpreter
+            request = {"args": {k: getattr(self.args, k) for k in SPAWNED_OPTIONS},
+                       "later": self.later, "passes": self.passes}
+            child = portable.Spawned("grader.watch", "--grade", json.dumps(request))
+            child.close_input()
+            self.grade = Grade(child.pid, SPAWNED, saved, since, state, spawned=child)
+            self.draw(text("watch.grading", self.lang, time=_clock(saved)))
+            return
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -225,50 +240,33 @@ class Watch:
         self.draw(text("watch.grading", self.lang, time=_clock(saved)))
 
     def _child(self, fd: int) -> None:
-        code = 0
-        try:
-            os.setsid()  # a session of its own: ended whole by `cancel`
-            _die_with(os.getppid())
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            null = os.open(os.devnull, os.O_RDWR)
-            for stream in (0, 1, 2):  # the screen is the parent's
-                os.dup2(null, stream)
-            later = set(self.later)
-            two = self.passes == 2
-            first_ids = [c.id for c in selected(self.args.select) if c.id not in later]
-            first: list[CheckResult] = []
-            rest: list[CheckResult] = []
-            shown = not two  # one pass: its screen is the whole grade's
-            # One run of the grader for both passes: every lane runs the first pass's checks
-            # before the second's (short_first), the first screen comes once they are all in.
-            for result in iter_checks(self.args.impl, timeout_scale=self.args.timeout_scale,
-                                      select=self.args.select or None, repeat=self.args.repeat,
-                                      seed=self.args.seed, jobs=self.args.jobs,
-                                      short_first=True):
-                (rest if result.id in later else first).append(result)
-                if not shown and len(first) == len(first_ids):
-                    shown = True
-                    if first:  # a first pass -k left empty has nothing to show
-                        sandbox.write_message(fd, {"pass": 1, "results": [
-                            check_result_to_json(r) for r in first]})
-            final = rest if two else first + rest
-            sandbox.write_message(fd, {"pass": self.passes,
-                                       "results": [check_result_to_json(r) for r in final]})
-        except GraderError as exc:
-            sandbox.write_message(fd, {"error": str(exc)})
-        except BaseException:
-            try:
-                sandbox.write_message(fd, {"error": traceback.format_exc()})
-            except BaseException:
-                code = 70
-        os._exit(code)
+        os._exit(_report_or_say_why(lambda: self._forked_child(fd), fd))
+
+    def _forked_child(self, fd: int) -> None:
+        """The forked grade: a session of its own, dies with the watcher, no screen."""
+        os.setsid()  # a session of its own: ended whole by `cancel`
+        _die_with(os.getppid())
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        null = os.open(os.devnull, os.O_RDWR)
+        for stream in (0, 1, 2):  # the screen is the parent's
+            os.dup2(null, stream)
+        grade_and_report(self.args, self.later, self.passes, fd)
 
     def wait(self, timeout: float) -> None:
         """Up to `timeout` seconds: read what the grade says, and show it (`show`)."""
         grade = self.grade
         if grade is None or grade.fd < 0:
             time.sleep(timeout)
+        elif grade.spawned is not None:  # read by a thread (select takes sockets only there)
+            try:
+                line = grade.spawned.lines.get(timeout)
+            except queue.Empty:
+                line = b""
+            if line is None:
+                self.reap(grade)
+            elif line:
+                grade.held.append(json.loads(line))
         elif select.select([grade.fd], [], [], timeout)[0]:
             chunk = os.read(grade.fd, 1 << 16)
             if not chunk:
@@ -323,6 +321,10 @@ class Watch:
     def reap(self, grade: Grade) -> None:
         """The child closed its pipe: reap it and whatever it left (what it said stays, to be
         shown)."""
+        if grade.spawned is not None:  # its lanes end when their stdin (its pipes) closes
+            grade.spawned.end()
+            grade.fd = -1
+            return
         _end_session(grade.pid)
         # Reaps the child, and the orphans a subreaper inherited; not the zygote (a child too).
         hygiene.end_strays({pid for pid in (zygote.own_pid(),) if pid is not None})
@@ -386,6 +388,62 @@ def fit(line: str, columns: int) -> str:
     return "".join(out) + "…" + ("\033[0m" if "\033" in line else "")
 
 
+def grade_and_report(args, later: list[str], passes: int, fd: int) -> None:
+    """The grade of a watch's child (forked, or spawned on the portable path): every check in
+    one run of the grader, said on `fd` as one message per pass."""
+    later = set(later)
+    two = passes == 2
+    first_ids = [c.id for c in selected(args.select) if c.id not in later]
+    first: list[CheckResult] = []
+    rest: list[CheckResult] = []
+    shown = not two  # one pass: its screen is the whole grade's
+    # One run of the grader for both passes: every lane runs the first pass's checks
+    # before the second's (short_first), the first screen comes once they are all in.
+    for result in iter_checks(args.impl, timeout_scale=args.timeout_scale,
+                              select=args.select or None, repeat=args.repeat,
+                              seed=args.seed, jobs=args.jobs, short_first=True):
+        (rest if result.id in later else first).append(result)
+        if not shown and len(first) == len(first_ids):
+            shown = True
+            if first:  # a first pass -k left empty has nothing to show
+                sandbox.write_message(fd, {"pass": 1, "results": [
+                    check_result_to_json(r) for r in first]})
+    final = rest if two else first + rest
+    sandbox.write_message(fd, {"pass": passes,
+                               "results": [check_result_to_json(r) for r in final]})
+
+
+def _report_or_say_why(grade, fd: int) -> int:
+    """Run `grade()`; an error it raised is said on `fd`; the exit code."""
+    try:
+        grade()
+    except GraderError as exc:
+        sandbox.write_message(fd, {"error": str(exc)})
+    except BaseException:
+        try:
+            sandbox.write_message(fd, {"error": traceback.format_exc()})
+        except BaseException:
+            return 70
+    return 0
+
+
+#: What a spawned grade (the portable path) is told of the grading options.
+SPAWNED_OPTIONS = ("impl", "timeout_scale", "select", "repeat", "seed", "jobs")
+
+
+def spawned_grade(argv: list[str]) -> int:
+    """`python -m grader.watch --grade JSON`: a watch's grade on the portable path (no fork),
+    started by the watcher; it says its passes on its stdout, as a forked one on its pipe."""
+    request = json.loads(argv[1])
+    fd = os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    for stream in (1, 2):  # nothing else of it (nor of its lanes) reaches the pipe or the screen
+        os.dup2(null, stream)
+    args = argparse.Namespace(**request["args"])
+    return _report_or_say_why(
+        lambda: grade_and_report(args, request["later"], request["passes"], fd), fd)
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -413,3 +471,7 @@ def _die_with(parent: int) -> None:
 
 
 _PR_SET_PDEATHSIG = 1
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--grade"]:
+    sys.exit(spawned_grade(sys.argv[1:]))

@@ -278,9 +278,9 @@ def test_a_grade_runs_a_lane_a_core_and_all_but_the_last_prefer_long_units(monke
 
 
 def test_the_first_lane_prefers_long_units_the_others_short_ones():
-    from grader.runner.lanes import _Queues
+    from grader.runner.lanes import Queues
 
-    queues = _Queues([10, 11], [1, 2, 3], long_lanes=1)
+    queues = Queues([10, 11], [1, 2, 3], long_lanes=1)
     assert [queues.take(1), queues.take(0), queues.take(1), queues.take(0)] == [1, 10, 2, 11]
     assert [queues.take(0), bool(queues)] == [3, False]  # the long queue is empty: a short one
 

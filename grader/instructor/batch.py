@@ -25,7 +25,7 @@ from grader import arguments
 from . import class_report, distribution, gradebook, isolated, lms
 from grader.arguments import positive_int, positive_number, unusable_folder
 from grader.arguments import FRESH, seed as seed_type
-from grader.harness.processes import jail, workroot
+from grader.harness.processes import workroot
 from grader.harness.judge.world import fresh_seed
 from grader import config as configs
 from grader.checkdef import all_checks as declared_checks, check_families
@@ -109,8 +109,9 @@ def main(argv: list[str]) -> int:
     except Refused as refused:
         print(refused, file=sys.stderr)
         return 2
-    if jail.available() <= 0:  # once for the class (each grade's log says it too: grader.cli)
-        print(f"grader: {text('ui.unjailed', lang)}", file=sys.stderr)
+    note = isolated.class_note(lang)  # once for the class (each grade's log says more)
+    if note:
+        print(f"grader: {note}", file=sys.stderr)
     out = Path(args.out)
     start = time.monotonic()
     try:

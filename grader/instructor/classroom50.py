@@ -73,6 +73,9 @@ def main(argv: list[str]) -> int:
     except (distribution.DistributionError, configs.ConfigError) as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2
+    note = isolated.class_note(lang)
+    if note:
+        print(f"grader: {note}", file=sys.stderr)
     print(text("instructor.classroom50-written", lang, dir=out))
     return 0
 

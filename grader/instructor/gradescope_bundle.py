@@ -60,6 +60,9 @@ def main(argv: list[str]) -> int:
     except distribution.DistributionError as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2
+    note = isolated.class_note(lang)
+    if note:
+        print(f"grader: {note}", file=sys.stderr)
     print(text("instructor.bundle-written", lang, path=args.out))
     return 0
 

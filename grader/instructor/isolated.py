@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.harness.processes import forkloop, hygiene, zygote
+from grader.harness.processes import forkloop, hygiene, jail, zygote
 from grader.harness.target.server import SEALED_ENV
 from grader.harness.judge.world import fresh_seed
 from grader.report.messages import INSTRUCTOR_TOO_LARGE, text
@@ -360,3 +360,9 @@ def _pythonpath() -> str:
     rest = os.environ.get("PYTHONPATH")
     return os.pathsep.join([str(PACKAGE_ROOT), *([rest] if rest else [])])
 
+
+def class_note(lang: str) -> str | None:
+    """The one line batch and the bundles say where this machine has no jail (no Landlock:
+    macOS, Windows, an old kernel): grading one's own code is fine, a class of strangers'
+    needs Linux (docs/instructors.md, threat model); None where there is one."""
+    return text("ui.unjailed-class", lang) if jail.available() <= 0 else None

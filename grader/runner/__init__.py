@@ -6,7 +6,9 @@ times in each of `sweep` worlds, every run in a sandbox child of its own (grader
 that starts the target process and drives a fresh Lab. Checks run `jobs` at a time on as many
 lanes (`lanes`): forked copies of this process, each a subreaper running its share one check at a
 time; the long checks start at once beside the short ones, and the results are the same as
-one lane's, in lesson order.
+one lane's, in lesson order. Where there is no fork (grader.harness.processes.portable), the
+lanes and the preflight's judge are spawned interpreters instead (`spawned`), with the same
+verdicts.
 
 Lives here: what runs checks and in what order.
 
@@ -30,6 +32,8 @@ from grader.harness.processes import hygiene, sandbox, workroot, zygote
 from grader.harness.judge import checkrun
 from grader.harness.judge.world import LESSON_SEED
 from grader.results import CheckResult, Failure, Kind, Outcome, outcome_of
+
+from grader.harness.processes import portable
 
 from . import keywords, lanes
 
@@ -103,8 +107,15 @@ def iter_checks(impl: str, *, timeout_scale: float = 1.0, select: str | None = N
     except BaseException:
         preflight.abandon()  # no lane yet: it and whatever it left are ended
         raise
-    # One lane too: the judges of most checks run there, without a fork each.
-    done = lanes.run(units, lanes_wanted, settings, *schedule(units),
+    # One lane too: the judges of most checks run there, without a fork each. Where there is
+    # no fork, lanes spawned as fresh interpreters (the portable path).
+    if portable.forkless():
+        from . import spawned  # (not at the top: `python -m grader.runner.spawned` runs it)
+
+        run_lanes = spawned.run
+    else:
+        run_lanes = lanes.run
+    done = run_lanes(units, lanes_wanted, settings, *schedule(units),
                      meanwhile=lambda keep: preflight.brief(keep),
                      long_first=0 if short_first else None)
     try:
@@ -260,6 +271,24 @@ def start_preflight(spec: str, timeout_scale: float) -> Preflight:
     it on the brief it nearly always gives, and again if it gives another: grader.runner.lanes):
     a check's verdict is the same whatever ran before it, on however many lanes
     (docs/contract.md, "A function that hangs")."""
+    if portable.forkless():  # the portable path: a spawned judge (grader.runner.spawned)
+        from . import spawned
+
+        return spawned.SpawnedPreflight(spec, timeout_scale,
+                                        preflight_timeout(timeout_scale) + spawned.START_SLACK)
+    with cwd_on_path():
+        return Preflight(sandbox.start(preflight_body(spec, timeout_scale),
+                                       timeout=preflight_timeout(timeout_scale)))
+
+
+def preflight_timeout(timeout_scale: float) -> float:
+    """The preflight judge's whole timeout: a start each time a call broke the target
+    process, each call once."""
+    return len(checkrun.PROBED) * (PREFLIGHT_TIMEOUT + PROBE_TIMEOUT) * timeout_scale + 5
+
+
+def preflight_body(spec: str, timeout_scale: float) -> Callable[[], dict | Failure]:
+    """What the preflight's judge runs (`start_preflight`)."""
     timeout = PREFLIGHT_TIMEOUT * timeout_scale
     call = PROBE_TIMEOUT * timeout_scale
 
@@ -267,10 +296,7 @@ def start_preflight(spec: str, timeout_scale: float) -> Preflight:
         sandbox.report_step({"op": "import", "target": spec})
         with tempfile.TemporaryDirectory(prefix="probe-", dir=workroot.folder()) as workdir:
             return checkrun.probe(spec, workdir, timeout, call)
-
-    with cwd_on_path():  # a start each time a call broke the target process, each call once
-        return Preflight(sandbox.start(probe,
-                                       timeout=len(checkrun.PROBED) * (timeout + call) + 5))
+    return probe
 
 
 def briefing(spec: str, timeout_scale: float) -> tuple[Failure | None, dict]:

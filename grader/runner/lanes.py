@@ -97,8 +97,6 @@ class _Lane:
 
 def _serve(units, settings, inbox: int, out: int) -> None:
     """The lane's life: run each unit it is given, answer, until its inbox closes."""
-    from grader.runner import run_unit
-
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # the grading process decides about Ctrl-C
     sandbox.become_lane()  # a subreaper (a fork does not inherit that), not dumpable, limited
     zygote.settle()  # answered once the zygote runs: no check's timeout counts its start-up
@@ -112,21 +110,29 @@ def _serve(units, settings, inbox: int, out: int) -> None:
             if line.startswith(b"{"):  # the brief, before the first unit
                 settings = settings.briefed(json.loads(line))
                 continue
-            index, _, quiet = line.partition(b" ")
-            index = int(index)
-            quiet = frozenset(int(r) for r in quiet.split(b",") if r)
-            try:
-                runs, duration = run_unit(units[index], settings, in_lane=True, quiet=quiet)
-                answer = {"unit": index, "runs": [result_to_json(f) for f in runs],
-                          "duration": duration}
-            except Exception:  # a bug of the runner's own: every run of the unit says so
-                bug = Failure.grader_bug(traceback.format_exc())
-                answer = {"unit": index, "runs": [result_to_json(bug)] * len(settings.seeds),
-                          "duration": 0.0}
+            answer = answer_unit(units, settings, line)
             try:
                 sandbox.write_message(out, answer)
             except BrokenPipeError:  # the grading process wants no more answers (it stopped)
                 return
+
+
+def answer_unit(units, settings, line: bytes) -> dict:
+    """A lane's answer to the line that hands it a unit ("INDEX [QUIET,...]"): the unit run
+    (`grader.runner.run_unit`, as in a lane), its runs as results JSON and its duration. The
+    spawned lanes of the portable path answer with it too (grader.runner.spawned)."""
+    from grader.runner import run_unit
+
+    index, _, quiet = line.partition(b" ")
+    index = int(index)
+    quiet = frozenset(int(r) for r in quiet.split(b",") if r)
+    try:
+        runs, duration = run_unit(units[index], settings, in_lane=True, quiet=quiet)
+        return {"unit": index, "runs": [result_to_json(f) for f in runs], "duration": duration}
+    except Exception:  # a bug of the runner's own: every run of the unit says so
+        bug = Failure.grader_bug(traceback.format_exc())
+        return {"unit": index, "runs": [result_to_json(bug)] * len(settings.seeds),
+                "duration": 0.0}
 
 
 def run(units, jobs: int, settings, long: list[int], short: list[int],
@@ -143,7 +149,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
     hygiene.become_subreaper()
     before = hygiene.child_pids()
     first = long_lanes(jobs) if long_first is None else long_first
-    queue = _Queues(long, short, first)
+    queue = Queues(long, short, first)
     reported = Reported(units)
     lanes: list[_Lane] = []
     ended: list[_Lane] = []  # replaced after they died: still to be reaped
@@ -169,7 +175,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
                 lane.close()
                 _end(lane.pid, at_once=True)
             ended += lanes
-            queue, reported = _Queues(long, short, first), Reported(units)
+            queue, reported = Queues(long, short, first), Reported(units)
             lanes = []
             for number in range(len(ended)):
                 lane = _Lane(units, settings, lanes)
@@ -186,11 +192,11 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
                     if queue:
                         give_next(lane, lanes.index(lane))
                 if lane.unit is not None and lane.inbox < 0:  # it ended without answering
-                    yield lane.unit, _lost(settings, "ended while it ran this check")
+                    yield lane.unit, lost(settings, "ended while it ran this check")
                 elif lane.unit is not None and time.monotonic() > lane.deadline:
                     lane.close()
                     _end(lane.pid, at_once=True)
-                    yield lane.unit, _lost(settings, "did not answer in time while it ran"
+                    yield lane.unit, lost(settings, "did not answer in time while it ran"
                                            " this check (its judge could not be stopped)")
                 else:
                     continue
@@ -248,7 +254,7 @@ def long_lanes(jobs: int) -> int:
     return max(1, jobs - 1)
 
 
-class _Queues:
+class Queues:
     """The long and the short units; lanes numbered below `long_lanes` prefer the long."""
 
     def __init__(self, long: list[int], short: list[int], long_lanes: int):
@@ -288,7 +294,7 @@ def _answers(lane: _Lane):
         yield answer["unit"], (runs, answer["duration"])
 
 
-def _lost(settings, what: str) -> tuple:
+def lost(settings, what: str) -> tuple:
     bug = Failure.grader_bug(f"a lane of the grader {what}")
     return [bug] * len(settings.seeds), 0.0
 

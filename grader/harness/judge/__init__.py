@@ -14,6 +14,10 @@ process that imported the code under grade, and believes only what it validated.
     explore        every order of two claims' statements that can matter
     journal        a journal-mode switch in traced SQL
     claimtypes     a Claim's exact field types
+    target_pipe    the channel's two pipes read and written with a timeout (select, or a
+                   reader thread on the portable path), the launcher, a target's kill
+    target_errors  what goes wrong with a target process, as the judge tells it
+    target_fields  small pieces of target_client: the target's environment, a reply's fields
     children       the race and crash claimers, each a target process on a gated connection
     workers        the integration run's workers, judge threads each driving a target process
     receiver       the integration run's HTTP receiver and its ledger

@@ -14,13 +14,8 @@ This module never imports the code under grade, and nothing it receives is unpic
 from __future__ import annotations
 
 import builtins
-import dataclasses
-import errno
 import os
 import random
-import select
-import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -32,15 +27,22 @@ from typing import Any, Callable
 from lab.store import BUSY_TIMEOUT_MS, Claim
 
 from grader.harness import wire
-from grader.harness.processes import workroot, zygote
-from grader.harness.processes.launch import LAUNCH_ENV, spawn
+from grader.harness.processes import sandbox, workroot
 from . import callbacks
 from .dbhost import DbHost, RequestError
+from .target_errors import (FunctionHung, ProtocolError, RequestRefused, SendFailed,  # noqa: F401
+                            TargetClosed, TargetEnded, TargetLoadError, TargetProcessError,
+                            TargetTimeout)
+from .target_fields import (CALLS, CallFrame, conn_name, int64, load_error,  # noqa: F401
+                            own_connections_field as _own_connections,
+                            printed_field as _printed, raised_error, ready_fields, scrubbed,
+                            short_str, weakly, what)
+from .target_pipe import (Pipe, PipeBroken, PipeEnded, PipeTimeout, default_launcher,  # noqa: F401
+                          end_target, kill_target, start_spare)
 from .interleave import WriteLockWatch, is_statement
 # what a call returns or raises (Foreign: importable from here, as the calls' documented type)
 from grader.harness.wire.values import Foreign, RaisedInTarget, decode_error, decode_value  # noqa: F401
 
-CALLS = ("claim", "finish", "work_once")  # the calls of the code under grade
 
 #: Folders the target may write besides its databases' (os.pathsep-separated): for the
 #: project's attack tests, which need to see what an attack managed to do. Never set it to
@@ -49,99 +51,6 @@ EXTRA_WRITABLE = "LEASELAB_EXTRA_WRITABLE"
 CALL_TIMEOUT = 10.0  # seconds the target may keep control before it is taken as hung
 START_TIMEOUT = 20.0  # a fresh interpreter that imports the target, on a loaded machine
 _SCALARS = (type(None), bool, int, str)
-
-
-#: What of the judge's environment a target process gets: what an interpreter reads at start-up
-#: (PYTHON*, LC_*, LANG, HOME), PATH and TZ, the sealing flag, and the attack tests' knobs. No
-#: PYTEST_CURRENT_TEST (the check's name), nothing else that could tell one check from another.
-_KEPT_PREFIXES = ("PYTHON", "LC_", "LEASELAB_ATTACK")
-_KEPT_NAMES = ("LANG", "HOME", "PATH", "TZ", "LEASELAB_SEALED")
-
-
-def scrubbed(env) -> dict:
-    """The environment a target process starts with (see _KEPT_*)."""
-    return {k: v for k, v in env.items()
-            if k in _KEPT_NAMES or k.startswith(_KEPT_PREFIXES)}
-
-
-class TargetProcessError(Exception):
-    """The target process cannot be believed or used any more (the proxy is closed)."""
-
-
-class ProtocolError(TargetProcessError):
-    """The target process sent something the protocol does not allow."""
-
-
-class TargetEnded(TargetProcessError):
-    """The target process ended (exited or was killed) while the judge waited for it."""
-
-    def __init__(self, returncode: int | None, during: str | None):
-        self.returncode = returncode
-        self.during = during
-        self.signal = (signal.Signals(-returncode).name
-                       if returncode is not None and returncode < 0 else None)
-        self.code = returncode if returncode is not None and returncode >= 0 else None
-        how = f"signal {self.signal}" if self.signal else f"exit code {self.code}"
-        super().__init__(f"the target process ended ({how}) during {during or 'start-up'}")
-
-
-class TargetTimeout(TargetProcessError):
-    """The target did not answer within the safety-net timeout; it has been killed."""
-
-    def __init__(self, timeout: float, during: str | None):
-        self.timeout = timeout
-        self.during = during
-        super().__init__(f"no answer within {timeout:g} s during {during or 'start-up'}")
-
-
-class TargetLoadError(TargetProcessError):
-    """The target could not be loaded (what grader.harness.target.loader.TargetError says)."""
-
-    def __init__(self, kind: str, params: dict):
-        super().__init__(kind, params)
-        self.kind = kind
-        self.params = params
-
-
-class TargetClosed(TargetProcessError):
-    """The proxy was closed (explicitly, or after an error above)."""
-
-
-class FunctionHung(TargetProcessError):
-    """A call of a function this grade already saw hang (`TargetProcess(hung=...)`): it is not
-    made; the proxy stays open. The check stops there, not graded (grader.runner's probe)."""
-
-    def __init__(self, function: str):
-        super().__init__(f"{function} hung when the grader first called it: not called again")
-        self.function = function
-
-
-class RequestRefused(TargetProcessError):
-    """The target server refused a request of the judge's (an unknown connection name)."""
-
-
-class SendFailed(Exception):
-    """Raise this from a judge-side send/clock: the target raises its own SendFailed(message).
-    A subclass that is also a ConnectionError or TimeoutError makes the target's one also that
-    builtin (what the network would raise: code that catches only those catches it)."""
-
-
-@dataclasses.dataclass
-class _Frame:
-    call_id: int
-    op: str
-    send: Callable | None = None
-    clock: Callable | None = None
-    next_cb: int | None = None
-    statement: Callable | None = None  # a claim on a gated connection: asked before each step
-    step: int = 0  # the statements of a gated claim so far
-    free: bool = False  # the judge answered "free"
-    conn: str | None = None  # the connection the call was given
-    # traced during it: (conn, sql, tables), tables as dbhost.DbHost.tables_read told
-    statements: list = dataclasses.field(default_factory=list)
-    dropped: int = 0  # statements traced over the limit
-    #: work_once: for each send, whether its connection had a transaction open at that moment
-    sends_in_transaction: list = dataclasses.field(default_factory=list)
 
 
 class TargetProcess:
@@ -194,24 +103,24 @@ class TargetProcess:
         self.printed: tuple[str, int] | None = None
         self.calls = 0
         #: the real connections behind the proxies the code under grade holds (dbhost)
-        self.db = DbHost(traced=_weakly(self, TargetProcess._traced))
-        self.db.call_out = _weakly(self, TargetProcess._function)
+        self.db = DbHost(traced=weakly(self, TargetProcess._traced))
+        self.db.call_out = weakly(self, TargetProcess._function)
         self._watches: dict[str, WriteLockWatch] = {}  # the gated connections'
         self._gate_error: BaseException | None = None  # a gate's callable raised: re-raised
-        self._stack: list[_Frame] = []
-        self._buffer = b""
+        self._stack: list[CallFrame] = []
         self._closed: str | None = None
         self._thread = threading.get_ident()
         self._last_cb = 0
         launch = launcher or default_launcher()
-        self._process, self._out, self._in = launch(spec, python=python, cwd=cwd, env=env,
-                                                    log=log)
-        os.set_blocking(self._out, False)
+        self._process, out, in_ = launch(spec, python=python, cwd=cwd, env=env, log=log)
+        self._pipe = Pipe(out, in_, getattr(self._process, "reader", None))
         self.pid = self._process.pid
-        self._finalizer = weakref.finalize(self, _kill, self._process, self._in, self._out,
+        self._finalizer = weakref.finalize(self, end_target, self._process, in_, out,
                                            db=self.db, scratch=self.scratch)
+        sandbox.on_time_up(self.kill)  # a judge's watchdog (the portable path) kills it
         try:
-            self._start(start_timeout)
+            with sandbox.starting():  # an interpreter's start is not the code's time
+                self._start(start_timeout)
         except BaseException:
             self.close()
             raise
@@ -228,13 +137,13 @@ class TargetProcess:
             raise TypeError("open: gated and synchronous_off are bools")
         if self._closed is not None:
             raise TargetClosed(f"the target process is closed ({self._closed})")
-        _name(name)
+        conn_name(name)
         self._gated = self._gated - {name}
         self._watches.pop(name, None)
         try:
-            self.db.open(name, str(path), _int(busy_timeout_ms), synchronous_off=synchronous_off)
+            self.db.open(name, str(path), int64(busy_timeout_ms), synchronous_off=synchronous_off)
         except sqlite3.Error as exc:  # as lab.store.connect raises it (a lock held on the file)
-            raise _raised("open", exc) from None
+            raise raised_error("open", exc) from None
         if gated:
             self._gated = self._gated | {name}
             self._watches[name] = WriteLockWatch()
@@ -247,7 +156,7 @@ class TargetProcess:
         try:
             self.db.execute(name, str(sql), params)
         except sqlite3.Error as exc:  # as when the target process ran setup SQL: its error
-            raise _raised("execute", exc) from None
+            raise raised_error("execute", exc) from None
 
     def in_transaction(self, conn: str) -> bool:
         self._conn(conn)
@@ -277,7 +186,7 @@ class TargetProcess:
         try:
             return self.db.journal_mode(conn)
         except sqlite3.Error as exc:
-            raise _raised("journal_mode", exc) from None
+            raise raised_error("journal_mode", exc) from None
 
     def close_conn(self, conn: str) -> None:
         """Close a connection opened with `open` (its name may be opened again)."""
@@ -290,12 +199,12 @@ class TargetProcess:
         """How often a trigger called `harness_count(key)` on a connection opened here: a TEMP
         trigger's WHEN clause counts its firings with it, even those that abort. Counted in the
         judge's process; the code under grade cannot call it (dbhost)."""
-        return self.db.count(_name(key))
+        return self.db.count(conn_name(key))
 
     def _conn(self, name: str) -> None:
         if self._closed is not None:
             raise TargetClosed(f"the target process is closed ({self._closed})")
-        if _name(name) not in self.db.conns:
+        if conn_name(name) not in self.db.conns:
             raise RequestRefused(f"no connection named {name[:40]!r}")
 
     def sync(self) -> None:
@@ -314,17 +223,17 @@ class TargetProcess:
         if (statement is not None) != (conn in self._gated):
             raise TypeError("claim: statement= is given exactly for a gated connection")
         self._not_hung("claim")
-        return self._call({**self._on(conn, "claim"), "owner": _str(owner), "now": _int(now),
-                           "lease_ms": _int(lease_ms)}, statement=statement)
+        return self._call({**self._on(conn, "claim"), "owner": short_str(owner), "now": int64(now),
+                           "lease_ms": int64(lease_ms)}, statement=statement)
 
     def finish(self, conn: str, claim: Claim, now: int) -> Any:
         if type(claim) is not Claim:
             raise TypeError("finish: the stamp must be a lab.store.Claim")
         fields = {name: getattr(claim, name) for name, _ in wire.CLAIM_FIELDS}
         for name, kind in wire.CLAIM_FIELDS:
-            _int(fields[name]) if kind is int else _str(fields[name])
+            int64(fields[name]) if kind is int else short_str(fields[name])
         self._not_hung("finish")
-        return self._call({**self._on(conn, "finish"), "claim": fields, "now": _int(now)})
+        return self._call({**self._on(conn, "finish"), "claim": fields, "now": int64(now)})
 
     def work_once(self, conn: str, owner: str, send: Callable[[Any], Any],
                   clock: Callable[[], int] | None, lease_ms: int, *,
@@ -333,11 +242,11 @@ class TargetProcess:
         (now, per_send): the target answers clock() itself, with now plus per_send for each
         send called so far, as a judge's clock that each send moves on by per_send would (one
         round trip less per reading); `clock` is then never called."""
-        request = {**self._on(conn, "work_once"), "owner": _str(owner),
-                   "lease_ms": _int(lease_ms)}
+        request = {**self._on(conn, "work_once"), "owner": short_str(owner),
+                   "lease_ms": int64(lease_ms)}
         if clock_script is not None:
             now, per_send = clock_script
-            request["clock"] = {"now": _int(now), "per_send": _int(per_send)}
+            request["clock"] = {"now": int64(now), "per_send": int64(per_send)}
             clock = None
         self._not_hung("work_once")
         return self._call(request, send=send, clock=clock)
@@ -358,18 +267,7 @@ class TargetProcess:
         is closed or reaped here (the thread that uses the proxy may be reading its pipe): that
         thread sees the end (TargetEnded) at its next read or write, and closes the proxy."""
         self.db.interrupt_all()  # a statement it waits in (a busy wait) ends now
-        if self._process.returncode is not None:  # reaped: its pid may be another's by now
-            return
-        kill_now = getattr(self._process, "kill_now", None)
-        if kill_now is not None:  # forked by the zygote, which reaps it: it knows how
-            kill_now()
-            return
-        for kill in (lambda: os.killpg(self._process.pid, signal.SIGKILL),
-                     lambda: os.kill(self._process.pid, signal.SIGKILL)):
-            try:
-                kill()
-            except (ProcessLookupError, PermissionError):
-                pass
+        kill_target(self._process)
 
     def close(self) -> None:
         """Kill the target's process group and reap it; idempotent."""
@@ -391,28 +289,15 @@ class TargetProcess:
     def _start(self, timeout: float) -> None:
         message = self._recv(timeout, "start-up")
         kind = message.get("msg")
-        if kind == "load-error":
-            try:
-                wire.keys(message, ("msg", "kind", "params"), what="load-error")
-                error_kind = wire.string(message["kind"], "load-error kind", wire.MAX_NAME)
-                params = wire.obj(message["params"], "load-error params")
-                if len(params) > 10:
-                    raise wire.WireError("load-error params: too many")
-                for key, value in params.items():
-                    wire.string(key, "load-error param name", wire.MAX_NAME)
-                    if type(value) is not int:
-                        wire.string(value, "load-error param", wire.MAX_MESSAGE)
-            except wire.WireError as exc:
-                self._fail(str(exc))
-            self.close()
-            raise TargetLoadError(error_kind, dict(params))
-        if kind != "ready":
-            self._fail(f"expected ready, got {_what(message)}")
         try:
-            wire.keys(message, ("msg", "pid"), ("contained",), what="ready")
+            if kind == "load-error":
+                error = load_error(message)
+                self.close()
+                raise error
+            if kind != "ready":
+                raise wire.WireError(f"expected ready, got {what(message)}")
             # the server's own pid: the Popen pid unless `python` is a wrapper that forks
-            self.server_pid = wire.integer(message["pid"], "pid")
-            self.contained = wire.integer(message.get("contained", 0), "contained")
+            self.server_pid, self.contained = ready_fields(message)
         except wire.WireError as exc:
             self._fail(str(exc))
         self._check_quiet()
@@ -427,7 +312,7 @@ class TargetProcess:
         if len(self._stack) >= wire.MAX_NESTING:
             raise RuntimeError("calls nested too deeply")
         self.calls += 1
-        frame = _Frame(self.calls, request["op"], send, clock, statement=statement,
+        frame = CallFrame(self.calls, request["op"], send, clock, statement=statement,
                        conn=request.get("conn"))
         request["id"] = frame.call_id
         self._stack.append(frame)
@@ -446,7 +331,7 @@ class TargetProcess:
                 elif kind == "reply":
                     return self._reply(frame, message)
                 else:
-                    self._fail(f"{_what(message)} during {frame.op}")
+                    self._fail(f"{what(message)} during {frame.op}")
         except (TargetProcessError, RaisedInTarget):
             raise
         except BaseException:  # the judge's own callable raised: never send it through the target
@@ -455,7 +340,7 @@ class TargetProcess:
         finally:
             self._stack.pop()
 
-    def _reply(self, frame: _Frame, message: dict) -> Any:
+    def _reply(self, frame: CallFrame, message: dict) -> Any:
         if frame.op == "fn":  # checked by what asked (`_function`)
             if message.get("id") != frame.call_id or type(message.get("id")) is not int:
                 self._fail("reply to a function out of turn")
@@ -500,7 +385,7 @@ class TargetProcess:
         return value
 
     # -- the database, served here -----------------------------------------------------------------
-    def _db(self, frame: _Frame, message: dict, deadline: float) -> None:
+    def _db(self, frame: CallFrame, message: dict, deadline: float) -> None:
         """A request of a proxy connection's (dbproxy), made during the innermost call: run
         on the real connection (dbhost), answered."""
         if frame.op == "fn":  # a function of the code's computes only (the target refuses it)
@@ -587,7 +472,7 @@ class TargetProcess:
                 self.db.deadline += time.monotonic() - asked
         frame.free = answer == "free"
 
-    def _callback(self, frame: _Frame, message: dict) -> None:
+    def _callback(self, frame: CallFrame, message: dict) -> None:
         try:
             name = message.get("name")
             if name not in ("send", "clock"):
@@ -671,58 +556,27 @@ class TargetProcess:
 
     # -- the pipes ---------------------------------------------------------------------------------
     def _send(self, message: dict, during: str) -> None:
-        data = wire.encode(message)
-        deadline = time.monotonic() + self.timeout
-        while data:
-            try:
-                data = data[os.write(self._out, data):]
-            except BlockingIOError:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self._timeout(during)
-                select.select([], [self._out], [], left)
-            except BrokenPipeError:
-                self._ended(during)
+        try:
+            self._pipe.send(wire.encode(message), self.timeout)
+        except PipeTimeout:
+            self._timeout(during)
+        except PipeEnded:
+            self._ended(during)
 
     def _recv(self, timeout: float, during: str) -> dict:
-        buffer = self._buffer
-        end = buffer.find(b"\n")
-        if end < 0:
-            deadline = time.monotonic() + timeout
-            while end < 0:
-                if len(buffer) >= wire.MAX_LINE:
-                    self._fail(f"a message over {wire.MAX_LINE} bytes")
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self._timeout(during)
-                ready, _, _ = select.select([self._in], [], [], left)
-                if not ready:
-                    continue
-                try:
-                    chunk = os.read(self._in, 1 << 16)
-                except OSError as exc:
-                    if exc.errno in (errno.EINTR, errno.EAGAIN):
-                        continue
-                    raise
-                if not chunk:
-                    if buffer:
-                        self._fail("the channel closed in the middle of a message")
-                    self._ended(during)
-                end = chunk.find(b"\n")
-                if end >= 0:
-                    end += len(buffer)
-                buffer = self._buffer = buffer + chunk
-        line, self._buffer = buffer[:end], buffer[end + 1:]
-        try:
-            return wire.decode(line, floats=True)  # a proxy's float parameter; every field
-            # read elsewhere is checked for its exact type
-        except wire.WireError as exc:
+        try:  # floats: a proxy's float parameter; every field read elsewhere has its exact type
+            return wire.decode(self._pipe.line(timeout), floats=True)
+        except PipeTimeout:
+            self._timeout(during)
+        except PipeEnded:
+            self._ended(during)
+        except (PipeBroken, wire.WireError) as exc:
             self._fail(str(exc))
 
     def _check_quiet(self) -> None:
         # The target waits for the judge after every message: anything already behind it
         # was written by something else.
-        if self._buffer:
+        if not self._pipe.quiet():
             self._fail("output after a message, before the judge answered")
 
     # -- endings -----------------------------------------------------------------------------------
@@ -750,114 +604,3 @@ class TargetProcess:
     def _expect_none(self, value, op: str) -> None:
         if value is not None:
             self._fail(f"{op} answered {value!r}")
-
-
-# -- starting the target process -------------------------------------------------------------------
-def default_launcher() -> Callable:
-    """The launcher that LAUNCH_ENV names (read at each start)."""
-    how = os.environ.get(LAUNCH_ENV, "auto")
-    if how == "spawn":
-        return spawn
-    if how == "zygote":
-        return zygote.launch_forked
-    return zygote.launch
-
-
-def _kill(process, *fds: int, db: DbHost | None = None, scratch: str | None = None) -> None:
-    kill_group = getattr(process, "kill_group", None)
-    kills = ((kill_group,) if kill_group is not None else  # it alone knows whether pid is reaped
-             (lambda: os.killpg(process.pid, signal.SIGKILL), lambda: process.kill()))
-    for kill in kills:
-        try:
-            kill()
-        except (ProcessLookupError, PermissionError):
-            pass
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:  # an unkillable process (stuck in the kernel): leave it
-        pass
-    for fd in fds:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    if db is not None:  # the target's uncommitted work goes as a crash's would: rolled back
-        db.close_all()
-    if scratch is not None:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-# -- helpers ---------------------------------------------------------------------------------------
-def _raised(function: str, exc: sqlite3.Error) -> RaisedInTarget:
-    """A sqlite3 error of a request the judge ran on a target's connection (setup SQL), told as
-    the error a call raised. Not values.describe_error, which tells what the code under
-    grade raised: its place in that code, its chain, a callback's error; this error is the
-    judge's own (no place, no chain, the message cut at MAX_MESSAGE without "…")."""
-    kind = next((k.__name__ for k in type(exc).__mro__ if k.__module__ == "sqlite3"), "Error")
-    first = (str(exc).strip().splitlines() or [""])[0]
-    return RaisedInTarget(function, type=f"sqlite3.{type(exc).__name__}",
-                          message=f"{type(exc).__name__}: {first}"[:wire.MAX_MESSAGE],
-                          where=None, not_implemented=False, sqlite_error=kind,
-                          send_failed=None, chain=[])
-
-
-def _printed(value, op: str) -> tuple[str, int]:
-    """A reply's "printed" (to a call only): [text, characters left out], the text at most
-    wire.MAX_PRINTED characters."""
-    if op not in CALLS:
-        raise wire.WireError(f"printed in a reply to {op}")
-    items = wire.array(value, "printed", 2)
-    if len(items) != 2:
-        raise wire.WireError("printed is not [text, lost]")
-    return (wire.string(items[0], "printed", wire.MAX_PRINTED),
-            wire.integer(items[1], "printed lost"))
-
-
-def _own_connections(value, op: str) -> list[str]:
-    """A reply's own_connections (when present): 1 to wire.MAX_OWN distinct paths, on the reply to
-    a claim / finish / work_once only."""
-    if op not in ("claim", "finish", "work_once"):
-        raise wire.WireError(f"own_connections in a reply to {op}")
-    paths = wire.array(value, "own_connections", wire.MAX_OWN)
-    if not paths:
-        raise wire.WireError("own_connections is empty")
-    paths = [wire.string(path, "own_connections path", wire.MAX_MESSAGE) for path in paths]
-    if len(set(paths)) != len(paths) or not all(paths):
-        raise wire.WireError("own_connections: a path repeated or empty")
-    return paths
-
-
-def _weakly(owner, method) -> Callable:
-    """`method` of `owner`, called through a weak reference: the DbHost a TargetProcess holds
-    (and its finalizer closes) does not keep that TargetProcess alive."""
-    ref = weakref.ref(owner)
-
-    def call(*args):
-        target = ref()
-        if target is not None:
-            return method(target, *args)
-        return None
-    return call
-
-
-def _what(message: dict) -> str:
-    kind = message.get("msg")
-    return f"a {kind[:20]!r} message" if type(kind) is str else "a message without msg"
-
-
-def _name(name) -> str:
-    if type(name) is not str or not name or len(name) > wire.MAX_NAME:
-        raise TypeError("a connection name is a non-empty str")
-    return name
-
-
-def _int(value) -> int:
-    if type(value) is not int or not wire.INT_MIN <= value <= wire.INT_MAX:
-        raise TypeError(f"expected a 64-bit int, got {type(value).__name__}")
-    return value
-
-
-def _str(value) -> str:
-    if type(value) is not str or len(value) > wire.MAX_STR:
-        raise TypeError(f"expected a str, got {type(value).__name__}")
-    return value

@@ -296,6 +296,9 @@ class _Worker:
         worker from reaping the process meanwhile, so the pid is still the target's."""
         with self.lock:
             if self.target is not None and self.target.returncode is None:
+                if not hasattr(os, "killpg"):  # the portable path: Popen.kill, from any thread
+                    self.target.kill()
+                    return
                 try:
                     os.killpg(self.target.pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):

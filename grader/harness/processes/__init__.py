@@ -5,6 +5,8 @@ end, what contains them.
                code under grade never reaches the grader
     zygote     the judge's side of the zygote: start it, ask it for a target server
     launch     what a launcher is, and `spawn`: a target process as a fresh interpreter
+    portable   the path where there is no fork (Windows, macOS): chosen by feature, spawned
+               targets on stdin/stdout (with spares started ahead), processes ended by Popen.kill
     forkloop   a fork server's loop (the zygote's, the batch's)
     jail       Landlock: the target processes and the judges write only their own folder
     hygiene    nothing a check, a grade or a lane started outlives it

@@ -78,7 +78,10 @@ def c_library() -> ctypes.CDLL:
     ctypes does where there is none."""
     global _libc
     if _libc is None:
-        lib = ctypes.CDLL(None, use_errno=True)
+        try:
+            lib = ctypes.CDLL(None, use_errno=True)
+        except TypeError:  # Windows: no C library to load by None
+            raise OSError("no C library to load here") from None
         lib.prctl, lib.syscall  # noqa: B018  (their function pointers, looked up once too)
         _libc = lib
     return _libc
@@ -292,6 +295,8 @@ def _assemble(code: list[tuple]) -> list[tuple[int, int, int, int]]:
 
 def native_arch() -> int | None:
     """This process's AUDIT_ARCH_* value, where a filter for it is known; else None."""
+    if not hasattr(os, "uname"):  # Windows
+        return None
     return {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}.get(os.uname().machine)
 
 

@@ -28,10 +28,17 @@ zygote. `run(body, timeout)` runs the judge in one of two ways:
   processes get the CPU limit a forked judge would have passed them. It saves the fork of the
   judge and its copy-on-write faults: about half of a quick check's CPU. The lane's parent
   keeps a second safety net (lanes.BACKSTOP).
+- **Watched** (the portable path, grader.harness.processes.portable: no fork, no SIGALRM): in
+  this process too, always; this process is a spawned lane (grader.runner.spawned) or the
+  preflight's spawned judge. `timeout` is a watchdog thread: when it fires it kills every
+  target process the judge started (`on_time_up`: `Popen.kill`), so whatever the judge waits
+  for ends at once, and the run is timed out with its last step, as the alarm's would be. No
+  jail, no limits: the platforms of that path have neither (docs/DEVELOPING.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -45,7 +52,7 @@ from typing import Callable
 
 from grader.results import Failure, Kind, Outcome, result_from_json, result_to_json
 
-from . import jail, workroot, zygote
+from . import jail, portable, workroot, zygote
 from .hygiene import (become_subreaper, child_pids, end_strays, not_dumpable, own_children,
                       redirect_stdin, sweep)
 
@@ -80,6 +87,8 @@ def run(body: Callable[[], Failure | None | dict], timeout: float,
     Failures made here: timed out (with the step), exited (with the step and the exit code or
     signal), and grader-bug when `body` itself raised.
     """
+    if portable.forkless():
+        return run_watched(body, timeout)
     if inline and _can_run_here():
         return _run_here(body, timeout)
     return finish(start(body, timeout))
@@ -212,6 +221,88 @@ def _run_here(body: Callable[[], Failure | None], timeout: float) -> Failure | N
     keep = {zygote.own_pid()} - {None}
     if own_children() - keep:  # a target spawned where the zygote failed, or its orphans
         end_strays(keep)
+    return result
+
+
+_killers: list = []  # what ends the watched judge's target processes (`on_time_up`)
+
+
+def on_time_up(kill: Callable[[], None]) -> None:
+    """Judge side: `kill` ends a process this judge started; a watched run's watchdog calls it
+    when the run's time is up (kept only while a run is watched: a no-op elsewhere)."""
+    if _watched:
+        _killers.append(kill)
+        if _time_up:  # started after the watchdog fired: ended at once too
+            kill()
+
+
+_watched = False  # a watched run is under way in this process
+_deadline = 0.0  # when its watchdog fires (`starting` moves it)
+
+
+_starting = 0  # target processes being started now, on any thread of the watched run
+_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def starting():
+    """Judge side: around a target process's start. A fresh interpreter's start-up (a fifth of
+    a second, seconds on a loaded machine) does not count against a watched run's timeout, as
+    the zygote's fork, which the fork path's timeouts count, takes milliseconds: the watchdog
+    does not fire while a start is under way, and the deadline moves on by its length (a
+    no-op outside a watched run)."""
+    global _starting, _deadline
+    if not _watched:
+        yield
+        return
+    began = time.monotonic()
+    with _lock:
+        _starting += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _starting -= 1
+            _deadline += time.monotonic() - began
+
+
+def run_watched(body: Callable[[], Failure | None | dict], timeout: float
+                ) -> Failure | None | dict:
+    """`run` on the portable path, in this process: a watchdog thread ends the judge's target
+    processes at `timeout` (`on_time_up`), then the run is timed out with its last step,
+    whatever the judge made of their end."""
+    global _here, _last_step, _time_up, _watched, _deadline
+    _here, _last_step, _time_up, _watched = True, None, False, True
+    _deadline = time.monotonic() + timeout
+    done = threading.Event()
+
+    def watchdog() -> None:
+        global _time_up
+        while not done.wait(max(_POLL, _deadline - time.monotonic())):
+            if time.monotonic() >= _deadline and not _starting:
+                break
+        else:
+            return
+        _time_up = True
+        for kill in list(_killers):
+            try:
+                kill()
+            except Exception:  # already ended, or closed meanwhile
+                pass
+
+    dog = threading.Thread(target=watchdog, name="judge-watchdog", daemon=True)
+    dog.start()
+    try:
+        result = body()
+    except BaseException:
+        result = None if _time_up else Failure.grader_bug(traceback.format_exc())
+    finally:
+        done.set()
+        dog.join()
+        _killers.clear()
+        _here, _watched = False, False
+    if _time_up:
+        result = _timed_out(_last_step, timeout)
     return result
 
 

@@ -135,6 +135,8 @@ def remove_stale(where: str) -> None:
 
 
 def _alive(pid: int) -> bool:
+    if not hasattr(os, "getuid"):  # no POSIX signals (Windows: kill(pid, 0) is a Ctrl-C there)
+        return True  # left for its owner, who removes it at its exit
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -25,6 +25,7 @@ import time
 
 from .forkloop import (MAX_REQUEST, REAP_TIMEOUT, RLIMITS, close_fds, read_line, readable,
                        startup_env)
+from . import portable
 from .launch import LAUNCH_ENV, spawn
 
 try:
@@ -152,7 +153,7 @@ def start(python: str = sys.executable) -> bool:
     """Make sure a zygote runs for this process (idempotent; the owner restarts a dead one, a
     fork of the owner never does). False if none can run here, or LAUNCH_ENV says "spawn". The
     grading process calls it before it forks its checks' judges, so that they all share it."""
-    if os.environ.get(LAUNCH_ENV) == "spawn":
+    if os.environ.get(LAUNCH_ENV) == "spawn" or portable.forkless():
         return False
     return _usable(python, may_start=True) is not None
 

@@ -3,7 +3,10 @@ that forks such processes. Nothing here decides anything, and nothing it says is
 judge validates every byte that comes back over the wire.
 
     server         the target process: loads the code under grade, answers the judge's calls
-                   one JSON line at a time, sends nothing but plain data
+                   one JSON line at a time, sends nothing but plain data (over two fds, or
+                   its stdin and stdout on the portable path: `--stdio`)
+    printed        what the code prints, kept for the reply to its call; breakpoint() refused
+    sealing        the sealed packages and what the jail lets the code read
     dbproxy        the `conn` the code is handed: every database operation is a request to the
                    judge, which holds the real connection (no database handle lives here)
     proxycursor    its cursor, and the parameters and errors both share

@@ -5,23 +5,22 @@ request the judge answers (`dbhost`).
 
 Lives here: `serve` (hide the channel fds, seal, jail, load the target, say ready, serve; `main`
 runs it in a fresh interpreter, the zygote in a forked child), `Channel`, `Server` (calls,
-callbacks, nested calls, the threads of the code's own), `SendFailed`, the sealed packages and
-what the jail lets the target read (`readable`). Its messages and threads: docs/protocol.md,
-"The target process".
+callbacks, nested calls, the threads of the code's own), `SendFailed`. What the code prints is
+kept in `printed`; the sealed packages and what the jail lets it read, in `sealing`. Its messages
+and threads: docs/protocol.md, "The target process". On the portable path (no fork, no fd
+passing: grader.harness.processes.portable) it talks over its stdin and stdout (`--stdio`);
+nothing POSIX-only is imported at the top.
 """
 
 from __future__ import annotations
 
 import builtins
-import fcntl
-import importlib.machinery
-import importlib.util
 import os
 import random
-import resource
 import signal
 import sqlite3
 import sys
+import tempfile
 import threading
 
 from lab.store import Claim
@@ -31,107 +30,13 @@ from grader.harness.processes import jail
 from grader.harness import wire
 from . import loader as targets
 from .filewatch import file_watch
+from .printed import Printed, capture_output
+# re-exported: the sealing's names are the target process's (grader.cli, compiled, isolated)
+from .sealing import SEALED_ENV, module_origin, readable, seal  # noqa: F401
 from grader.harness.wire.values import describe_error, encode_value
 
 PROTOCOL_BUG = 3  # exit code: the judge sent something this server does not understand
-_HARNESS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # grader/harness
 CALLS = ("claim", "finish", "work_once")  # the calls of the code under grade
-
-
-class Printed:
-    """Where what the code under grade prints goes (sys.stdout and sys.stderr of the target
-    process, from before it is imported): kept in memory for the reply to the call that printed
-    it, at most wire.MAX_PRINTED characters a call, the rest only counted. Students debug by
-    printing: the judge shows it beside the call (docs/protocol.md, "printed"). Never blocks (a
-    pipe nobody reads would: a claim that printed a lot looked like an endless loop) and never
-    writes a file."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.parts: list[str] = []
-        self.size = 0
-        self.lost = 0
-
-    def write(self, text) -> int:
-        if not isinstance(text, str):
-            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        with self.lock:
-            room = max(0, wire.MAX_PRINTED - self.size)
-            if room:
-                self.parts.append(text[:room])
-                self.size += min(room, len(text))
-            self.lost += max(0, len(text) - room)
-        return len(text)
-
-    def take(self) -> tuple[str, int]:
-        """What was printed since the last take, and how many characters were left out."""
-        with self.lock:
-            printed, lost = "".join(self.parts), self.lost
-            self.parts, self.size, self.lost = [], 0, 0
-        # a lone surrogate cannot go on the wire (UTF-8): it shows as U+FFFD
-        return printed.encode("utf-8", "replace").decode("utf-8", "replace"), lost
-
-
-class _Stream:
-    """sys.stdout or sys.stderr of the target process: a text stream writing to `Printed`."""
-
-    encoding = "utf-8"
-    errors = "strict"
-    newlines = None
-    line_buffering = False
-
-    def __init__(self, sink: Printed, name: str) -> None:
-        self._sink, self.name = sink, name
-
-    def write(self, text) -> int:
-        return self._sink.write(text)
-
-    def writelines(self, lines) -> None:
-        for line in lines:
-            self._sink.write(line)
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return False
-
-    def writable(self) -> bool:
-        return True
-
-    def readable(self) -> bool:
-        return False
-
-    def fileno(self) -> int:
-        import io
-
-        raise io.UnsupportedOperation("fileno: the grader keeps what the code prints")
-
-    @property
-    def closed(self) -> bool:
-        return False
-
-
-#: What breakpoint() says in the target process: it cannot stop there, and how to debug.
-NO_BREAKPOINT = ("breakpoint() cannot stop here: the grader runs your code in a process of "
-                 "its own, with no terminal. Debug with print() (what a call prints is shown "
-                 "beside its check), or call your function from a script of your own and "
-                 "stop there.")
-
-
-def _no_breakpoint(*args, **kwargs):
-    raise RuntimeError(NO_BREAKPOINT)
-
-
-def capture_output() -> Printed:
-    """From now on what this process prints (print, sys.stdout/sys.stderr writes, a traceback
-    logged) goes to the returned `Printed`, and breakpoint() raises NO_BREAKPOINT at once (with
-    no terminal it stopped on /dev/null: "claim raised BdbQuit")."""
-    sink = Printed()
-    sys.stdout = _Stream(sink, "<stdout>")
-    sys.stderr = _Stream(sink, "<stderr>")
-    sys.breakpointhook = _no_breakpoint
-    return sink
 
 
 class SendFailed(Exception):
@@ -535,7 +440,14 @@ HIDE_BELOW = 1024
 
 
 def hide(fd: int) -> int:
-    """Move `fd` to a random number from 64 to HIDE_BELOW (close-on-exec), close the original."""
+    """Move `fd` to a random number from 64 to HIDE_BELOW (close-on-exec), close the original.
+    Where there is no fcntl (Windows) it stays where it is, not inherited."""
+    try:
+        import fcntl
+        import resource
+    except ImportError:
+        os.set_inheritable(fd, False)
+        return fd
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     top = min(soft if soft > 0 else HIDE_BELOW, HIDE_BELOW) - 8
     low = random.SystemRandom().randrange(64, max(65, top))
@@ -544,101 +456,81 @@ def hide(fd: int) -> int:
     return moved
 
 
-#: Set (to "1") by batch and the platform autograders: the code under grade may not import the
-#: reference or the project's tests (mutants, correct alternatives), by any spelling of import.
-SEALED_ENV = "LEASELAB_SEALED"
-SEALED_PACKAGES = ("solutions", "tests")
-
-
-class Sealed:
-    """A meta path finder, first in line, that refuses the sealed packages."""
-
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        if name.split(".", 1)[0] in SEALED_PACKAGES:
-            raise ModuleNotFoundError(f"No module named {name!r} (not available to the code "
-                                      "under grade)", name=name)
-        return None
-
-    @staticmethod
-    def invalidate_caches():
-        pass
-
-
-def seal() -> None:
-    """Refuse the sealed packages from now on (already imported ones are dropped too)."""
-    for name in list(sys.modules):
-        if name.split(".", 1)[0] in SEALED_PACKAGES:
-            del sys.modules[name]
-    sys.meta_path.insert(0, Sealed)
-
-
-def readable(spec: str, sealed: bool) -> list[str]:
-    """What the code under grade may read besides Python and the system: the grader's `grader`
-    and `lab` packages, the folder of the target (only its file, when that folder holds the
-    grader itself: a checkout's root) and, unless sealed, the reference beside the grader (the
-    project's own mutants build on it; sealed, nothing of it is readable). The temporary folder
-    is the target's scratch folder, made below the judge's work root (grader.harness.processes.workroot),
-    where the checks' databases are: a folder that holds the root holds it too."""
-    grader_dir = os.path.dirname(_HARNESS_DIR)
-    lab_dir = os.path.dirname(os.path.abspath(sys.modules["lab.store"].__file__))
-    places = [grader_dir, lab_dir]
-    if not sealed:
-        places.append(os.path.join(os.path.dirname(grader_dir), SEALED_PACKAGES[0]))
-    try:
-        origin = os.path.abspath(spec) if targets.is_path(spec) else module_origin(spec)
-    except (ImportError, ValueError, AttributeError):
-        origin = None
-    if origin and os.path.exists(origin):
-        folder = os.path.dirname(origin)
-        root = os.path.dirname(grader_dir)
-        # only the file where its folder holds the grader or the places the judge's databases
-        # live in (a target in /tmp itself would otherwise read every check's database)
-        guarded = [root, *_temporary_folders(), *DATABASE_PLACES]
-        inside = any(os.path.commonpath([folder, os.path.realpath(place)]) == folder
-                     for place in guarded)
-        places.append(origin if inside else folder)
-    return places
-
-
-#: Where the judge's databases may live besides the temporary folder (grader.harness.processes.workroot's
-#: RAM_FOLDER).
-DATABASE_PLACES = ("/dev/shm",)
-
-
-def _temporary_folders() -> list[str]:
-    """Every folder `tempfile.gettempdir()` could pick (the variables it reads, then the
-    system's): a superset of its answer, without the file it writes in each to test it."""
-    names = [os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")]
-    return [os.path.abspath(name) for name in names if name] + ["/tmp", "/var/tmp", "/usr/tmp"]
-
-
-def module_origin(spec: str) -> str | None:
-    """The file the module `spec` (a dotted name) would be loaded from, found without importing
-    any package on its way: `importlib.util.find_spec("pkg.queue")` imports `pkg`, which would
-    run its `__init__` here, before the jail. A top-level name is found as the import system
-    finds it (no parent to import); each level below in its parent's search locations (an
-    imported parent's `__path__`). None if it is not found so (then only the jail's import tells)."""
-    parts = spec.split(".")
-    found = importlib.util.find_spec(parts[0])
-    for depth in range(1, len(parts)):
-        parent = sys.modules.get(".".join(parts[:depth]))
-        locations = (getattr(parent, "__path__", None) if parent is not None
-                     else found.submodule_search_locations if found is not None else None)
-        if locations is None:
-            return None
-        found = importlib.machinery.PathFinder.find_spec(".".join(parts[:depth + 1]),
-                                                         list(locations))
-    return found.origin if found is not None else None
-
-
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--stdio", "--await"]:
+        return serve_awaited()
+    if len(args) == 2 and args[0] == "--stdio":
+        return serve(*stdio_channel(), args[1])
     if len(args) != 5 or args[0] != "--in" or args[2] != "--out":
-        print("usage: python -m grader.harness.target.server --in FD --out FD SPEC",
+        print("usage: python -m grader.harness.target.server (--in FD --out FD | --stdio) SPEC",
               file=sys.stderr)
         return 2
     return serve(int(args[1]), int(args[3]), args[4])
+
+
+def serve_awaited() -> int:
+    """A spare target server (grader.harness.processes.portable.spawn_target): started, and its
+    imports done, before the judge knows which target it will load; its first line says
+    (`{"spec", "env"}`: the environment variables that name this target's own folders, None to
+    unset). Then `serve`, as if started for it (the judge sends nothing more before "ready")."""
+    read_fd, write_fd = stdio_channel()
+    first = Channel(read_fd, write_fd).recv()
+    if first is None:  # not needed after all
+        return 0
+    for name, value in first["env"].items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    tempfile.tempdir = None  # read again from TMPDIR when first asked
+    return serve(read_fd, write_fd, first["spec"], spare=True)
+
+
+def watch_parent() -> None:
+    """The portable path: end this process once the one that started it (its judge: a lane,
+    the preflight's judge) has ended, however it ended. There is no death signal there, and a
+    judge killed while the code under grade ran an endless loop left it running forever. A
+    thread waits on the parent's process handle (Windows), or sees this process handed to
+    another parent (POSIX)."""
+    parent = os.getppid()
+    try:
+        import _winapi  # Windows only
+    except ImportError:
+        _winapi = None
+
+    def wait() -> None:
+        if _winapi is not None:
+            try:
+                handle = _winapi.OpenProcess(_SYNCHRONIZE, False, parent)
+                _winapi.WaitForSingleObject(handle, _winapi.INFINITE)
+            except OSError:  # gone already, or not ours to wait for
+                pass
+        else:
+            tick = threading.Event()  # never set: a wait the code under grade cannot shorten
+            while os.getppid() == parent:
+                tick.wait(PARENT_POLL)
+        os._exit(0)
+
+    threading.Thread(target=wait, name="grader-parent-watch", daemon=True).start()
+
+
+PARENT_POLL = 0.2  # seconds between two looks at the parent (POSIX)
+_SYNCHRONIZE = 0x00100000
+
+
+def stdio_channel() -> tuple[int, int]:
+    """The portable path's channel (grader.harness.processes.portable.spawn_target): this
+    process's stdin and stdout, the only handles a spawned child inherits on Windows, moved
+    to fds of their own; fds 0 and 1 then read and write the null device, so nothing the code
+    under grade does with them reaches the channel."""
+    read_fd, write_fd = os.dup(0), os.dup(1)
+    watch_parent()
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    return read_fd, write_fd
 
 
 def die_with_parent() -> None:
@@ -647,7 +539,7 @@ def die_with_parent() -> None:
     target running, even where no subreaper is left to sweep it. Elsewhere a no-op."""
     try:
         jail.c_library().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
+    except Exception:  # no C library (Windows), no prctl (macOS): the judge kills it
         return
     if os.getppid() == 1:  # it ended before the line above: nobody is left to serve
         os._exit(0)
@@ -656,13 +548,16 @@ def die_with_parent() -> None:
 _PR_SET_PDEATHSIG = 1
 
 
-def serve(read_fd: int, write_fd: int, spec: str) -> int:
+def serve(read_fd: int, write_fd: int, spec: str, spare: bool = False) -> int:
     """The life of a target server once its process exists: hide the channel fds, seal and jail
     as the environment says, load the target, say ready (or why not), serve until the judge
     closes; the exit code. `main` runs it in a fresh interpreter; `grader.harness.processes.zygote` runs it
-    in a child forked for the judge."""
+    in a child forked for the judge. `spare`: started ahead by a thread that may have ended
+    since (`serve_awaited`), so no death signal (Linux ties it to that thread): its stdin's
+    end ends it once it is idle, and its judge kills it."""
     channel = Channel(hide(read_fd), hide(write_fd))
-    die_with_parent()
+    if not spare:
+        die_with_parent()
     file_watch()  # before the target is imported: it sees every connection opened after
     writable = os.environ.pop(wire.JAIL_ENV, None)
     sealed = os.environ.get(SEALED_ENV) == "1"
