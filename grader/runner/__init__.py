@@ -28,12 +28,10 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from grader.checkdef import DEFAULT_TIMEOUT, FAMILIES, CheckInfo, Part, all_checks, family
-from grader.harness.processes import hygiene, sandbox, workroot, zygote
+from grader.harness.processes import hygiene, portable, sandbox, workroot, zygote
 from grader.harness.judge import checkrun
 from grader.harness.judge.world import LESSON_SEED
 from grader.results import CheckResult, Failure, Kind, Outcome, outcome_of
-
-from grader.harness.processes import portable
 
 from . import keywords, lanes
 
