@@ -32,9 +32,9 @@ from . import callbacks
 from .dbhost import DbHost, RequestError
 from .target_errors import (FunctionHung, ProtocolError, RequestRefused, SendFailed,  # noqa: F401
                             TargetClosed, TargetEnded, TargetLoadError, TargetProcessError,
-                            TargetTimeout)
-from .target_fields import (CALLS, CallFrame, conn_name, int64, load_error,  # noqa: F401
-                            own_connections_field as _own_connections,
+                            TargetTimeout, restated)
+from .target_fields import (CALLS, CallFrame, conn_name, dropped_field, int64,  # noqa: F401
+                            load_error, own_connections_field as _own_connections,
                             printed_field as _printed, raised_error, ready_fields, scrubbed,
                             short_str, weakly, what)
 from .target_pipe import (Pipe, PipeBroken, PipeEnded, PipeTimeout, default_launcher,  # noqa: F401
@@ -424,15 +424,11 @@ class TargetProcess:
             self._fail(str(exc))
 
     def _drop(self, value) -> None:
-        """A reply's "drop": [[conn, epoch, [cursor, ...]], ...], the cursors the code let go of
-        during the call (their statements are reset, as a freed real cursor's are)."""
-        for item in wire.array(value, "drop", wire.MAX_NESTING * 64):
-            item = wire.array(item, "drop item", 3)
-            if len(item) != 3:
-                raise wire.WireError("drop item is not [conn, epoch, ids]")
+        """The cursors the code let go of during the call (a reply's "drop": `dropped_field`):
+        their statements are reset, as a freed real cursor's are."""
+        for conn, epoch, ids in dropped_field(value):
             try:
-                self.db.drop(wire.string(item[0], "drop conn", wire.MAX_NAME),
-                             wire.integer(item[1], "drop epoch"), item[2])
+                self.db.drop(conn, epoch, ids)
             except RequestError as exc:
                 raise wire.WireError(str(exc)) from None
 
@@ -544,13 +540,8 @@ class TargetProcess:
                 self._fail(str(exc))
         except callbacks.FunctionRaised:
             raise
-        except TargetTimeout:  # the call it was made in timed out
-            error: BaseException = TargetTimeout(self.timeout, outer.op)
-        except TargetEnded as ended:
-            error = TargetEnded(ended.returncode, outer.op)
         except BaseException as exc:  # noqa: BLE001 - raised once SQLite is done (`_db`)
-            error = exc
-        self._gate_error = error
+            self._gate_error = restated(exc, self.timeout, outer.op)
         self.db.interrupt_all()
         raise callbacks.Refused("the target process cannot answer")
 

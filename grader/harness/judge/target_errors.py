@@ -81,3 +81,14 @@ def signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return {9: "SIGKILL"}.get(number, f"signal {number}")
+
+
+def restated(exc: BaseException, timeout: float, op: str) -> BaseException:
+    """An error met in a call nested inside the code's `op` (a function of the code's, called by
+    SQLite), as that call meets it: the call it was made in timed out, or the target ended
+    during it; anything else as it is."""
+    if isinstance(exc, TargetTimeout):
+        return TargetTimeout(timeout, op)
+    if isinstance(exc, TargetEnded):
+        return TargetEnded(exc.returncode, op)
+    return exc

@@ -116,6 +116,19 @@ def printed_field(value, op: str) -> tuple[str, int]:
             wire.integer(items[1], "printed lost"))
 
 
+def dropped_field(value) -> list[tuple[str, int, object]]:
+    """A reply's "drop": [[conn, epoch, [cursor, ...]], ...], the cursors the code let go of
+    during the call, as (conn, epoch, ids); the ids are the judge's to check (dbhost.drop)."""
+    found = []
+    for item in wire.array(value, "drop", wire.MAX_NESTING * 64):
+        item = wire.array(item, "drop item", 3)
+        if len(item) != 3:
+            raise wire.WireError("drop item is not [conn, epoch, ids]")
+        found.append((wire.string(item[0], "drop conn", wire.MAX_NAME),
+                      wire.integer(item[1], "drop epoch"), item[2]))
+    return found
+
+
 def own_connections_field(value, op: str) -> list[str]:
     """A reply's own_connections (when present): 1 to wire.MAX_OWN distinct paths, on the reply to
     a claim / finish / work_once only."""
