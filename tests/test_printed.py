@@ -69,3 +69,17 @@ def test_the_html_report_shows_what_a_call_printed_too(tmp_path):
     grade(impl, tmp_path, "-k", "reclaim-at-expiry", "--html", str(html))
     page = html.read_text(encoding="utf-8")
     assert '<pre class="printed">printed │ claim by B at 1000 &lt;b&gt;</pre>' in page
+
+
+def test_a_timeout_after_much_printing_says_printing_takes_time(tmp_path):
+    """A claim that printed a lot in earlier calls and then did not return: the timeout says
+    how much the check's calls had printed before it, not only "an endless loop?"."""
+    code = REFERENCE.replace(HEAD, HEAD + "    print('x' * 150_000)\n"
+                             "    if now >= 1000:\n        while True:\n            pass\n")
+    impl = tmp_path / "queue.py"
+    impl.write_text(code, encoding="utf-8")
+    proc, results = grade(str(impl), tmp_path, "-k", "reclaim-at-expiry")
+    check = by_check(results)["reclaim-at-expiry"]
+    assert check["status"] == "failed", check
+    assert "had printed 150,001 characters" in check["output"], check["output"]
+    assert "printing that much takes time" in proc.stdout

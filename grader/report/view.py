@@ -372,6 +372,10 @@ SHOWN_IDS = 8
 STORIES = 3
 #: Causes that stop the code before any rule is reached: when they explain every check, the
 #: terminal report is short (ReportView.whole).
+#: Characters the calls of a check printed before the call that timed out, from which the timeout
+#: says that printing takes time rather than guessing an endless loop (issue 39).
+PRINTED_A_LOT = 100_000
+
 BLOCKING = (*Kind.LOAD_ERRORS, "not-implemented", "timed-out-import", "exited-import")
 
 
@@ -847,6 +851,10 @@ def problem_line(failure: Failure, lang: str) -> str | None:
                     step=step_text(failure.step, lang), function=failure.step.get("op"),
                     busy_ms=failure.step["lock_held_busy_ms"])
     if failure.outcome == Outcome.TIMED_OUT:
+        printed = failure.step.get("printed_before") if isinstance(failure.step, dict) else None
+        if type(printed) is int and printed >= PRINTED_A_LOT:  # slow, not necessarily endless
+            return text("kind.timed-out-printing", lang, timeout=_seconds(failure.timeout),
+                        step=step_text(failure.step, lang), chars=f"{printed:,}")
         return text("kind.timed-out", lang, timeout=_seconds(failure.timeout),
                     step=step_text(failure.step, lang))
     if kind == Kind.RESOURCE_LIMIT:

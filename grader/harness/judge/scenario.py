@@ -116,6 +116,7 @@ class Lab:
         self.statements: list[tuple[int | None, str, frozenset | None]] = []
         self._call: int | None = None
         self._calls = 0
+        self.printed_chars = 0  # what the code's calls printed in this check, left-out included
         #: the statements the last call ran, on any connection (traced, and over the limit)
         self.last_ran = 0
         self._conns = 0
@@ -326,7 +327,9 @@ class Lab:
         self.timeline.append(event)
         self._calls += 1
         outer, self._call = self._call, self._calls
-        sandbox.report_step(event)
+        # a timeout's step says how much the check's calls printed before it (view: printing)
+        sandbox.report_step(dict(event, printed_before=self.printed_chars)
+                            if self.printed_chars else event)
         self.target.sends_in_transaction = []
         try:
             result = self.ask(lambda target: getattr(target, function)(conn.name, *args), event)
@@ -342,6 +345,7 @@ class Lab:
             printed, self.target.printed = self.target.printed, None
             if printed is not None:  # shown beside the call: [its lines, characters left out]
                 body, lost = printed  # (each line made printable with the rest of the failure)
+                self.printed_chars += len(body) + lost
                 event["printed"] = [body[:-1].split("\n") if body.endswith("\n")
                                     else body.split("\n") if body else [], lost]
             self.statements.extend((self._call, sql, tables)
