@@ -12,7 +12,7 @@ import sqlite3
 
 from lab import store
 
-from grader.harness.judge import children, dbhost
+from grader.harness.judge import children, dbvalues
 from grader.harness.judge.explore import Schedule, backtracks, conflict, explore, kill_points
 from grader.harness.judge.interleave import WriteLockWatch, verb
 
@@ -458,7 +458,7 @@ def test_a_wait_the_model_does_not_know_is_answered_on_the_safety_net(tmp_path, 
     COMMIT is let go into a wait for B's read lock: taken as stalled after STALL_WAIT, B goes
     at once (its BEGIN IMMEDIATE is refused: locked, its connection closed) and A's COMMIT
     then succeeds, long before its busy timeout (5 s) would have made it fail."""
-    monkeypatch.setattr(dbhost, "_SEEN", [False])
+    monkeypatch.setattr(dbvalues, "_SEEN", [False])
     path = pending_job(tmp_path, "net.db")
     conn = store.connect(path)
     store.enqueue(conn, 5, 1_000_000)  # two rows: the kept cursor has one left to read

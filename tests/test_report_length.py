@@ -62,13 +62,15 @@ def test_a_half_done_attempt_tells_three_stories_and_a_line_for_each_other_failu
     assert len(told) == STORIES == 3
     # the first three failures in lesson order (no shared cause here), each in full
     failing = [line for line in out if line.startswith("✗ ")]
-    assert len(failing) == 27  # 24 before the late-finish checks (3 of them fail it)
+    # 24 before the late-finish checks (3 of them fail it), and claim-rolls-back-on-error since
+    # every call's rows are compared (issue 38: it never quarantines the job due at its claim)
+    assert len(failing) == 28
     assert "--all" in "\n".join(out[-4:])
 
 
 def test_all_tells_every_story():
     out = report("--impl", NAIVE, "--all", columns=120)
-    assert sum(line.strip().startswith("Why it matters:") for line in out) == 27
+    assert sum(line.strip().startswith("Why it matters:") for line in out) == 28
     assert not any("Told in full" in line for line in out)
 
 

@@ -222,7 +222,7 @@ class WorkOnce:
         if callback and not after_send and not raised and rules.broken is None:
             rules.keep(Broken("clock-before-send-returned", self.event,
                               {"function": "work_once",
-                               "readings": ", ".join(str(v) for _, v in self.readings)}))
+                               "count": len(self.readings)}))  # the values race: not told
             return
         if after_send and self.returned is not None:
             rules.after_finish(self.event, self.returned, self.sent, after_send[0], raised)
