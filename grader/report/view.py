@@ -242,6 +242,12 @@ class ReportView:
         return self.max_score + sum(c.max_score for c in self.hidden)
 
     @property
+    def hidden_ids(self) -> frozenset[str]:
+        """The checks students do not see: an exit status must not tell their verdicts (empty
+        in the instructor's copy, which hides nothing)."""
+        return frozenset(c.id for c in self.hidden)
+
+    @property
     def hidden_line(self) -> str | None:
         """What a student's report says of the hidden checks: how many, their points, and that
         they count (None when there is none)."""
