@@ -218,6 +218,15 @@ def test_without_the_model_the_copy_says_what_runs_only_where_grades_are_recorde
     results = json.loads((dest / "r.json").read_text())
     assert results["extra_data"]["withheld"] == [{"id": "random-timelines", "points": points}]
     assert all(t["extra_data"]["check_id"] != "random-timelines" for t in results["tests"])
+    # nor does the copy carry the model elsewhere: its Lab holds calls to the connection and
+    # clock rules only (grader.harness.judge.invariants writes no model of the rows)
+    modelless = subprocess.run(
+        [sys.executable, "-c", "import grader.checks;"
+         " print(grader.checks.contract_model(), grader.checks.__file__)"],
+        cwd=dest, env={**os.environ, "PYTHONPATH": str(dest)}, capture_output=True, text=True,
+        timeout=60)
+    assert modelless.stdout.split() == ["None", str(dest / "grader/checks/__init__.py")], \
+        modelless.stdout + modelless.stderr
 
 
 def test_the_full_copy_carries_the_model_and_withholds_nothing(exported):

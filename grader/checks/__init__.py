@@ -11,3 +11,18 @@ May import: `grader.harness` (the Lab a check body drives), the grader's top-lev
 `lab`. Never `grader.runner`, `grader.quiz`,
 `grader.instructor` or `grader.cli`.
 """
+
+
+def contract_model():
+    """The contract's one executable model (`model.QueueModel`), which the runner hands to each
+    check's Lab: every call of a check that starts no processes is held to it, row by row
+    (grader.harness.judge.invariants, which may not import the checks and holds no model of its
+    own). None in a copy of the grader without the model (export-student --without-model):
+    there the Lab holds its calls to the connection and clock rules only."""
+    try:
+        from .model import QueueModel
+    except ModuleNotFoundError as missing:
+        if missing.name != f"{__name__}.model":
+            raise
+        return None
+    return QueueModel

@@ -6,6 +6,12 @@ every return value and every row must agree. The model is written from the cours
 (docs/contract.md: the contract and its decisions), rule by rule, not from the reference solution; the project's
 tests prove the two agree on thousands of random timelines.
 
+It is also the one model of the rows every call of every check is held to (the Lab's rules after
+every call, grader.harness.judge.invariants): the runner hands `QueueModel` to each check's Lab,
+which plays each call on `QueueModel.holding(the rows before it)`. Those rows are whatever the
+code under grade left, so the model compares as SQLite's WHERE does: a NULL compares as unknown,
+never true (`lt`, `le`, `eq`), and arithmetic on a NULL gives NULL.
+
 Rows are dicts with the columns of `lab.store.COLUMNS`, as `lab.store.get_job` returns them.
 """
 
@@ -18,6 +24,26 @@ from lab.store import COLUMNS, Claim
 
 PENDING, LEASED, DONE, QUARANTINED = "pending", "leased", "done", "quarantined"
 _COLUMNS_OF = operator.itemgetter(*COLUMNS)  # a row's values, in the order of COLUMNS
+
+
+def lt(a, b) -> bool:
+    """a < b as SQLite's WHERE takes it: NULL on either side is not true."""
+    return a is not None and b is not None and a < b
+
+
+def le(a, b) -> bool:
+    """a <= b as SQLite's WHERE takes it."""
+    return a is not None and b is not None and a <= b
+
+
+def eq(a, b) -> bool:
+    """a = b as SQLite's WHERE takes it (NULL = NULL is not true either)."""
+    return a is not None and b is not None and a == b
+
+
+def plus(a, b):
+    """a + b as SQLite computes it: NULL if either is NULL."""
+    return None if a is None or b is None else a + b
 
 
 def lesson_ids(n: int) -> int:
@@ -36,6 +62,15 @@ class QueueModel:
         self.rows: dict[int, dict] = {}
         self.ids = ids
         self.enqueued = 0
+
+    @classmethod
+    def holding(cls, rows: dict[int, dict]) -> "QueueModel":
+        """A model whose table is a copy of `rows` (by id, as the Lab reads them from the
+        database): what the contract makes of a call from there is in `.rows` once played."""
+        model = cls()
+        model.rows = {job: dict(row) for job, row in rows.items()}
+        model.enqueued = len(rows)
+        return model
 
     # -- the store (provided to students; operator actions) ---------------------------------
     def enqueue(self, qty: int, deadline: int, max_attempts: int = 3) -> int:
@@ -75,26 +110,27 @@ class QueueModel:
     @staticmethod
     def lease_not_valid(row: dict, now: int) -> bool:
         """Never claimed, or its lease has run out: `pending`, or `leased` with lease_until <= now."""
-        return row["status"] == PENDING or (row["status"] == LEASED and row["lease_until"] <= now)
+        return row["status"] == PENDING or (row["status"] == LEASED
+                                             and le(row["lease_until"], now))
 
     def claim(self, owner: str, now: int, lease_ms: int) -> Claim | None:
         # 1. Quarantine every job whose lease is not valid and that is out of attempts or past
         #    its deadline. Nothing else changes (no new token).
         for row in self.rows.values():
-            if self.lease_not_valid(row, now) and (row["attempts"] >= row["max_attempts"]
-                                                   or row["deadline"] <= now):
+            if self.lease_not_valid(row, now) and (le(row["max_attempts"], row["attempts"])
+                                                   or le(row["deadline"], now)):
                 row["status"] = QUARANTINED
         # 2. The claimable job with the lowest id.
         claimable = [job for job, row in sorted(self.rows.items())
-                     if self.lease_not_valid(row, now) and row["attempts"] < row["max_attempts"]
-                     and row["deadline"] > now]
+                     if self.lease_not_valid(row, now) and lt(row["attempts"], row["max_attempts"])
+                     and lt(now, row["deadline"])]
         if not claimable:
             return None
         # 3. A new generation of the lease, clamped to the job's deadline.
         row = self.rows[claimable[0]]
-        row.update(status=LEASED, owner=owner, token=row["token"] + 1,
-                   attempts=row["attempts"] + 1,
-                   lease_until=min(now + lease_ms, row["deadline"]))
+        row.update(status=LEASED, owner=owner, token=plus(row["token"], 1),
+                   attempts=row["attempts"] + 1,  # not NULL: it is < max_attempts
+                   lease_until=min(now + lease_ms, row["deadline"]))  # deadline: > now
         # 4. The values now stored in the row.
         return Claim(id=row["id"], qty=row["qty"], owner=row["owner"], token=row["token"],
                      attempt=row["attempts"], lease_until=row["lease_until"])
@@ -103,10 +139,10 @@ class QueueModel:
         """Done only if the row is leased, matches the stamp in every field, and both the lease
         and the deadline remain; otherwise False and the row unchanged."""
         row = self.rows.get(claim.id)
-        if (row is None or row["status"] != LEASED or row["owner"] != claim.owner
-                or row["token"] != claim.token or row["attempts"] != claim.attempt
-                or row["lease_until"] != claim.lease_until
-                or not now < row["lease_until"] or not now < row["deadline"]):
+        if (row is None or row["status"] != LEASED or not eq(row["owner"], claim.owner)
+                or not eq(row["token"], claim.token) or not eq(row["attempts"], claim.attempt)
+                or not eq(row["lease_until"], claim.lease_until)
+                or not lt(now, row["lease_until"]) or not lt(now, row["deadline"])):
             return False
         row.update(status=DONE, finished_at=now)
         return True

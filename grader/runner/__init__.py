@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from grader.checkdef import DEFAULT_TIMEOUT, FAMILIES, CheckInfo, Part, all_checks, family
+from grader.checks import contract_model
 from grader.harness.processes import hygiene, portable, sandbox, workroot, zygote
 from grader.harness.judge import checkrun
 from grader.harness.judge.world import LESSON_SEED
@@ -341,10 +342,11 @@ def _run_once(info: CheckInfo, body: Callable, settings: Settings, seed: int,
         # The check's folder is made by its judge, in the judge's own folder (a forked judge's,
         # or its lane's): the only place its jail lets it write (grader.harness.processes.sandbox).
         with tempfile.TemporaryDirectory(prefix="check-", dir=workroot.folder()) as workdir:
+            alone = not info.family.starts_processes
             return checkrun.run_check(body, settings.spec, workdir, seed,
                                       call_timeout=timeout + 5, check=info.id,
                                       hung=dict(settings.hung), detailed=detailed,
-                                      alone=not info.family.starts_processes)
+                                      alone=alone, model=contract_model() if alone else None)
 
     with cwd_on_path():
         return sandbox.run(judge, timeout=timeout, inline=inline)

@@ -15,6 +15,7 @@ from grader.results import Failure, Kind, Outcome
 
 from .outcomes import (CheckFailed, TargetRaised, WriteLocked, error_line, limit_hit,
                        start_failure)
+from .invariants import RowModel
 from .scenario import Lab, ManualClock
 from .target_client import START_TIMEOUT, FunctionHung, TargetProcessError
 from .world import LESSON_SEED
@@ -22,14 +23,17 @@ from .world import LESSON_SEED
 def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
               seed: int = LESSON_SEED, call_timeout: float = 10.0,
               check: str = "", hung: dict | None = None, detailed: bool = True,
-              alone: bool = False) -> Failure | None:
+              alone: bool = False, model: type[RowModel] | None = None) -> Failure | None:
     """Judge side of one check: start the target process, run the body, turn every ending into
     a failure (None: passed). This process never imports the code under grade. `hung`: the
     functions the grade's probe saw hang (`Lab.hung`). `detailed`: False for a run whose
     failure only its outcome is kept of (`Lab.detailed`). `alone`: the check starts no
-    processes of its own (`judge_wait_ms`)."""
+    processes of its own (`judge_wait_ms`). `model`: the contract's model of the rows, which
+    the Lab holds every call of a check that starts no processes to (`invariants.RowModel`;
+    None: the connection and clock rules only)."""
     try:
-        lab = Lab(target_spec, workdir, seed, call_timeout, check, hung, alone=alone)
+        lab = Lab(target_spec, workdir, seed, call_timeout, check, hung, alone=alone,
+                  model=model)
         lab.detailed = detailed
     except TargetProcessError as exc:
         return start_failure(exc, target_spec, START_TIMEOUT)

@@ -9,13 +9,20 @@ returned.
 
 The Lab (scenario) asks these after each call and keeps the first rule broken (`Broken`); a
 check that then passes on its own fails with it, its timeline cut at the call that broke it.
-The model here reads rows as SQLite compares them (a NULL compares as unknown: never true).
+
+Only the generic rules are written here: no transaction open, no statement running, a call that
+raised changes nothing, the clock read after send returned. What a call makes of the rows is the
+contract's one model (`grader.checks.model.QueueModel`, which reads rows as SQLite compares
+them: a NULL compares as unknown, never true), handed to the Lab by the check run (`RowModel`);
+the harness may not import the checks, and a copy of the grader without the model
+(export-student --without-model) holds its calls to the generic rules only.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import sqlite3
+from typing import Protocol
 
 from lab.store import Claim
 
@@ -46,55 +53,39 @@ def rows(observer: sqlite3.Connection) -> dict[int, dict] | None:
         return None
 
 
-def _lt(a, b) -> bool:
-    """a < b as SQLite's WHERE takes it: NULL on either side is not true."""
-    return a is not None and b is not None and a < b
+class RowModel(Protocol):
+    """The contract's model of the rows, as the check run hands it to the Lab (`Lab(model=...)`,
+    grader.checks' `contract_model`: the runner gives `grader.checks.model.QueueModel`). The
+    harness holds no model of its own: a copy of the grader without the model (export-student
+    --without-model) holds calls to the connection rules and the clock rule only."""
+
+    rows: dict[int, dict]
+
+    @classmethod
+    def holding(cls, rows: dict[int, dict]) -> "RowModel":
+        """A model of the table `rows` (by id, each row a dict of COLUMNS; copied)."""
+
+    def claim(self, owner: str, now: int, lease_ms: int) -> object:
+        """claim(owner, now, lease_ms) played on the model's rows."""
+
+    def finish(self, claim: Claim, now: int) -> object:
+        """finish(claim, now) played on the model's rows."""
 
 
-def _le(a, b) -> bool:
-    return a is not None and b is not None and a <= b
-
-
-def _free(row: dict, now: int) -> bool:
-    """No valid lease: pending, or leased with lease_until <= now."""
-    return row["status"] == "pending" or (row["status"] == "leased"
-                                          and _le(row["lease_until"], now))
-
-
-def due(row: dict, now: int) -> bool:
-    """Claim's step 1 quarantines it."""
-    return _free(row, now) and (_le(row["max_attempts"], row["attempts"])
-                                or _le(row["deadline"], now))
-
-
-def claimable(row: dict, now: int) -> bool:
-    return (_free(row, now) and _lt(row["attempts"], row["max_attempts"])
-            and _lt(now, row["deadline"]))
-
-
-def after_claim(before: dict[int, dict], owner: str, now: int,
+def after_claim(model: type[RowModel], before: dict[int, dict], owner: str, now: int,
                 lease_ms: int) -> dict[int, dict]:
-    """The rows once claim(owner, now, lease_ms) returned (the contract's four steps)."""
-    after = {job: ({**row, "status": "quarantined"} if due(row, now) else dict(row))
-             for job, row in before.items()}
-    free = [job for job in sorted(after) if claimable(after[job], now)]
-    if free:
-        row = after[free[0]]
-        row.update(status="leased", owner=owner, token=row["token"] + 1,
-                   attempts=row["attempts"] + 1, lease_until=min(now + lease_ms, row["deadline"]))
-    return after
+    """The rows once claim(owner, now, lease_ms) returned, as `model` makes them."""
+    played = model.holding(before)
+    played.claim(owner, now, lease_ms)
+    return played.rows
 
 
-def after_finish(before: dict[int, dict], claim: Claim, now: int) -> dict[int, dict]:
-    """The rows once finish(claim, now) returned."""
-    after = {job: dict(row) for job, row in before.items()}
-    row = after.get(claim.id)
-    if (row is not None and row["status"] == "leased" and row["owner"] == claim.owner
-            and row["token"] == claim.token and row["attempts"] == claim.attempt
-            and row["lease_until"] == claim.lease_until and _lt(now, row["lease_until"])
-            and _lt(now, row["deadline"])):
-        row.update(status="done", finished_at=now)
-    return after
+def after_finish(model: type[RowModel], before: dict[int, dict], claim: Claim,
+                 now: int) -> dict[int, dict]:
+    """The rows once finish(claim, now) returned, as `model` makes them."""
+    played = model.holding(before)
+    played.finish(claim, now)
+    return played.rows
 
 
 def plain_stamp(claim) -> bool:
@@ -119,15 +110,17 @@ def differs(after: dict[int, dict] | None,
 class Rules:
     """What one Lab holds its calls to (see the module's docstring): `before(conn)` ahead of a
     call, `after(...)` once it returned or raised; the first rule broken is kept (`broken`).
-    `rows_too`: the queue's rows are the model's after every call (the code under grade is
-    all that writes them while a call runs: a check of the Lab alone)."""
+    `model`: the contract's model of the rows (`RowModel`), when the queue's rows are to be
+    the model's after every call (the code under grade is all that writes them while a call
+    runs: a check of the Lab alone, and the check run handed the Lab a model); None: the rows
+    are not read."""
 
-    def __init__(self, observer: sqlite3.Connection, rows_too: bool):
-        self.observer, self.rows_too = observer, rows_too
+    def __init__(self, observer: sqlite3.Connection, model: type[RowModel] | None):
+        self.observer, self.model = observer, model
         self.broken: Broken | None = None
 
     def snapshot(self) -> dict[int, dict] | None:
-        return rows(self.observer) if self.rows_too else None
+        return rows(self.observer) if self.model is not None else None
 
     def keep(self, broken: Broken) -> None:
         if self.broken is None:
@@ -162,13 +155,14 @@ class Rules:
         if before is None or not (type(owner) is str and type(now) is int
                                   and type(lease_ms) is int):
             return
-        self.rows_as("claim", event, before if raised else after_claim(before, owner, now,
-                                                                      lease_ms))
+        self.rows_as("claim", event, before if raised else after_claim(self.model, before, owner,
+                                                                      now, lease_ms))
 
     def after_finish(self, event: dict, before, claim, now, raised: bool) -> None:
         if before is None or not (plain_stamp(claim) and type(now) is int):
             return
-        self.rows_as("finish", event, before if raised else after_finish(before, claim, now))
+        self.rows_as("finish", event,
+                     before if raised else after_finish(self.model, before, claim, now))
 
 
 class WorkOnce:

@@ -25,7 +25,7 @@ from grader.results import Cause, Failure, Kind, Outcome, RowDiff
 
 from grader.harness.processes import sandbox
 from .interleave import is_statement
-from .invariants import Broken, Rules, WorkOnce
+from .invariants import Broken, RowModel, Rules, WorkOnce
 from .world import LESSON_SEED, World
 from .outcomes import (SHARED_WAIT_MS, CheckFailed, TargetRaised, WriteLocked, error_line,
                        expected_row, judge_wait_ms, judge_write, lost_target, own_files, show,
@@ -99,7 +99,8 @@ class Lab:
 
     def __init__(self, target_spec: str | None, workdir: str, seed: int = LESSON_SEED,
                  call_timeout: float = 10.0, check: str = "", hung: dict | None = None,
-                 start_timeout: float = START_TIMEOUT, alone: bool = False):
+                 start_timeout: float = START_TIMEOUT, alone: bool = False,
+                 model: type[RowModel] | None = None):
         self.target_spec = target_spec  # what --impl said: for checks that start processes
         #: how long the judge's own connections to the check's database wait for a lock
         #: (`judge_wait_ms`: none when this Lab's target is all the code under grade there is)
@@ -123,8 +124,9 @@ class Lab:
         self.cause: str | None = None  # a mistake seen (results.Cause): given to the failure
         self.observer = store.connect(self.path, busy_timeout_ms=self.wait_ms)
         store.init_db(self.observer)
-        #: the rules every call is held to (invariants); rows too where only the code writes
-        self.rules = Rules(self.observer, rows_too=alone)
+        #: the rules every call is held to (invariants); rows too, as the contract's `model`
+        #: makes them (handed by the check run), where only the code writes
+        self.rules = Rules(self.observer, model=model if alone else None)
         self._send_returns = self.world.send_returns()
         self.target: TargetProcess | None = None
         self.conn: Conn | None = None
