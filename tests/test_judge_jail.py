@@ -258,7 +258,7 @@ def test_the_codes_sql_writes_nothing_outside_the_grade_through_pytest(tmp_path)
 def test_the_pytest_plugins_judges_run_forked_but_with_pdb(monkeypatch):
     """runner.grade_check (the plugin's way) forks every judge, a check that starts no process
     of its own too; `here` (--pdb) judges it in this process."""
-    def run_check(body, spec, workdir, seed, call_timeout, check, hung, detailed, alone):
+    def run_check(body, spec, workdir, seed, call_timeout, check, hung, detailed, alone, model):
         return Failure(Outcome.FAILED, Kind.DETAIL, detail="x", params={"pid": os.getpid()})
 
     monkeypatch.setattr(runner.checkrun, "run_check", run_check)

@@ -39,18 +39,26 @@ def test_a_lab_alone_with_the_code_does_not_wait_and_one_beside_other_processes_
 
 
 def test_the_runner_says_alone_for_the_checks_that_start_no_processes(monkeypatch):
+    """... and hands those checks' Labs the contract's one model of the rows
+    (grader.checks.model.QueueModel, by name: the failure crosses from a forked judge)."""
     all_checks()
 
-    def run_check(body, spec, workdir, seed, call_timeout, check, hung, detailed, alone):
+    def run_check(body, spec, workdir, seed, call_timeout, check, hung, detailed, alone, model):
         # said in its failure: a judge is forked (and jailed: it writes no file of the test's)
-        return Failure(Outcome.FAILED, Kind.DETAIL, detail="x", params={"alone": alone})
+        return Failure(Outcome.FAILED, Kind.DETAIL, detail="x",
+                       params={"alone": alone,
+                               "model": model and f"{model.__module__}.{model.__qualname__}"})
 
     monkeypatch.setattr(runner.checkrun, "run_check", run_check)
     settings = runner.Settings("solutions.queue", 1.0, (1,), False)
-    told = {info.id: runner.grade_check(info, settings).result.params["alone"]
+    told = {info.id: runner.grade_check(info, settings).result.params
             for info in REGISTRY.values()}
-    assert told == {info.id: not info.family.starts_processes for info in REGISTRY.values()}
-    assert set(told.values()) == {True, False}
+    assert {check: params["alone"] for check, params in told.items()} == {
+        info.id: not info.family.starts_processes for info in REGISTRY.values()}
+    assert {params["alone"] for params in told.values()} == {True, False}
+    assert {check: params["model"] for check, params in told.items()} == {
+        info.id: None if info.family.starts_processes else "grader.checks.model.QueueModel"
+        for info in REGISTRY.values()}
 
 
 @pytest.mark.parametrize("alone", [True, False], ids=["alone", "beside-processes"])

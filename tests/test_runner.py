@@ -169,7 +169,7 @@ def test_only_the_first_failing_run_of_a_unit_is_told_in_detail(monkeypatch):
     timelines' shrink). Every run before the first failure, and that one, are detailed."""
     told = []
 
-    def run_check(body, spec, workdir, seed, call_timeout, check, hung, detailed, alone):
+    def run_check(body, spec, workdir, seed, call_timeout, check, hung, detailed, alone, model):
         told.append((seed, detailed))
         return Failure(Outcome.FAILED, Kind.DETAIL, detail="x") if seed >= 3 else None
 
@@ -205,7 +205,7 @@ def test_parts_graded_one_after_another_stop_at_the_first_failing_part(monkeypat
     the first failing part's."""
     told = []
 
-    def run_check(body, spec, workdir, seed, call_timeout, check, hung, detailed, alone):
+    def run_check(body, spec, workdir, seed, call_timeout, check, hung, detailed, alone, model):
         told.append((body.keywords["part"].index, detailed))
         if body.keywords["part"].index >= 1:
             return Failure(Outcome.FAILED, Kind.DETAIL, detail=f"part {body.keywords['part'].index}")
@@ -340,7 +340,7 @@ def test_a_run_an_earlier_part_failed_in_is_not_run_and_the_result_is_the_same(m
     which _result never reports; the runs after the unit's own first failure still run."""
     told = []
 
-    def run_check(body, spec, workdir, seed, call_timeout, check, hung, detailed, alone):
+    def run_check(body, spec, workdir, seed, call_timeout, check, hung, detailed, alone, model):
         told.append((seed, detailed))
         return Failure(Outcome.FAILED, Kind.DETAIL, detail="x") if seed == 2 else None
 
