@@ -45,6 +45,14 @@ def is_verdict(line: str) -> bool:
     return len(line) > 1 and line[0] in VERDICT_MARKS and line[1] == " "
 
 
+def shows_verdict(complete: list[bytes], pending: bytes, terminal: bool) -> bool:
+    """Whether what was read so far shows a verdict: a complete line that is one, or, on a
+    terminal, the line being drawn (a live line redrawn in place after a carriage return is on
+    the screen before anything ends it: grader.report.live)."""
+    lines = [*complete, pending] if terminal else complete
+    return any(is_verdict(line.decode("utf-8", "replace")) for line in lines)
+
+
 # -- one run -------------------------------------------------------------------------------------
 def run(cmd: list[str], cwd: Path | str, env: dict, *, memory: bool = False,
         timeout: float = TIMEOUT, terminal: bool = False) -> dict:
@@ -89,8 +97,7 @@ def run(cmd: list[str], cwd: Path | str, env: dict, *, memory: bool = False,
                 *complete, pending = pending.split(b"\n")
                 if complete and first_output is None:
                     first_output = now
-                if first_verdict is None and any(
-                        is_verdict(line.decode("utf-8", "replace")) for line in complete):
+                if first_verdict is None and shows_verdict(complete, pending, terminal):
                     first_verdict = now
             os.close(fd) if terminal else proc.stdout.close()
             _, status, usage = os.wait4(proc.pid, 0)

@@ -8,7 +8,8 @@ NO_COLOR=1. Runs alternate A B B A so the machine's drift hits both designs alik
 
   grade   `python -m grader --impl solutions.queue --no-history`: wall, CPU of the whole
           process tree (os.wait4), the largest single process's ru_maxrss, the seconds to the
-          first check's line on stdout (`--runs` each). One untimed run of each design first
+          first check's line on stdout (on its terminal: the live line's first drawing)
+          (`--runs` each). One untimed run of each design first
           warms the caches and cross-checks the CPU figure against /usr/bin/time.
   traced  one grade each under `strace -f`: processes, threads and programs started,
           fsync and fdatasync calls (tracing slows a grade: these runs are never timed)

@@ -15,13 +15,19 @@ if sys.version_info < OLDEST_PYTHON:
 def _start_zygote_early(argv: list[str]) -> None:
     """A grade (no command: the first argument is an option, or there is none) starts the
     zygote before the grader is imported, so that its interpreter starts meanwhile, on another
-    core (grader.runner.prepare would start it a tenth of a second later). Nothing else does
-    (a command starts what it needs; --help needs none)."""
+    core (grader.runner.prepare would start it a tenth of a second later); on the portable path
+    (no zygote there: grader.harness.processes.portable) it starts the two spare target servers
+    the preflight's target process and the lesson's first check's take (both judged in this
+    process: grader.runner.spawned), for the same reason. Nothing else does (a command starts
+    what it needs; --help needs none)."""
     if (argv and not argv[0].startswith("-")) or "-h" in argv or "--help" in argv:
         return
-    from grader.harness.processes import zygote
+    from grader.harness.processes import launch, portable, zygote
 
-    zygote.start()
+    if portable.forkless():
+        portable.start_spare(env=launch.scrubbed(os.environ), count=2)
+    else:
+        zygote.start()
 
 
 if __name__ == "__main__":

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-import fcntl
+import contextlib
 import hashlib
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "tests" / "mutants"
+#: The simulated Windows (tests/windowsish/sitecustomize.py; `windowsish_env`).
+WINDOWSISH = ROOT / "tests" / "windowsish"
 
 # Strict messages (grader.report.messages): a missing word, language or placeholder raises instead
 # of showing the key, in this process and in every grader it starts (they inherit os.environ).
@@ -75,6 +78,13 @@ def lenient_messages(monkeypatch):
     """Strict messages off, as for a student: for tests that feed malformed results on purpose
     and check that a report still comes out."""
     monkeypatch.delenv("LEASELAB_STRICT_MESSAGES", raising=False)
+
+
+def windowsish_env() -> dict[str, str]:
+    """What makes every interpreter a process starts a simulated Windows one (on top of
+    os.environ): tests/windowsish first on PYTHONPATH (issue 42's portable path)."""
+    path = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": os.pathsep.join([str(WINDOWSISH)] + ([path] if path else []))}
 
 
 def grader_env(env: dict | None = None) -> dict[str, str]:
@@ -183,8 +193,7 @@ def shared_grade(impl: str, out: Path, *extra: str) -> tuple[subprocess.Complete
         proc = run_grader(*command[3:])
     else:
         kept = folder / f"{key}.json"
-        with open(folder / f"{key}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # one worker computes, the others wait for it
+        with held(folder / f"{key}.lock"):  # one worker computes, the others wait for it
             if not kept.exists():
                 proc = run_grader(*command[3:])
                 if out.exists():
@@ -200,6 +209,76 @@ def shared_grade(impl: str, out: Path, *extra: str) -> tuple[subprocess.Complete
         proc = subprocess.CompletedProcess(command, record["returncode"], record["stdout"],
                                            record["stderr"])
     return _checked(proc, out)
+
+
+@contextlib.contextmanager
+def held(path: Path):
+    """An exclusive lock across processes and threads, named by the file `path`, held for the
+    `with`: `fcntl.flock` where there is fcntl (POSIX), `msvcrt.locking` on Windows (both let
+    go by the system when the holder ends, however it ends); where there is neither (the
+    simulated Windows of tests/windowsish) a file created with O_EXCL (`_created`)."""
+    try:
+        import fcntl
+    except ImportError:
+        fcntl = None
+    try:
+        import msvcrt
+    except ImportError:
+        msvcrt = None
+    if fcntl is None and msvcrt is None:
+        with _created(path):
+            yield
+        return
+    with open(path, "a+b") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        else:
+            while True:
+                try:  # its first byte (past the end is allowed); LK_LOCK tries for 10 s, raises
+                    lock.seek(0)
+                    msvcrt.locking(lock.fileno(), msvcrt.LK_LOCK, 1)
+                    break
+                except OSError:
+                    continue
+        yield  # closing the file lets go of either lock
+
+
+LOCK_POLL = 0.05  # seconds between two looks at a lock another holds (`_created`)
+
+
+@contextlib.contextmanager
+def _created(path: Path):
+    """`held` where the system has no lock of files: the lock is the file PATH.N of the lowest
+    generation N whose holder still runs, created with O_EXCL (one creator wins), holding its
+    holder's pid, removed when it lets go. A holder that ended holding it (a worker killed mid-
+    grade) leaves PATH.N behind: the waiters then race for PATH.N+1, which one creates, and
+    so on; nothing is ever removed but by its holder."""
+    generation = 0
+    while True:
+        lock = path.with_name(f"{path.name}.{generation}")
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:
+            try:
+                holder = int(lock.read_text(encoding="ascii") or "0")
+            except FileNotFoundError:  # let go meanwhile
+                generation = 0
+                continue
+            except (OSError, ValueError):
+                holder = 0
+            if holder and os.name == "posix" and gone(holder):  # it ended holding it
+                generation += 1
+                continue
+            time.sleep(LOCK_POLL)  # held (or its pid not written yet): look again from the start
+            generation = 0
+            continue
+        with os.fdopen(fd, "w", encoding="ascii") as mine:
+            mine.write(str(os.getpid()))
+        try:
+            yield
+        finally:
+            lock.unlink()
+        return
 
 
 def _checked(proc: subprocess.CompletedProcess, out: Path):

@@ -49,6 +49,18 @@ def test_verdict_lines():
     assert not measure.is_verdict("")
 
 
+def test_a_live_line_is_a_verdict_on_the_screen_before_anything_ends_it():
+    """The first verdict on a terminal is the live line's first drawing ("\\r\\033[K✓ ...",
+    a carriage return read as a line's end), not the next drawing that ends it; a pipe's
+    text counts once its line is complete."""
+    drawn = "\r\033[K✓ finish-before-expiry  1/45".encode().replace(b"\r", b"\n")
+    *complete, pending = drawn.split(b"\n")
+    assert measure.shows_verdict(complete, pending, terminal=True)
+    assert not measure.shows_verdict(complete, pending, terminal=False)
+    assert measure.shows_verdict([b"\xe2\x9c\x93 a check"], b"", terminal=False)
+    assert not measure.shows_verdict([b"Lease lab"], b"Score: 1", terminal=True)
+
+
 def test_one_measured_run_with_its_tree_sampled(tmp_path):
     """A parent printing a header then a verdict, and a child holding 40 MB: the run's figures
     are all there, and the sampler saw both processes."""

@@ -19,9 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, grade, run_grader
-
-WINDOWSISH = Path(__file__).resolve().parent / "windowsish"
+from conftest import ROOT, grade, run_grader, windowsish_env
 
 PROGRAMS = [
     "solutions/queue.py",
@@ -38,12 +36,6 @@ PROGRAMS = [
 #: Both paths at twice the checks' timeouts: verdicts are the same at any scale, and a loaded CI
 #: machine must not turn a slow moment of either path into a difference.
 OPTIONS = ("--no-history", "--timeout-scale", "2")
-
-
-def windowsish_env() -> dict[str, str]:
-    """The environment that makes every interpreter the grade starts a simulated Windows one."""
-    path = os.environ.get("PYTHONPATH")
-    return {"PYTHONPATH": os.pathsep.join([str(WINDOWSISH)] + ([path] if path else []))}
 
 
 def verdicts(results: dict) -> tuple[dict[str, str], float]:
@@ -71,18 +63,73 @@ def test_the_fixture_takes_the_surface_away_and_the_portable_path_is_chosen():
     assert out.stdout.split() == ["True", "True"], out.stderr
 
 
+#: What the portable path loads, by the process that loads it: the grading process (the
+#: preflight's judge runs on a thread of it), a spawned lane (started by the portable module's
+#: main, which starts its first spare target before it imports the lane: LANE), a target
+#: server, a watch and its spawned grades, and the checks every judge imports.
+PORTABLE_PATH_MODULES = [
+    "grader.cli", "grader.runner", "grader.runner.spawned", "grader.runner.lanes",
+    "grader.harness.processes.portable", "grader.harness.processes.launch",
+    "grader.harness.processes.sandbox", "grader.harness.processes.zygote",
+    "grader.harness.judge.target_client", "grader.harness.judge.target_pipe",
+    "grader.harness.target.server", "grader.harness.target.zygote_server", "grader.checks",
+    "grader.watch", "grader.report.terminal", "grader.plugin.pytest_plugin"]
+
+#: Imports each module named on the command line, then every other module of the grader (a
+#: module added later is held to the rule without being listed), then the checks; prints the
+#: modules that did not import.
+IMPORT_ALL = """
+import importlib, pkgutil, sys, traceback
+import grader
+from grader.checkdef import all_checks
+names = sys.argv[1:] + [m.name for m in pkgutil.walk_packages(grader.__path__, "grader.")
+                        if not m.name.endswith("__main__")]
+failed = []
+for name in names:
+    try:
+        importlib.import_module(name)
+    except BaseException:
+        failed.append(name + ": " + traceback.format_exc(limit=-1))
+all_checks()
+print(len(names), failed)
+"""
+
+
 def test_no_module_of_the_portable_path_imports_a_posix_only_module_at_its_top():
-    """What a grade loads on the portable path imports under the simulated Windows (a module
-    that imported fcntl, resource or termios at its top would fail here)."""
-    modules = ["grader.cli", "grader.runner", "grader.runner.spawned",
-               "grader.harness.target.server", "grader.harness.target.zygote_server",
-               "grader.harness.judge.target_client", "grader.harness.processes.sandbox",
-               "grader.harness.processes.portable", "grader.checks", "grader.watch"]
-    code = "import importlib\n" + "".join(f"importlib.import_module({m!r})\n" for m in modules)
+    """What a grade loads on the portable path, and every module of the grader, imports under
+    the simulated Windows (a module that imported fcntl, resource or termios at its top would
+    fail here); so does every check module."""
+    from grader.runner import spawned
+
+    assert spawned.LANE[0] in PORTABLE_PATH_MODULES and spawned.LANE[1] in PORTABLE_PATH_MODULES
     env = {**os.environ, **windowsish_env()}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", IMPORT_ALL, *PORTABLE_PATH_MODULES], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
+    count, failed = out.stdout.split(" ", 1)
+    assert failed.strip() == "[]", failed
+    assert int(count) > len(PORTABLE_PATH_MODULES) + 50  # the grader's modules were found
+
+
+def test_a_lane_starts_its_first_target_before_it_imports_the_lane(tmp_path):
+    """The portable module's main (how a spawned lane starts: grader.runner.spawned.LANE)
+    starts the spare target server before it imports the module it runs, then returns that
+    module's main(args); without a module it says how it is used."""
+    (tmp_path / "fake_lane.py").write_text(
+        "def main(args):\n    print('main', args)\n    return 3\n", encoding="utf-8")
+    probe = ("import sys\n"
+             "from grader.harness.processes import portable\n"
+             "portable.start_spare = lambda env: print('spare', 'fake_lane' in sys.modules)\n"
+             "sys.exit(portable.main(['fake_lane', 'lane']))\n")
+    env = {**os.environ, **windowsish_env()}
+    env["PYTHONPATH"] += os.pathsep + str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 3, out.stderr
+    assert out.stdout.splitlines() == ["spare False", "main ['lane']"]
+    usage = subprocess.run([sys.executable, "-m", "grader.harness.processes.portable"], cwd=ROOT,
+                           env=env, capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 2 and "usage:" in usage.stderr
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +164,69 @@ def test_the_portable_path_gives_the_same_verdicts(program, both_paths):
     bugs = [t["extra_data"]["check_id"] for t in win_results["tests"]
             if "The grader itself failed" in t["output"]]
     assert bugs == []
+
+
+#: A target whose import never ends (far beyond any check's limit, and any safety net's).
+BLOCKED_IMPORT = "import threading\n\nthreading.Event().wait()  # the import never ends\n"
+
+#: One check's run, as a lane runs it (grader.runner.run_unit), printed as results JSON: on the
+#: Linux path its judge is forked and timed by its parent; on the portable path it is watched
+#: here (grader.harness.processes.sandbox.run_watched).
+ONE_UNIT = """
+import json, sys
+from grader.checkdef import all_checks
+from grader.results import result_to_json
+from grader.runner import Unit, run_unit, settings_for
+settings = settings_for(sys.argv[1], timeout_scale=float(sys.argv[3]))
+runs, _ = run_unit(Unit(all_checks()[sys.argv[2]], None), settings)
+print(json.dumps([None if run is None else result_to_json(run) for run in runs]))
+"""
+
+
+def one_unit(target: Path, check: str, scale: float, env: dict | None) -> list:
+    out = subprocess.run([sys.executable, "-c", ONE_UNIT, str(target), check, str(scale)],
+                         cwd=ROOT, env={**os.environ, **(env or {})}, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_a_check_counts_the_import_of_the_code_on_both_paths(tmp_path):
+    """Issue 42: the portable path credits a fresh interpreter's start-up to the check (the
+    Linux path forks it from the zygote in milliseconds), but not the import of the code under
+    grade, which the Linux path's check counts. A check whose target's import never ends times
+    out at the check's own limit on both paths, with the same verdict, long before the start's
+    safety net (target_client.START_TIMEOUT)."""
+    from grader.harness.judge.target_client import START_TIMEOUT
+
+    target = tmp_path / "blocked_import.py"
+    target.write_text(BLOCKED_IMPORT, encoding="utf-8")
+    scale = 0.5
+    linux = one_unit(target, "finish-at-expiry", scale, None)
+    windowsish = one_unit(target, "finish-at-expiry", scale, windowsish_env())
+    assert windowsish == linux
+    assert [run["outcome"] for run in linux] == ["timed_out"]
+    assert linux[0]["timeout"] < START_TIMEOUT
+
+
+def test_an_import_that_never_ends_is_told_alike_on_both_paths(tmp_path):
+    """The preflight's probe gives the import its limit (PREFLIGHT_TIMEOUT, scaled) on both
+    paths: every check gets the same verdict, and no check waits for its own timeout."""
+    target = tmp_path / "blocked_import.py"
+    target.write_text(BLOCKED_IMPORT, encoding="utf-8")
+    options = ("--no-history", "--timeout-scale", "0.3")
+    linux_proc, linux_results = grade(str(target), tmp_path, *options)
+    out = tmp_path / "portable.json"
+    win_proc = run_grader("--impl", str(target), "--json", str(out), *options,
+                          env=windowsish_env())
+    assert out.exists(), f"no results.json (exit {win_proc.returncode}):\n{win_proc.stderr}"
+    win_results = json.loads(out.read_text(encoding="utf-8"))
+    assert "Traceback" not in win_proc.stderr, win_proc.stderr
+    assert verdicts(win_results) == verdicts(linux_results)
+    assert [t["output"] for t in win_results["tests"]] == \
+        [t["output"] for t in linux_results["tests"]]
+    assert win_proc.returncode == linux_proc.returncode == 1
+    assert set(verdicts(linux_results)[0].values()) != {"passed"}
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

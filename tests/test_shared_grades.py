@@ -4,7 +4,12 @@ what the grade depends on makes a grade of its own."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
+
+import pytest
 
 import conftest
 from conftest import ROOT, grade
@@ -125,3 +130,83 @@ def test_a_module_fixture_grades_only_the_values_the_selected_tests_use():
     pairs = [("a", 1), ("a", 2), ("b", 1)]
     assert conftest.selected(request(item({"path": "a", "seed": 2})), ("path", "seed"),
                              pairs) == [("a", 2)]
+
+
+# -- the lock, where there is no fcntl (Windows: issue 42) --------------------------------------
+#: One holder of conftest.held's lock at a time, from several processes: each writes "in PID"
+#: and "out PID" to the log while it holds the lock, with a pause between.
+HOLDERS = """
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+import conftest
+for _ in range(5):
+    with conftest.held(Path(sys.argv[2])):
+        with open(sys.argv[3], "a") as log:
+            log.write(f"in {os.getpid()}\\n")
+        time.sleep(0.02)
+        with open(sys.argv[3], "a") as log:
+            log.write(f"out {os.getpid()}\\n")
+print("fcntl" in sys.modules, "msvcrt" in sys.modules)
+"""
+
+
+def windowsish() -> dict[str, str]:
+    """This environment (pytest's own variables aside: an inner session is one of its own),
+    the simulated Windows on top."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    return {**env, **conftest.windowsish_env()}
+
+
+@pytest.mark.parametrize("simulated", [False, True], ids=["fcntl", "no-fcntl"])
+def test_the_lock_lets_one_holder_in_at_a_time(tmp_path, simulated):
+    """With fcntl, and without (the simulated Windows: a lock file created with O_EXCL)."""
+    log = tmp_path / "log"
+    env = windowsish() if simulated else None
+    holders = [subprocess.Popen([sys.executable, "-c", HOLDERS, str(ROOT / "tests"),
+                                 str(tmp_path / "k.lock"), str(log)], env=env, cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for _ in range(3)]
+    outs = [h.communicate(timeout=120) for h in holders]
+    assert all(h.returncode == 0 for h in holders), [err for _, err in outs]
+    assert {out.split()[0] for out, _ in outs} == {"False" if simulated else "True"}
+    lines = log.read_text().splitlines()
+    assert len(lines) == 3 * 5 * 2
+    for enter, leave in zip(lines[::2], lines[1::2]):  # never two inside at once
+        assert enter.split()[0] == "in" and leave == "out " + enter.split()[1]
+    assert not list(tmp_path.glob("k.lock.*"))  # the lock files are gone with their holders
+
+
+def test_a_lock_file_whose_holder_ended_is_taken_over(tmp_path):
+    """Without fcntl: a worker killed while it held the lock leaves its file; the next asker
+    takes the next generation, and a later one waits for that holder as for any other."""
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    (tmp_path / "k.lock.0").write_text(str(ended.pid), encoding="ascii")
+    order = []
+
+    def later():
+        with conftest._created(tmp_path / "k.lock"):
+            order.append("later")
+
+    with conftest._created(tmp_path / "k.lock"):
+        assert (tmp_path / "k.lock.1").read_text(encoding="ascii") == str(os.getpid())
+        thread = threading.Thread(target=later)
+        thread.start()
+        thread.join(timeout=0.5)  # it waits, however long this is
+        order.append("first")
+    thread.join(timeout=60)
+    assert order == ["first", "later"]
+    assert sorted(p.name for p in tmp_path.glob("k.lock.*")) == ["k.lock.0"]
+
+
+def test_the_suite_is_collected_and_shares_grades_without_fcntl(tmp_path):
+    """tests/conftest.py on the simulated Windows: the suite is collected, and two askers of
+    one grade at once get it from one grade (the O_EXCL lock)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+         "--basetemp", str(tmp_path / "inner"), "tests/test_shared_grades.py",
+         "-k", "two_askers_at_once"],
+        cwd=ROOT, env=windowsish(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "1 passed" in proc.stdout

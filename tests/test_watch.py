@@ -25,7 +25,7 @@ from grader.report import messages, summary
 from grader.report.view import report_view
 from grader.results import CheckResult, Failure, Kind, Outcome, check_result_to_json
 
-from conftest import points, run_grader
+from conftest import points, run_grader, windowsish_env
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "tests" / "mutants"
@@ -50,8 +50,8 @@ class Watching:
     """`python -m grader watch --impl PATH` in a child; its screens as they come, and every
     process that was ever under it (pid and start time, so a reused pid is not mistaken)."""
 
-    def __init__(self, impl: Path, *extra: str):
-        env = {**os.environ, "NO_COLOR": "1", "LANG": "C.UTF-8"}
+    def __init__(self, impl: Path, *extra: str, env: dict | None = None):
+        env = {**os.environ, "NO_COLOR": "1", "LANG": "C.UTF-8", **(env or {})}
         env.pop("LC_ALL", None)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "grader", "watch", "--impl", str(impl), *extra], cwd=ROOT,
@@ -185,6 +185,38 @@ def test_a_save_regrades_and_ctrl_c_ends_every_process(tmp_path):
     assert "Traceback" not in stderr
     assert "\033" not in "\n".join(w.lines)  # not a terminal: no clearing, no colour
     assert w.seen, "no grading process was ever seen"
+    assert still_alive(w.seen) == []
+
+
+@needs_proc
+def test_watch_on_the_portable_path_grades_once_and_regrades_on_a_save(tmp_path):
+    """Issue 42: under the simulated Windows (tests/windowsish: no fork, no process groups...)
+    each grade is a spawned interpreter (`python -m grader.watch --grade`); the first grade
+    comes, a save regrades, Ctrl-C ends the watcher, and nothing of its grades runs on."""
+    folder = student_folder(tmp_path)
+    target = folder / "queue.py"
+    select = "finish-at-expiry or lesson-timeline"
+    w = Watching(target, "-k", select, env=windowsish_env())
+    try:
+        w.wait_for("the first grade", lambda s: any(FINAL in x for x in s))
+        first = w.finals()[0]
+        assert "Score: {0} / {0}".format(points("finish-at-expiry", "lesson-timeline")) in first
+        assert "Every check passed." in first
+
+        target.write_text(MUTANT.read_text(encoding="utf-8"), encoding="utf-8")
+        w.wait_for("the mutant's grade", lambda s: len([x for x in s if FINAL in x]) >= 2)
+        mutant = w.finals()[1]
+        assert "[lesson-timeline]" in mutant and "Every check passed." not in mutant
+        code, stderr = w.interrupt()
+    finally:
+        w.stop()
+    assert code in (0, 130) and "Traceback" not in stderr
+    assert w.seen, "no grading process was ever seen"
+    # A spawned grade's lanes and targets end once the process that started them is gone
+    # (their stdin's end, grader.harness.target.server.watch_parent): a deadline, not a hope.
+    deadline = time.monotonic() + WAIT
+    while still_alive(w.seen) and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert still_alive(w.seen) == []
 
 

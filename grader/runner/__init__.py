@@ -7,8 +7,8 @@ that starts the target process and drives a fresh Lab. Checks run `jobs` at a ti
 lanes (`lanes`): forked copies of this process, each a subreaper running its share one check at a
 time; the long checks start at once beside the short ones, and the results are the same as
 one lane's, in lesson order. Where there is no fork (grader.harness.processes.portable), the
-lanes and the preflight's judge are spawned interpreters instead (`spawned`), with the same
-verdicts.
+lanes are spawned interpreters instead and the preflight's judge a thread (`spawned`), with the
+same verdicts.
 
 Lives here: what runs checks and in what order.
 
@@ -270,11 +270,10 @@ def start_preflight(spec: str, timeout_scale: float) -> Preflight:
     it on the brief it nearly always gives, and again if it gives another: grader.runner.lanes):
     a check's verdict is the same whatever ran before it, on however many lanes
     (docs/contract.md, "A function that hangs")."""
-    if portable.forkless():  # the portable path: a spawned judge (grader.runner.spawned)
+    if portable.forkless():  # the portable path: a watched thread (grader.runner.spawned)
         from . import spawned
 
-        return spawned.SpawnedPreflight(spec, timeout_scale,
-                                        preflight_timeout(timeout_scale) + spawned.START_SLACK)
+        return spawned.WatchedPreflight(spec, timeout_scale, preflight_timeout(timeout_scale))
     with cwd_on_path():
         return Preflight(sandbox.start(preflight_body(spec, timeout_scale),
                                        timeout=preflight_timeout(timeout_scale)))

@@ -1,7 +1,9 @@
 """The lanes of the portable path (grader.harness.processes.portable: no fork): each lane is a
-fresh interpreter (`python -m grader.runner.spawned lane`) that runs the units it is handed one
-at a time, as a forked lane does (grader.runner.lanes), and the preflight's judge is one too
-(`... spawned preflight`).
+fresh interpreter (`LANE`: `python -m grader.harness.processes.portable grader.runner.spawned
+lane`, which starts the lane's first target server before it imports the lane) that runs the
+units it is handed one at a time, as a forked lane does (grader.runner.lanes). The preflight's
+judge is a thread of the grading process (`WatchedPreflight`), and so is the lesson's first
+check's (`_Home`).
 
 The grading process talks to a lane over the lane's stdin and stdout, in the forked lanes' words:
 first a setup line (`{"setup": {"settings", "units"}}`: the lane rebuilds the units from the
@@ -9,7 +11,7 @@ check ids), then the brief (a JSON object), then a unit's number (and its quiet 
 the lane answers `{"unit", "runs", "duration"}`. Results are data, read with json. A unit's
 timeout is the lane's watchdog (grader.harness.processes.sandbox.run_watched); the grading
 process keeps the lanes' backstop (`lanes.backstop`) and ends an overdue lane with `Popen.kill`.
-Every unit runs here: no check's judge needs a fork of its own on this path.
+Every unit runs in a lane (or at home): no check's judge needs a fork of its own on this path.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import queue
 import sys
 import threading
 import time
+import traceback
 from typing import Callable, Iterator
 
 from grader.checkdef import Part, all_checks
@@ -30,9 +33,9 @@ from grader.results import Failure, result_from_json, result_to_json
 from . import lanes
 
 
-#: Seconds a spawned judge may take to start (a fresh interpreter that imports the grader) on
-#: top of its own timeout, before the grading process gives up on it.
-START_SLACK = 20.0
+#: Seconds past the preflight judge's own timeout (its watchdog's) before the grading process
+#: stops waiting for its answer: a safety net for a judge that cannot be stopped.
+END_SLACK = 20.0
 
 
 def _settings_json(settings) -> dict:
@@ -45,11 +48,15 @@ def _units_json(units) -> list:
     return [[unit.check.id, None if unit.part is None else unit.part.index] for unit in units]
 
 
+#: How a lane starts: its first target process (a spare) first, then `main(["lane"])`
+#: (grader.harness.processes.portable.main).
+LANE = ("grader.harness.processes.portable", "grader.runner.spawned", "lane")
+
 class _Lane:
     """A spawned lane: its process, the unit it runs and when its answer is overdue."""
 
     def __init__(self, units, settings, events: queue.Queue):
-        self.process = portable.Spawned("grader.runner.spawned", "lane")
+        self.process = portable.Spawned(*LANE)
         self.pid = self.process.pid
         self.unit: int | None = None
         self.deadline = 0.0
@@ -75,21 +82,66 @@ class _Lane:
         self.process.send(f"{index} {','.join(map(str, sorted(quiet)))}".rstrip().encode())
 
 
+class _Home:
+    """The grading process as a lane of its own, for the lesson's first check: its judge runs
+    on a thread here (grader.harness.processes.sandbox.run_watched, one watched run at a time:
+    after the preflight's), as soon as the preflight has answered, while the spawned lanes
+    still start and import (this process has all of that done). That check's verdict is the
+    first a report shows. It takes more units, the lesson's next ones, while no spawned lane
+    has answered yet; never a check that starts processes of its own (those stay in lanes).
+    Its answers come as a lane's do (`events`); overdue, it is told lost as a lane is, its
+    thread left to end with this process."""
+
+    def __init__(self, events: queue.Queue):
+        self.events = events
+        self.unit: int | None = None
+        self.deadline = 0.0
+        self.alive = True
+
+    def give(self, index: int, units, settings, brief: dict) -> None:
+        self.unit = index
+        self.deadline = time.monotonic() + lanes.backstop(units[index], settings)
+        briefed = settings.briefed(brief)
+
+        def judge() -> None:
+            answer = lanes.answer_unit(units, briefed, str(index).encode())
+            self.events.put((self, json.dumps(answer).encode()))
+
+        threading.Thread(target=judge, name="home-judge", daemon=True).start()
+
+
+def _home_may_run(unit) -> bool:
+    return not unit.check.family.starts_processes
+
+
 def run(units, jobs: int, settings, long: list[int], short: list[int],
         meanwhile: Callable[[set[int]], tuple[object, dict]] = lambda keep: (None, lanes.GUESS),
         long_first: int | None = None) -> Iterator:
-    """grader.runner.lanes.run, with spawned lanes: the same answers in the same words."""
+    """grader.runner.lanes.run, with spawned lanes (and this process's `_Home` for the lesson's
+    first check): the same answers in the same words."""
     events: queue.Queue = queue.Queue()
     first = lanes.long_lanes(jobs) if long_first is None else long_first
+    # the lesson's first check, kept for this process (`_Home`) if it is short
+    kept = [0] if short[:1] == [0] and _home_may_run(units[0]) else []
+    short = [i for i in short if i not in kept]
     order = lanes.Queues(long, short, first)
     reported = lanes.Reported(units)
     pool: list[_Lane] = []
     ended: list[_Lane] = []
+    home = _Home(events)
+    answered = False  # a spawned lane has answered (`_Home` takes no more units then)
     completed = False
 
     def give_next(lane: _Lane, number: int) -> None:
-        index = order.take(number)
-        lane.give(index, units, settings, reported.quiet(index))
+        if order:
+            index = order.take(number)
+            lane.give(index, units, settings, reported.quiet(index))
+
+    def give_home(brief: dict) -> None:
+        if kept:
+            home.give(kept.pop(0), units, settings, brief)
+        elif not answered and order.short and _home_may_run(units[order.short[0]]):
+            home.give(order.short.pop(0), units, settings, brief)
 
     def replace(lane: _Lane, brief: dict) -> None:
         lane.alive = False
@@ -103,33 +155,27 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
             give_next(fresh, number)
 
     try:
-        for _ in range(min(jobs, len(units))):
-            pool.append(_Lane(units, settings, events))
-        for number, lane in enumerate(pool):
-            lane.brief(lanes.GUESS)
-            give_next(lane, number)
-        answer, brief = meanwhile({lane.pid for lane in pool})
-        if brief != lanes.GUESS:  # every unit again, on lanes that know what the preflight said
-            for lane in pool:
-                lane.alive = False
-                lane.process.end()
-            ended += pool
-            order, reported = lanes.Queues(long, short, first), lanes.Reported(units)
-            pool = [_Lane(units, settings, events) for _ in range(len(pool))]
-            for number, lane in enumerate(pool):
-                lane.brief(brief)
-                give_next(lane, number)
-        else:
-            brief = lanes.GUESS
+        # The lanes start (and import) while the preflight's judge runs, and are told what it
+        # found before their first unit: no unit runs on a guess. The preflight's judge, then
+        # the lesson's first check's (`_Home`), run in this process on target processes started
+        # ahead (grader.__main__): the first verdict a report shows waits for no interpreter.
+        pool.extend(_Lane(units, settings, events)
+                    for _ in range(min(jobs, len(units) - len(kept))))
+        answer, brief = meanwhile(set())
+        if answer is None:  # (a grade refused runs nothing more)
+            give_home(brief)
         yield answer
-        while any(lane.unit is not None for lane in pool):
-            busy = [lane for lane in pool if lane.unit is not None]
+        for number, lane in reversed(list(enumerate(pool))):  # the short units' lane first
+            lane.brief(brief)
+            give_next(lane, number)
+        while home.unit is not None or any(lane.unit is not None for lane in pool):
+            busy = [lane for lane in pool + [home] if lane.unit is not None]
             wait = max(0.0, min(lane.deadline for lane in busy) - time.monotonic())
             try:
                 lane, line = events.get(timeout=wait)
             except queue.Empty:
                 lane, line = None, None
-            if lane is not None and (not lane.alive or lane not in pool):
+            if lane is not None and (not lane.alive or (lane not in pool and lane is not home)):
                 continue  # an ended lane's last words
             if lane is not None and line is not None:
                 message = json.loads(line)
@@ -137,7 +183,10 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
                 index, lane.unit = message["unit"], None
                 reported.done(index, runs)
                 yield index, (runs, message["duration"])
-                if order:
+                if lane is home:
+                    give_home(brief)
+                else:
+                    answered = True
                     give_next(lane, pool.index(lane))
                 continue
             if lane is not None:  # it ended without answering
@@ -147,6 +196,14 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
                     replace(lane, brief)
                 continue
             now = time.monotonic()
+            if home.unit is not None and now > home.deadline:
+                unit, home.unit, home.alive = home.unit, None, False
+                yield unit, lanes.lost(settings, "did not answer in time while it ran this"
+                                       " check (its judge could not be stopped)")
+                if not pool and order:  # nobody else to run the rest
+                    pool.append(_Lane(units, settings, events))
+                    pool[0].brief(brief)
+                    give_next(pool[0], 0)
             for lane in [lane for lane in pool if lane.unit is not None and now > lane.deadline]:
                 unit, lane.unit = lane.unit, None
                 yield unit, lanes.lost(settings, "did not answer in time while it ran this"
@@ -159,50 +216,53 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
             lane.process.end(wait=1.0 if completed else 0.0)
 
 
-class SpawnedPreflight:
-    """The preflight's judge as a spawned process (grader.runner.Preflight's interface)."""
+class WatchedPreflight:
+    """The preflight's judge on the portable path (grader.runner.Preflight's interface): a
+    thread of the grading process, watched as a spawned lane's judge is
+    (grader.harness.processes.sandbox.run_watched: at its timeout its target processes are
+    killed). A judge never imports the code under grade (its target process does), so it needs
+    no process of its own where there is no jail to put one in, and the first verdict waits
+    for no interpreter's start-up and imports: the grading process has them already. The spare
+    its target process leaves (grader.harness.processes.portable.spawn_target) is the target of
+    the lesson's first check, judged here next (`_Home`)."""
 
     def __init__(self, spec: str, timeout_scale: float, timeout: float):
-        self.process = portable.Spawned("grader.runner.spawned", "preflight")
-        self.started = self.process  # its `pid`, as a forked preflight's Started has
-        self.timeout, self.began = timeout, time.monotonic()
+        from grader.runner import preflight_body
+
+        self.pid = os.getpid()
+        self.started = self  # its `pid`, as a forked preflight's Started has
+        self.timeout = timeout
         self.answered = False
-        self.process.send(json.dumps({"spec": spec, "timeout_scale": timeout_scale}).encode())
-        self.process.close_input()
+        self._answer: Failure | dict | None = None
+        self._done, self._stop = threading.Event(), threading.Event()
+        body = preflight_body(spec, timeout_scale)
+
+        def judge() -> None:
+            try:
+                self._answer = sandbox.run_watched(body, timeout, stop=self._stop)
+            except BaseException:  # a bug of the grader's own: the grade says so
+                self._answer = Failure.grader_bug(traceback.format_exc())
+            finally:
+                self._done.set()
+
+        threading.Thread(target=judge, name="preflight-judge", daemon=True).start()
 
     def answer(self, keep=frozenset()) -> tuple[Failure | None, dict[str, float]]:
         self.answered = True
-        answer = self._collect()
+        # Its own watchdog ends it at `timeout`; this wait is a safety net past that.
+        if not self._done.wait(self.timeout + END_SLACK):
+            self._stop.set()
+            return Failure.grader_bug("the preflight's judge did not answer in time"), {}
+        answer = self._answer
         if isinstance(answer, dict):
             return None, dict(answer["hung"])
         return answer, {}
 
-    def _collect(self) -> Failure | dict | None:
-        deadline = self.began + self.timeout
-        try:
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return Failure.grader_bug("the preflight's judge did not answer in time")
-                try:
-                    line = self.process.lines.get(left)
-                except queue.Empty:
-                    continue
-                if line is None:
-                    code = self.process.process.wait()
-                    return Failure.grader_bug(f"the preflight's judge ended (exit code {code})"
-                                              " without an answer")
-                message = json.loads(line)
-                if "data" in message:
-                    return message["data"]
-                return result_from_json(message["result"])
-        finally:
-            self.process.end(wait=5.0)
-
     def abandon(self, keep=frozenset()) -> None:
         if not self.answered:
             self.answered = True
-            self.process.end()
+            self._stop.set()  # its target processes are killed, its thread ends
+            self._done.wait(END_SLACK)
 
     def brief(self, keep=frozenset()) -> tuple[Failure | None, dict]:
         refused, hung = self.answer(keep)
@@ -246,7 +306,7 @@ def _units(data: list) -> list:
 
 def serve_lane(inbox, out) -> None:
     """The spawned lane's life: set up, then run each unit it is given, until stdin closes."""
-    target_client.start_spare()  # its first check's target is ready when that check starts
+    target_client.start_spare()  # (started already, before the imports: `LANE`)
     setup = json.loads(inbox.readline())["setup"]
     settings, units = _settings(setup["settings"]), _units(setup["units"])
     for line in iter(inbox.readline, b""):
@@ -261,27 +321,15 @@ def serve_lane(inbox, out) -> None:
             return
 
 
-def serve_preflight(inbox, out) -> None:
-    from grader.runner import cwd_on_path, preflight_body, preflight_timeout
-
-    target_client.start_spare()  # while the grading process sends what to probe
-    setup = json.loads(inbox.readline())
-    body = preflight_body(setup["spec"], setup["timeout_scale"])
-    with cwd_on_path():
-        result = sandbox.run(body, preflight_timeout(setup["timeout_scale"]))
-    _write(out, {"data": result} if isinstance(result, dict)
-           else {"result": result_to_json(result)})
-
-
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args not in (["lane"], ["preflight"]):
-        print("usage: python -m grader.runner.spawned lane|preflight", file=sys.stderr)
+    if args != ["lane"]:
+        print("usage: python -m grader.runner.spawned lane", file=sys.stderr)
         return 2
     inbox, out = _protocol_streams()
     if os.getcwd() not in sys.path:  # lab.queue and the student's modules, as in the grader
         sys.path.insert(0, os.getcwd())
-    (serve_lane if args == ["lane"] else serve_preflight)(inbox, out)
+    serve_lane(inbox, out)
     return 0
 
 

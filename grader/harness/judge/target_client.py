@@ -28,6 +28,7 @@ from lab.store import BUSY_TIMEOUT_MS, Claim
 
 from grader.harness import wire
 from grader.harness.processes import sandbox, workroot
+from grader.harness.processes.launch import scrubbed
 from . import callbacks
 from .dbhost import DbHost, RequestError
 from .target_errors import (FunctionHung, ProtocolError, RequestRefused, SendFailed,  # noqa: F401
@@ -35,8 +36,8 @@ from .target_errors import (FunctionHung, ProtocolError, RequestRefused, SendFai
                             TargetTimeout, restated)
 from .target_fields import (CALLS, CallFrame, conn_name, dropped_field, int64,  # noqa: F401
                             load_error, own_connections_field as _own_connections,
-                            printed_field as _printed, raised_error, ready_fields, scrubbed,
-                            short_str, weakly, what)
+                            printed_field as _printed, raised_error, ready_fields, short_str,
+                            weakly, what)
 from .target_pipe import (Pipe, PipeBroken, PipeEnded, PipeTimeout, default_launcher,  # noqa: F401
                           end_target, kill_target, start_spare)
 from .interleave import WriteLockWatch, is_statement
@@ -119,8 +120,7 @@ class TargetProcess:
                                            db=self.db, scratch=self.scratch)
         sandbox.on_time_up(self.kill)  # a judge's watchdog (the portable path) kills it
         try:
-            with sandbox.starting():  # an interpreter's start is not the code's time
-                self._start(start_timeout)
+            self._start(start_timeout)
         except BaseException:
             self.close()
             raise
@@ -287,7 +287,14 @@ class TargetProcess:
 
     # -- the exchange ------------------------------------------------------------------------------
     def _start(self, timeout: float) -> None:
-        message = self._recv(timeout, "start-up")
+        # A fresh interpreter (the portable path) says "loading" once it is up, before it
+        # imports the code under grade: its start-up until then is not the code's time
+        # (sandbox.starting), its import is, as on the fork path, whose fork takes
+        # milliseconds. `timeout` bounds each of the two.
+        with sandbox.starting():
+            message = self._recv(timeout, "start-up")
+        if message.get("msg") == "loading":
+            message = self._recv(timeout, "start-up")
         kind = message.get("msg")
         try:
             if kind == "load-error":

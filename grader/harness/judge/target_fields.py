@@ -42,19 +42,6 @@ class CallFrame:
     sends_in_transaction: list = dataclasses.field(default_factory=list)
 
 
-#: What of the judge's environment a target process gets: what an interpreter reads at start-up
-#: (PYTHON*, LC_*, LANG, HOME), PATH and TZ, the sealing flag, and the attack tests' knobs. No
-#: PYTEST_CURRENT_TEST (the check's name), nothing else that could tell one check from another.
-KEPT_PREFIXES = ("PYTHON", "LC_", "LEASELAB_ATTACK")
-KEPT_NAMES = ("LANG", "HOME", "PATH", "TZ", "LEASELAB_SEALED")
-
-
-def scrubbed(env) -> dict:
-    """The environment a target process starts with (see _KEPT_*)."""
-    return {k: v for k, v in env.items()
-            if k in KEPT_NAMES or k.startswith(KEPT_PREFIXES)}
-
-
 def raised_error(function: str, exc: sqlite3.Error) -> RaisedInTarget:
     """A sqlite3 error of a request the judge ran on a target's connection (setup SQL), told as
     the error a call raised. Not values.describe_error, which tells what the code under

@@ -24,9 +24,7 @@ from typing import Callable
 
 from grader.harness import wire
 from grader.harness.processes import portable, zygote
-from grader.harness.processes.launch import LAUNCH_ENV, spawn
-
-from .target_fields import scrubbed
+from grader.harness.processes.launch import LAUNCH_ENV, scrubbed, spawn
 
 
 class PipeTimeout(Exception):

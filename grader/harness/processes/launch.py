@@ -16,6 +16,21 @@ import os
 import subprocess
 import sys
 
+#: What of the judge's environment a target process gets: what an interpreter reads at start-up
+#: (PYTHON*, LC_*, LANG, HOME), PATH and TZ, the sealing flag, and the attack tests' knobs. No
+#: PYTEST_CURRENT_TEST (the check's name), nothing else that could tell one check from another.
+KEPT_PREFIXES = ("PYTHON", "LC_", "LEASELAB_ATTACK")
+KEPT_NAMES = ("LANG", "HOME", "PATH", "TZ", "LEASELAB_SEALED")
+
+
+def scrubbed(env) -> dict:
+    """The environment a target process starts with (see KEPT_*): the judge's
+    (grader.harness.judge.target_client), and a spawned lane's first spare
+    (grader.harness.processes.portable.main), which must match it."""
+    return {k: v for k, v in env.items()
+            if k in KEPT_NAMES or k.startswith(KEPT_PREFIXES)}
+
+
 #: How target processes start when TargetProcess is given no launcher: "spawn" (a fresh
 #: interpreter each), "zygote" (forked by the zygote; an error if it cannot run) or "auto" (the
 #: zygote where it can run, else spawn). The default is auto.

@@ -214,7 +214,7 @@ KILLED = -9  # a process ended by SIGKILL, as Popen says on POSIX
 #: name the target's own folders (TMPDIR...) and jail, which differ from one target to the next.
 LATE_ENV = ("TMPDIR", "SQLITE_TMPDIR", "TEMP", "TMP", "LEASELAB_JAIL_WRITE")
 
-_spares: dict[tuple, subprocess.Popen] = {}
+_spares: dict[tuple, list[subprocess.Popen]] = {}
 _spares_lock = threading.Lock()
 
 
@@ -244,32 +244,35 @@ def spawn_target(spec: str, *, python: str = sys.executable, cwd: str | None = N
 
 
 def start_spare(python: str = sys.executable, cwd: str | None = None,
-                env: dict | None = None) -> None:
-    """Start the spare the next `spawn_target` with this python, folder and environment will
-    take (a lane, before its first check: its first target then waits for no start-up)."""
+                env: dict | None = None, count: int = 1) -> None:
+    """Start the spares (`count` in all, with those waiting already) the next `spawn_target`s
+    with this python, folder and environment will take: a lane, before its first check; a
+    grade, before it imports the grader (two: the preflight's target and the lesson's first
+    check's, grader.__main__). Those targets then wait for no start-up."""
     if os.environ.get("LEASELAB_SPARES") != "0":
-        _spare(python, cwd, dict(os.environ if env is None else env), take=False)
+        _spare(python, cwd, dict(os.environ if env is None else env), take=False, count=count)
 
 
-def _spare(python: str, cwd: str | None, env: dict, take: bool):
-    """With `take`: the spare for this python, folder and environment (`LATE_ENV` aside),
-    started now if there is none, and the next one started; without: only make sure one
-    waits."""
+def _spare(python: str, cwd: str | None, env: dict, take: bool, count: int = 1):
+    """With `take`: the oldest spare for this python, folder and environment (`LATE_ENV`
+    aside), started now if there is none, and the next one started if none is left waiting;
+    without: only make sure `count` wait."""
     base = {k: v for k, v in env.items() if k not in LATE_ENV}
     key = (python, cwd, tuple(sorted(base.items())))
     with _spares_lock:
-        spare = _spares.pop(key, None)
+        waiting = _spares.pop(key, [])
         for other in [k for k in _spares if k != key]:  # another grade's, another folder's
-            kill(_spares.pop(other))
-        if spare is not None and spare.poll() is not None:
-            kill(spare)
-            spare = None
-        if not take:
-            _spares[key] = spare or _popen(["--stdio", "--await"], python, cwd, base, None)
-            return None
-        if spare is None:
+            for process in _spares.pop(other):
+                kill(process)
+        for process in [p for p in waiting if p.poll() is not None]:
+            kill(process)
+            waiting.remove(process)
+        spare = waiting.pop(0) if take and waiting else None
+        if take and spare is None:
             spare = _popen(["--stdio", "--await"], python, cwd, base, None)
-        _spares[key] = _popen(["--stdio", "--await"], python, cwd, base, None)
+        while len(waiting) < (1 if take else count):
+            waiting.append(_popen(["--stdio", "--await"], python, cwd, base, None))
+        _spares[key] = waiting
     return spare
 
 
@@ -295,7 +298,36 @@ def stop_spares() -> None:
     """End the waiting spares (also at exit; a spare whose stdin closes ends on its own)."""
     with _spares_lock:
         while _spares:
-            kill(_spares.popitem()[1])
+            for process in _spares.popitem()[1]:
+                kill(process)
 
 
 atexit.register(stop_spares)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m grader.harness.processes.portable MODULE [ARG...]`: start the spare target
+    server this process's first target process will take (`start_spare`, with the environment
+    a target gets: `launch.scrubbed`), before anything but this module is imported, then return
+    `MODULE.main([ARG...])`. The portable path starts its lanes so (grader.runner.spawned): the
+    spare's start-up and imports overlap the lane's own, and its first check waits for
+    neither."""
+    import importlib
+
+    from .launch import scrubbed
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        print("usage: python -m grader.harness.processes.portable MODULE [ARG...]",
+              file=sys.stderr)
+        return 2
+    start_spare(env=scrubbed(os.environ))
+    return importlib.import_module(args[0]).main(args[1:])
+
+
+if __name__ == "__main__":
+    # Run main() from the module imported under its real name: the spare it starts is the one
+    # `spawn_target` (grader.harness.processes.portable, imported by the judge) takes.
+    from grader.harness.processes import portable as _portable
+
+    sys.exit(_portable.main())

@@ -246,11 +246,13 @@ _lock = threading.Lock()
 
 @contextlib.contextmanager
 def starting():
-    """Judge side: around a target process's start. A fresh interpreter's start-up (a fifth of
-    a second, seconds on a loaded machine) does not count against a watched run's timeout, as
-    the zygote's fork, which the fork path's timeouts count, takes milliseconds: the watchdog
-    does not fire while a start is under way, and the deadline moves on by its length (a
-    no-op outside a watched run)."""
+    """Judge side: around a fresh interpreter's start, up to the moment it begins to import the
+    code under grade (the target server's "loading": grader.harness.judge.target_client). That
+    start-up (a fifth of a second, seconds on a loaded machine) does not count against a
+    watched run's timeout, as the zygote's fork, which the fork path's timeouts count, takes
+    milliseconds; the import of the code under grade counts on both paths. The watchdog does
+    not fire while a start is under way, and the deadline moves on by its length (a no-op
+    outside a watched run)."""
     global _starting, _deadline
     if not _watched:
         yield
@@ -266,11 +268,23 @@ def starting():
             _deadline += time.monotonic() - began
 
 
-def run_watched(body: Callable[[], Failure | None | dict], timeout: float
-                ) -> Failure | None | dict:
+_one_watched = threading.Lock()  # one watched run at a time in a process (its state is global)
+
+
+def run_watched(body: Callable[[], Failure | None | dict], timeout: float,
+                stop: threading.Event | None = None) -> Failure | None | dict:
     """`run` on the portable path, in this process: a watchdog thread ends the judge's target
     processes at `timeout` (`on_time_up`), then the run is timed out with its last step,
-    whatever the judge made of their end."""
+    whatever the judge made of their end. It may run on any thread (the grading process runs
+    the preflight's judge on one of its own: grader.runner.spawned.WatchedPreflight); a second
+    watched run waits for the first to end. `stop`, once set, ends it as its timeout would, at
+    once (a run nobody will wait for any more)."""
+    with _one_watched:
+        return _run_watched(body, timeout, stop)
+
+
+def _run_watched(body: Callable[[], Failure | None | dict], timeout: float,
+                 stop: threading.Event | None) -> Failure | None | dict:
     global _here, _last_step, _time_up, _watched, _deadline
     _here, _last_step, _time_up, _watched = True, None, False, True
     _deadline = time.monotonic() + timeout
@@ -278,7 +292,10 @@ def run_watched(body: Callable[[], Failure | None | dict], timeout: float
 
     def watchdog() -> None:
         global _time_up
-        while not done.wait(max(_POLL, _deadline - time.monotonic())):
+        while not done.wait(max(_POLL, _deadline - time.monotonic()) if stop is None
+                            else _POLL):
+            if stop is not None and stop.is_set():
+                break
             if time.monotonic() >= _deadline and not _starting:
                 break
         else:

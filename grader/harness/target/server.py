@@ -461,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
     if args == ["--stdio", "--await"]:
         return serve_awaited()
     if len(args) == 2 and args[0] == "--stdio":
-        return serve(*stdio_channel(), args[1])
+        return serve(*stdio_channel(), args[1], announce=True)
     if len(args) != 5 or args[0] != "--in" or args[2] != "--out":
         print("usage: python -m grader.harness.target.server (--in FD --out FD | --stdio) SPEC",
               file=sys.stderr)
@@ -484,7 +484,7 @@ def serve_awaited() -> int:
         else:
             os.environ[name] = value
     tempfile.tempdir = None  # read again from TMPDIR when first asked
-    return serve(read_fd, write_fd, first["spec"], spare=True)
+    return serve(read_fd, write_fd, first["spec"], spare=True, announce=True)
 
 
 def watch_parent() -> None:
@@ -548,13 +548,16 @@ def die_with_parent() -> None:
 _PR_SET_PDEATHSIG = 1
 
 
-def serve(read_fd: int, write_fd: int, spec: str, spare: bool = False) -> int:
+def serve(read_fd: int, write_fd: int, spec: str, spare: bool = False,
+          announce: bool = False) -> int:
     """The life of a target server once its process exists: hide the channel fds, seal and jail
     as the environment says, load the target, say ready (or why not), serve until the judge
     closes; the exit code. `main` runs it in a fresh interpreter; `grader.harness.processes.zygote` runs it
     in a child forked for the judge. `spare`: started ahead by a thread that may have ended
     since (`serve_awaited`), so no death signal (Linux ties it to that thread): its stdin's
-    end ends it once it is idle, and its judge kills it."""
+    end ends it once it is idle, and its judge kills it. `announce`: say "loading" before the
+    import (a fresh interpreter of the portable path: its start-up until then is not counted
+    against the check, its import is)."""
     channel = Channel(hide(read_fd), hide(write_fd))
     if not spare:
         die_with_parent()
@@ -571,6 +574,8 @@ def serve(read_fd: int, write_fd: int, spec: str, spare: bool = False) -> int:
             file_watch().descriptors = False
         jail.deny_sysv_ipc()
     printed = capture_output()  # before the import: what it prints is the first call's
+    if announce:
+        channel.send({"msg": "loading"})
     try:
         module = targets.load(spec)
     except targets.TargetError as exc:
