@@ -998,16 +998,18 @@ def work_once(conn, owner, send, clock, lease_ms):
 
 def test_the_target_sees_a_scrubbed_environment(tmp_path, monkeypatch):
     """Nothing in the target's environment names the check (PYTEST_CURRENT_TEST) or anything
-    else of the judge's; what an interpreter needs stays."""
+    else of the judge's; what an interpreter needs stays: on Windows SYSTEMROOT, without which
+    a Python cannot start there (set here as Windows would have it)."""
     monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/x.py::test_finish_at_expiry (call)")
     monkeypatch.setenv("SOME_JUDGE_SECRET", "1")
+    monkeypatch.setenv("SYSTEMROOT", "C:\\Windows")
     path, judge = fresh_db(tmp_path)
     target = start(write_target(tmp_path, ENVIRONMENT), path)
     names = set(target.claim("A", "A", 0, LEASE_MS).split())
     target.close()
     judge.close()
     assert "PYTEST_CURRENT_TEST" not in names and "SOME_JUDGE_SECRET" not in names
-    assert "PATH" in names and "TMPDIR" in names
+    assert "PATH" in names and "TMPDIR" in names and "SYSTEMROOT" in names
 
 
 LEAVES_OPEN = """

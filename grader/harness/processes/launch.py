@@ -19,8 +19,13 @@ import sys
 #: What of the judge's environment a target process gets: what an interpreter reads at start-up
 #: (PYTHON*, LC_*, LANG, HOME), PATH and TZ, the sealing flag, and the attack tests' knobs. No
 #: PYTEST_CURRENT_TEST (the check's name), nothing else that could tell one check from another.
+#: On Windows an interpreter cannot even start without SYSTEMROOT (it seeds its hashes from the
+#: system's random source, found through it: "Fatal Python error: _Py_HashRandomization_Init");
+#: WINDIR, SYSTEMDRIVE, USERPROFILE (Windows' HOME) and PATHEXT are read at start-up there too.
+#: Windows spells its variables in capitals in os.environ, as here.
 KEPT_PREFIXES = ("PYTHON", "LC_", "LEASELAB_ATTACK")
-KEPT_NAMES = ("LANG", "HOME", "PATH", "TZ", "LEASELAB_SEALED")
+KEPT_NAMES = ("LANG", "HOME", "PATH", "TZ", "LEASELAB_SEALED",
+              "SYSTEMROOT", "WINDIR", "SYSTEMDRIVE", "USERPROFILE", "PATHEXT")
 
 
 def scrubbed(env) -> dict:
