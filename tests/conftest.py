@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -98,24 +100,102 @@ def grader_env(env: dict | None = None) -> dict[str, str]:
 
 
 def run_grader(*args: str, cwd: Path = ROOT, env: dict | None = None,
-               timeout: float = 300) -> subprocess.CompletedProcess:
-    """`python -m grader ARGS` in a child process, as a student or CI would run it."""
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, env=grader_env(env),
+               timeout: float = 300, forked: bool = False) -> subprocess.CompletedProcess:
+    """`python -m grader ARGS` in a child process, as a student or CI would run it.
+
+    forked=True: forked by this pytest process's fork server (the batch's,
+    grader.instructor.fork_server, started with this suite's environment) where it can serve
+    it, else started afresh. The grade is the same but for the interpreter's start and the
+    grader's imports (about half of a one-check grade's CPU), which the server made once. For
+    the grades the suite makes by the hundred (every mutant, alternative and world): never for
+    a test of what a grade leaves behind, since the server ends what a grade it forked leaves
+    running (as batch does), nor of the command's start."""
+    full_env = grader_env(env)
+    if forked:
+        done = _forked(list(args), cwd, full_env, timeout)
+        if done is not None:
+            return done
+    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, env=full_env,
                           capture_output=True, text=True, timeout=timeout)
 
 
-def grade(impl: str, tmp_path: Path, *extra: str,
-          shared: bool = False) -> tuple[subprocess.CompletedProcess, dict]:
+# -- the fork server for the suite's grades -----------------------------------------------------
+_FORKS: dict = {"server": None, "off": os.environ.get("LEASELAB_TEST_FORKS") == "0"}
+_FORKS_LOCK = threading.Lock()
+
+
+def _fork_server():
+    """This process's fork server (started on first use), or None where none can run (not
+    Linux with pidfds, or LEASELAB_TEST_FORKS=0: every grade a fresh interpreter)."""
+    from grader.instructor import isolated
+
+    with _FORKS_LOCK:
+        server = _FORKS["server"]
+        if _FORKS["off"]:
+            return None
+        if server is None or server.process.poll() is not None:
+            if not isolated.fork_supported():
+                _FORKS["off"] = True
+                return None
+            try:
+                server = _FORKS["server"] = isolated._ForkServer(env=grader_env())
+            except OSError:
+                _FORKS["off"] = True
+                return None
+        return server
+
+
+def _forked(args: list[str], cwd: Path, env: dict,
+            timeout: float) -> subprocess.CompletedProcess | None:
+    """`python -m grader ARGS` forked by the fork server; None where it cannot serve it (an
+    environment that differs in what an interpreter reads at start-up: run it afresh)."""
+    from grader.instructor import isolated
+
+    server = _fork_server()
+    if server is None:
+        return None
+    command = [sys.executable, "-m", "grader", *args]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        code = isolated._run_forked(args, Path(cwd), env, out, timeout, errors=err,
+                                    server=server)
+        if code is isolated._NOT_FORKED:
+            return None
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = _text(out.read()), _text(err.read())
+    if code is None:
+        raise subprocess.TimeoutExpired(command, timeout, stdout, stderr)
+    return subprocess.CompletedProcess(command, code, stdout, stderr)
+
+
+def _text(data: bytes) -> str:
+    """What a grade wrote, as subprocess's text=True reads a pipe (universal newlines)."""
+    return data.decode().replace("\r\n", "\n").replace("\r", "\n")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fork_server_stopped():
+    """The fork server, if one was started, ends with the session."""
+    yield
+    with _FORKS_LOCK:
+        server, _FORKS["server"] = _FORKS["server"], None
+    if server is not None:
+        server.stop()
+
+
+def grade(impl: str, tmp_path: Path, *extra: str, shared: bool = False,
+          forked: bool = False) -> tuple[subprocess.CompletedProcess, dict]:
     """Grade `impl`; return the process and its results.json.
 
     shared=True: the grade may be one another test of this pytest session already ran, or is
     running, with the same arguments on the same bytes (see `shared_grade`): for the fixtures
     that grade every mutant and alternative. Never for a test that grades the same code twice
-    and expects a difference (history, --repeat, a fresh world)."""
+    and expects a difference (history, --repeat, a fresh world). A shared grade is forked
+    (`run_grader`'s forked=True), as is one asked with forked=True."""
     out = tmp_path / f"results-{abs(hash(impl))}.json"
     if shared and _CACHE["dir"] is not None:
         return shared_grade(impl, out, *extra)
-    proc = run_grader("--impl", impl, "--json", str(out), *extra)
+    proc = run_grader("--impl", impl, "--json", str(out), *extra, forked=forked or shared)
     assert out.exists(), f"no results.json (exit {proc.returncode}):\n{proc.stderr}"
     return proc, json.loads(out.read_text(encoding="utf-8"))
 
@@ -190,12 +270,12 @@ def shared_grade(impl: str, out: Path, *extra: str) -> tuple[subprocess.Complete
     folder = _CACHE["dir"]
     command = [sys.executable, "-m", "grader", "--impl", impl, "--json", str(out), *extra]
     if key is None or folder is None:
-        proc = run_grader(*command[3:])
+        proc = run_grader(*command[3:], forked=True)
     else:
         kept = folder / f"{key}.json"
         with held(folder / f"{key}.lock"):  # one worker computes, the others wait for it
             if not kept.exists():
-                proc = run_grader(*command[3:])
+                proc = run_grader(*command[3:], forked=True)
                 if out.exists():
                     record = {"returncode": proc.returncode, "stdout": proc.stdout,
                               "stderr": proc.stderr,

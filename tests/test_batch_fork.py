@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from grader.harness.processes import jail
+import conftest
 from conftest import ROOT, points, run_grader
 from grader.instructor import isolated
 
@@ -230,3 +231,22 @@ def test_a_forked_grade_is_the_fresh_grade(tmp_path, monkeypatch):
     for impl in (ROOT / "solutions" / "queue.py", mutant):
         assert graded["fresh", impl] == graded["forked", impl]
     assert graded["forked", mutant][2] < graded["forked", ROOT / "solutions" / "queue.py"][2]
+
+
+# -- the suite's own fork server (conftest.run_grader's forked=True) ------------------------------
+
+@pytest.mark.parametrize("args", [
+    ("--impl", "nope.py"),  # refused: one line on stderr, exit 2
+    ("--impl", "solutions.queue", "-k", "finish-at-expiry"),
+    ("--impl", "tests/mutants/tx_autocommit.py", "--hints",
+     "-k", "claim-in-one-immediate-transaction or finish-at-expiry"),
+], ids=["refused", "passes", "fails"])
+def test_a_forked_grade_writes_what_a_fresh_one_does(args):
+    """The fork server, given a file for stderr apart (the suite reads the two apart), forks a
+    grade whose exit status, stdout and stderr are a fresh interpreter's, byte for byte."""
+    forked = conftest._forked(list(args), ROOT, conftest.grader_env(), 300)
+    fresh = conftest.run_grader(*args)
+    assert forked is not None, "the fork server did not serve a grade in the suite's environment"
+    assert (forked.returncode, forked.stdout, forked.stderr) == \
+        (fresh.returncode, fresh.stdout, fresh.stderr)
+    assert fresh.stderr if args[1] == "nope.py" else fresh.stdout

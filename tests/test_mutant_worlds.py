@@ -53,7 +53,7 @@ def graded_in_worlds(request, tmp_path_factory):
         path, seed = case
         select = " or ".join(sorted(declared(path)["EXPECT_FAIL"]))
         return (path.stem, seed), grade(str(path), folders[seed], "--replay", str(seed),
-                                        "--hints", "-k", select)
+                                        "--hints", "-k", select, forked=True)
 
     # only the cases whose tests are selected (-k NAME grades that mutant in its worlds)
     with ThreadPoolExecutor(max_workers=2) as pool:

@@ -37,7 +37,8 @@ ALTERNATIVES = sorted(p for p in (ROOT / "tests" / "alternatives").glob("*.py")
 def sweep(impl: str, out: Path, worlds: int, select: str | None = None) -> dict[str, dict]:
     """Grade `impl` in `worlds` worlds: check id -> its results.json test."""
     args = ["--impl", impl, "--json", str(out), "--sweep", str(worlds)]
-    proc = run_grader(*args, *(["-k", select] if select else []), timeout=900)
+    proc = run_grader(*args, *(["-k", select] if select else []), timeout=900,
+                      forked=True)
     assert out.exists(), f"no results.json (exit {proc.returncode}):\n{proc.stderr}"
     return by_check(json.loads(out.read_text(encoding="utf-8")))
 

@@ -18,7 +18,7 @@ CONCURRENCY_MUTANTS = sorted(p for p in MUTANTS.glob("*.py")
 
 
 def test_solution_is_stable_over_20_runs(tmp_path):
-    proc, results = grade("solutions.queue", tmp_path, "--repeat", "20")
+    proc, results = grade("solutions.queue", tmp_path, "--repeat", "20", forked=True)
     assert results["extra_data"]["unstable"] == []
     assert all(t["extra_data"]["passed_runs"] == 20 for t in results["tests"])
     assert proc.returncode == 0 and results["score"] == 100
@@ -37,7 +37,7 @@ def repeated_mutants(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("stability")
     with ThreadPoolExecutor(max_workers=AT_ONCE) as pool:
         return dict(pool.map(lambda p: (p.stem, grade(str(p), tmp, "--repeat", "20",
-                                                      "-k", MULTI_PROCESS)), SLEEPERS_FIRST))
+                                                      "-k", MULTI_PROCESS, forked=True)), SLEEPERS_FIRST))
 
 
 @pytest.mark.parametrize("path", CONCURRENCY_MUTANTS, ids=[p.stem for p in CONCURRENCY_MUTANTS])

@@ -16,12 +16,13 @@ AF_UNIX SOCK_SEQPACKET socketpair, one datagram per request, a fresh stream sock
 per grade, the answers `pid N` (with a pidfd) and `status S` on it, so that the requester holds
 a `zygote.ForkedTarget`.
 
-    {"op": "grade", "argv": [str...], "cwd": str, "env": {str: str}}   fds: lease, log
+    {"op": "grade", "argv": [str...], "cwd": str, "env": {str: str}}   fds: lease, log[, err]
     {"op": "exit"}                                                     fds: lease
 
 A grade forks. The child does what `subprocess.Popen(["python", "-m", "grader", *argv], cwd=,
 env=, stdin=DEVNULL, stdout=log, stderr=STDOUT, start_new_session=True, close_fds=True)` did
-before the grader ran: setsid(); stdin on /dev/null, stdout and stderr on the log; every other
+before the grader ran: setsid(); stdin on /dev/null, stdout and stderr on the log (stderr on `err` when one is
+given: the project's tests read the two apart); every other
 fd closed; signal handlers as a fresh interpreter has them; dumpable again; cwd, `sys.path[0]`,
 `sys.argv` and the environment as given (TMPDIR's cache in tempfile dropped); then
 `grader.cli.main(argv)` as grader/__main__.py runs it, its non-daemon threads joined and its
@@ -74,26 +75,28 @@ class ForkServer(forkloop.ForkLoop):
         self.startup_env = startup_env(os.environ)
 
     def dispatch(self, op: str, request: dict, lease: socket.socket, fds: list[int]) -> bool:
-        if op == "grade" and len(fds) == 1:
-            self.grade(request, lease, fds[0])
+        if op == "grade" and len(fds) in (1, 2):
+            self.grade(request, lease, fds)
             return True
         return False
 
-    def grade(self, request: dict, lease: socket.socket, log_fd: int) -> None:
+    def grade(self, request: dict, lease: socket.socket, fds: list[int]) -> None:
+        """Fork the grade `request` asks for; its stdout and stderr on fds[0], or its stderr on
+        fds[1] when given."""
         argv, cwd, env = request.get("argv"), request.get("cwd"), request.get("env")
         if type(argv) is not list or any(type(a) is not str for a in argv) or \
                 type(cwd) is not str or type(env) is not dict or \
                 any(type(k) is not str or type(v) is not str for k, v in env.items()):
             send_answer(lease, "error malformed")
             lease.close()
-            close_fds([log_fd])
+            close_fds(fds)
             return
         if startup_env(env) != self.startup_env:
             send_answer(lease, "error environment")  # a fork cannot apply it: a fresh interpreter
             lease.close()
-            close_fds([log_fd])
+            close_fds(fds)
             return
-        self.fork(lease, [log_fd], lambda: self.become_grade(lease, argv, cwd, env, log_fd))
+        self.fork(lease, fds, lambda: self.become_grade(lease, argv, cwd, env, fds))
 
     def kill(self, grade: forkloop.Child) -> None:
         """SIGKILL the grade's session (its pid is unreaped: that session is its own) and the
@@ -144,9 +147,9 @@ class ForkServer(forkloop.ForkLoop):
 
     # -- the child ---------------------------------------------------------------------------------
     def become_grade(self, lease: socket.socket, argv: list, cwd: str, env: dict,
-                     log_fd: int) -> int:
+                     fds: list[int]) -> int:
         """In the forked child: what Popen did before exec, then `python -m grader argv`."""
-        self.leave_loop(lease, log_fd)
+        self.leave_loop(lease, fds[0], fds[1] if len(fds) > 1 else None)
         self.children.clear()
         os.closerange(3, 1 << 30)
         os.chdir(cwd)

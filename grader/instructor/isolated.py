@@ -169,15 +169,18 @@ def _run_fresh(argv: list[str], workdir: Path, env: dict, log, limit: float) -> 
     return code
 
 
-def _run_forked(argv: list[str], workdir: Path, env: dict, log, limit: float):
-    """The same grade forked by the fork server, if one runs and can serve it: its exit code,
-    None past the limit; _NOT_FORKED where it cannot (nothing has started then)."""
-    server = _server
+def _run_forked(argv: list[str], workdir: Path, env: dict, log, limit: float,
+                errors=None, server: "_ForkServer | None" = None):
+    """The same grade forked by the fork server (`server`, else the batch's), if one runs and
+    can serve it: its exit code, None past the limit; _NOT_FORKED where it cannot (nothing has
+    started then). `errors`: a file for its stderr apart (else it goes to `log`)."""
+    server = _server if server is None else server
     if server is None:
         return _NOT_FORKED
     try:
         with _live_lock:  # as _run_fresh: listed as soon as it exists
-            proc = server.grade(argv, workdir, env, log.fileno())
+            proc = server.grade(argv, workdir, env, log.fileno(),
+                                None if errors is None else errors.fileno())
             _live.add(proc.pid)
     except zygote.ZygoteUnavailable:
         return _NOT_FORKED
@@ -207,11 +210,13 @@ def _ours() -> set[int]:
 
 # -- the fork server ------------------------------------------------------------------------------
 class _ForkServer:
-    """The batch's handle on its fork server (grader.instructor.fork_server)."""
+    """The batch's handle on its fork server (grader.instructor.fork_server). `env`: what it
+    starts with, and so what the grades it forks start with (the batch's by default; the
+    project's tests start one with theirs)."""
 
-    def __init__(self):
+    def __init__(self, env: dict | None = None):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = _grade_env(None)
+        env = _grade_env(None) if env is None else env
         try:
             command = [sys.executable, "-m", "grader.instructor.fork_server",
                        "--door", str(theirs.fileno()), "--parent", str(os.getpid())]
@@ -229,8 +234,10 @@ class _ForkServer:
         self.door = ours
         self.startup_env = forkloop.startup_env(env)
 
-    def grade(self, argv: list[str], cwd: Path, env: dict, log_fd: int) -> zygote.ForkedTarget:
-        """Have the server fork `python -m grader argv`; ZygoteUnavailable where it cannot."""
+    def grade(self, argv: list[str], cwd: Path, env: dict, log_fd: int,
+              err_fd: int | None = None) -> zygote.ForkedTarget:
+        """Have the server fork `python -m grader argv`, its output on `log_fd` (its stderr on
+        `err_fd` when given); ZygoteUnavailable where it cannot."""
         if self.process.poll() is not None:
             raise zygote.ZygoteUnavailable("the fork server has ended")
         if forkloop.startup_env(env) != self.startup_env:
@@ -240,7 +247,8 @@ class _ForkServer:
         lease, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             try:
-                socket.send_fds(self.door, [data], [theirs.fileno(), log_fd])
+                socket.send_fds(self.door, [data], [theirs.fileno(), log_fd]
+                                + ([] if err_fd is None else [err_fd]))
             finally:
                 theirs.close()
             answer, rest, pidfds = forkloop.read_line(lease, zygote.ANSWER_TIMEOUT,

@@ -238,12 +238,13 @@ class ForkLoop:
             child.lease.close()
             child.lease = None
 
-    def leave_loop(self, lease: socket.socket, out_fd: int | None) -> None:
+    def leave_loop(self, lease: socket.socket, out_fd: int | None,
+                   err_fd: int | None = None) -> None:
         """In a forked child, first: what Popen does before exec, up to closing fds. A session
         of its own; signal handlers as a fresh interpreter has them; dumpable again (as an
         exec'd process is; the server itself is not); the loop's sockets let go of (their fds
         are closed by the caller; no socket object may close a reused fd); stdin on /dev/null,
-        stdout and stderr on `out_fd` (None: /dev/null)."""
+        stdout on `out_fd` (None: /dev/null), stderr on `err_fd` (None: as stdout)."""
         os.setsid()
         signal.set_wakeup_fd(-1)
         for signum in (signal.SIGCHLD, signal.SIGTERM):
@@ -255,7 +256,7 @@ class ForkLoop:
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, 0)
         os.dup2(out_fd if out_fd is not None else null, 1)
-        os.dup2(out_fd if out_fd is not None else null, 2)
+        os.dup2(err_fd if err_fd is not None else out_fd if out_fd is not None else null, 2)
 
     def kill(self, child: Child) -> None:
         raise NotImplementedError
