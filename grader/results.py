@@ -70,6 +70,24 @@ class Cause:
     #: work_once called send while the connection it was given had a transaction open (the
     #: target process says so with each send callback)
     SEND_IN_TRANSACTION = "send-in-transaction"
+    #: a call (claim, finish or work_once: `Cause.of`) set its connection's isolation_level and
+    #: left it so: Python's sqlite3 then opens a transaction before the next plain write on it
+    #: that nobody commits, whatever the check fails on then (a row that looks unchanged)
+    ISOLATION_LEVEL_CHANGED = "isolation-level-changed"
+    #: a call returned with its transaction open, and the check then read a row as other
+    #: connections see it: its change, not committed, does not show (the row looks wrong)
+    TRANSACTION_LEFT_OPEN = "transaction-left-open"
+
+    @staticmethod
+    def of(cause: str, function: str) -> str:
+        """A cause about one function, as Failure.cause holds it: `cause:function`."""
+        return f"{cause}:{function}"
+
+    @staticmethod
+    def split(cause: str) -> tuple[str, str | None]:
+        """(the cause, the function it is about or None) of a Failure.cause."""
+        kind, _, function = cause.partition(":")
+        return kind, function or None
 
 
 @dataclass

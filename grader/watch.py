@@ -27,8 +27,9 @@ short_first), and the first screen is drawn once they are all in.
 A save during a grade ends that grade (the child and every process it started) and grades the
 new file once it has settled: one grade at a time, never a queue. Ctrl-C (or SIGTERM) ends the
 grade the same way; the exit status is then 130. The grading options are the grader's own
-(`cli.parser`): -k narrows both passes, and a report file asked for (--json, --html, ...) is
-written after each whole grade, removed when the next starts (no verdict of an older file stays).
+(`cli.parser`): -k narrows both passes, --config decides what the screen shows of each check
+(--instructor, the instructor's copy, shows every check whatever its `show` says), and a
+report file asked for (--json, --html, ...) is written after each whole grade, removed when the next starts (no verdict of an older file stays).
 
 The screen. On a terminal it is cleared and redrawn; anywhere else (a pipe, a file, TERM=dumb)
 each redraw is printed after a SEPARATOR line, with no escape code (colours as everywhere:
@@ -95,6 +96,7 @@ def main(argv: list[str]) -> int:
     except configs.ConfigError as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2
+    config.instructor = args.instructor  # the instructor's copy: every check, whatever `show`
     return Watch(args, target, args.lang or default_lang(), config).run()
 
 

@@ -83,3 +83,24 @@ def test_a_timeout_after_much_printing_says_printing_takes_time(tmp_path):
     assert check["status"] == "failed", check
     assert "had printed 150,001 characters" in check["output"], check["output"]
     assert "printing that much takes time" in proc.stdout
+
+
+def test_a_timeout_in_the_random_timelines_after_much_printing_says_printing_takes_time(
+        tmp_path):
+    """The random timelines call the target directly (not through the Lab's calls, whose steps
+    carry what was printed before them): a claim that printed a lot and then did not return
+    there was still told "an endless loop?" during "the check" (issue 39). Now the step is the
+    timeline's, with what the code had printed before it."""
+    code = REFERENCE.replace(HEAD, HEAD + "    print('x' * 150_000)\n    _calls.append(1)\n"
+                             "    if len(_calls) >= 3:\n        while True:\n            pass\n")
+    code = code.replace(HEAD, "_calls = []\n\n\n" + HEAD, 1)
+    impl = tmp_path / "queue.py"
+    impl.write_text(code, encoding="utf-8")
+    # a quarter of the check's timeout: the claim never returns, however long it is given
+    proc, results = grade(str(impl), tmp_path, "-k", "random-timelines", "--timeout-scale",
+                          "0.25")
+    check = by_check(results)["random-timelines"]
+    assert check["extra_data"]["outcome"] == "timed_out", check
+    assert "during: random timeline" in check["output"], check["output"]
+    assert "had printed 300,002 characters" in check["output"], check["output"]
+    assert "printing that much takes time" in proc.stdout

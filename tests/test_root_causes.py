@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from conftest import run_grader
+from conftest import ROOT, run_grader
 
 from grader.checkdef import all_checks
 from grader.report import html as report_html, results_json, terminal
@@ -287,3 +287,72 @@ def test_a_mistake_the_checks_saw_is_one_cause_whatever_each_check_failed_on(lan
     assert [c.id for c in report.uncaused] == [IDS[3]]
     report_html.from_view(report)
     assert report_view(results, lang, target="queue.py", detail="none").causes == []
+
+
+def uncommitted_row(function: str, cause: str | None) -> Failure:
+    """finish (or work_once) returned True and the row, read as other connections see it,
+    still shows the job leased: "the value is right, the row is wrong" unless `cause` says why."""
+    from grader.results import RowDiff
+
+    row = RowDiff(1, {"status": "leased"}, {"status": "done"})
+    return Failure(Outcome.FAILED, Kind.ROW_MISMATCH, function=function, came_back="True",
+                   row=row, cause=cause)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("cause, word", [("isolation-level-changed", "isolation_level"),
+                                         ("transaction-left-open", "COMMIT")])
+def test_a_change_left_uncommitted_is_headlined_by_its_cause_not_by_the_row(lang, cause, word):
+    """issue 38.5: claim changed isolation_level (or finish left its transaction open), so a
+    finish's change was never committed and its row looks unchanged. The checks that met it in
+    claim, finish or work_once (which runs them) are one cause, worded by the function of its
+    first check, headlining the report; a check's own problem line says the change was not
+    committed, never "the value is right, the row is wrong"."""
+    from grader.results import Cause as Seen
+
+    failures = [uncommitted_row("finish", Seen.of(cause, "claim")),
+                uncommitted_row("finish", Seen.of(cause, "claim")),
+                uncommitted_row("work_once", Seen.of(cause, "work_once"))]
+    results = [result(i, f) for i, f in enumerate(failures)] + [result(3, mismatch())]
+    report = report_view(results, lang, target="queue.py")
+    [found] = report.causes
+    assert (found.kind, found.function, found.ids) == (cause, "claim", IDS[:3])
+    assert found.sentence.startswith("claim") and word in found.sentence
+    assert text("kind.row-mismatch-uncommitted", lang, function="finish", came_back="True",
+                job=1) == report.checks[0].problem
+    out = "\n".join(lines(results, lang))
+    assert text("kind.row-mismatch-value-right", lang, function="finish", came_back="True",
+                job=1) not in out
+    assert out.index(found.heading) < out.index(report.lead)
+    report_html.from_view(report)
+    # without the cause, the row is the story, as before
+    plain = report_view([result(0, uncommitted_row("finish", None))], lang, target="queue.py")
+    assert plain.causes == [] and plain.checks[0].problem == text(
+        "kind.row-mismatch-value-right", lang, function="finish", came_back="True", job=1)
+
+
+def test_the_mark_is_on_the_call_that_left_the_statement_open_not_the_last():
+    """issue 38.5: the grader found the database locked by what the code still held; the ▶ is
+    on the call that left its statement (or transaction) open, which the judge marks
+    `left_open`, not on the last call; without the mark, on the last call."""
+    from grader.report.view import failing_step
+
+    events = [{"op": "enqueue", "job": 1}, {"op": "claim", "actor": "A"},
+              {"op": "finish", "actor": "A"}, {"op": "claim", "actor": "B"}]
+    assert failing_step(events) == 3
+    events[1]["left_open"] = True
+    assert failing_step(events) == 1
+
+
+def test_a_lock_the_code_still_holds_marks_the_call_that_left_its_cursor_open(tmp_path):
+    """End to end (lock_cursor_left_open: claim keeps a cursor unfinished in a global, from its
+    first call on): the check fails when the grader's own write finds the database locked, after
+    A's finish; the step marked ▶ is A's claim, which left the cursor open."""
+    import json
+
+    out = tmp_path / "results.json"
+    run_grader("--impl", str(ROOT / "tests" / "mutants" / "lock_cursor_left_open.py"),
+               "-k", "skips-done-and-quarantined", "--json", str(out))
+    [test] = json.loads(out.read_text(encoding="utf-8"))["tests"]
+    marked = [line for line in test["output"].splitlines() if line.lstrip().startswith("▶")]
+    assert len(marked) == 1 and " A claims " in marked[0], test["output"]

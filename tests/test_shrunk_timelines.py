@@ -367,3 +367,31 @@ def as_shown(steps: list[Step]) -> list[Step]:
     plays no part)."""
     return [s if s.op in ("claim", "finish", "work_once") else dataclasses.replace(s, now=0)
             for s in steps]
+
+
+CARRIED = "timeline.random.carried-over"
+
+
+def notes(failure) -> list[str]:
+    return [e["key"] for e in failure.timeline if e["op"] == "note"]
+
+
+def test_a_timeline_that_fails_only_after_earlier_ones_says_state_carried_over():
+    """Code whose module state carries over from one timeline to the next (a set of done ids
+    kept across databases): the shrunk timeline fails in the check's process only because of
+    the timelines played there before it. Played alone in a fresh target process it passes, and
+    the shown timeline says so right under its head (issue 38.5), instead of showing it as if it
+    failed alone."""
+    result = graded("state_done_ids_cached_across_databases", LESSON_SEED)
+    assert result.outcome == Outcome.FAILED, result
+    keys = notes(result.result)
+    assert CARRIED in keys and keys.index(CARRIED) == keys.index(heads(result.result)[0]) + 1
+
+
+@pytest.mark.parametrize("name", BLIND[:3])
+def test_a_timeline_that_fails_alone_too_says_nothing_of_carried_state(name):
+    """A blind mutant's bug shows in any process: its shrunk timeline fails alone too, and no
+    note says that state carried over."""
+    result = graded(name, LESSON_SEED)
+    assert result.outcome == Outcome.FAILED and heads(result.result), result
+    assert CARRIED not in notes(result.result)

@@ -549,3 +549,26 @@ def test_a_line_too_wide_for_the_terminal_is_wrapped_whole_not_cut():
     assert watch.fold("\033[1mScore\033[0m", 40, "en") == ["\033[1mScore\033[0m"]
     styled = watch.fold("\033[31m✗\033[0m " + "word " * 20, 30, "en")
     assert all("\033" not in part and len(part) <= 30 for part in styled)
+
+
+@pytest.mark.parametrize("instructor", [False, True])
+def test_instructor_shows_the_checks_the_config_hides(tmp_path, instructor):
+    """`watch --instructor` is the instructor's copy, as on the other commands: every check,
+    whatever the config's `show` hides; without it the screen names no hidden check."""
+    folder = student_folder(tmp_path)
+    shutil.copy(MUTANTS / "boundary_finish_at_expiry_accepted.py", folder / "queue.py")
+    config = tmp_path / "grader.toml"
+    config.write_text('[checks.finish-at-expiry]\nshow = "hidden"\n', encoding="utf-8")
+    w = Watching(folder / "queue.py", "-k", "finish-at-expiry", "--config", str(config),
+                 *(["--instructor"] if instructor else []))
+    try:
+        screens = w.wait_for("the grade's end", lambda s: any(FINAL in x for x in s))
+        w.interrupt()
+    finally:
+        w.stop()
+    final = next(s for s in screens if FINAL in s)
+    assert ("finish-at-expiry" in final) is instructor, final
+    shown = points("finish-at-expiry") if instructor else 0
+    assert f"Score: 0 / {shown}" in final, final
+    # the student's screen says how many checks are hidden and their points, never which
+    assert ("hidden until your instructor publishes them" in final) is not instructor, final

@@ -68,14 +68,15 @@ def test_random_timelines(lab, part):
             ids = timeline_ids(lab.world, index)  # the model numbers the jobs as the world does
             steps = world_timeline(lab, index)
             found = first_difference(steps, lab.target, scratch / lab.world.file(str(index)),
-                                     ids)
+                                     ids, playing(lab, index))
             if found is not None:
                 small = steps  # a run whose failure is not shown (lab.detailed): as drawn
                 if lab.detailed:
                     # each candidate on a file of its own: what the code keeps per database
                     # (a cache keyed by its file) never carries from one candidate to the next
                     paths = (scratch / lab.world.file(f"shrink-{n}") for n in itertools.count())
-                    small = shrink(steps, lambda s: _how(s, lab.target, next(paths), ids),
+                    small = shrink(steps, lambda s: _how(s, lab.target, next(paths), ids,
+                                                         playing(lab, index)),
                                    want=Found(how(steps, found), found.step),
                                    plain=plain_values(lab.world, ids))
                 show_failing(lab, small, steps, index)
@@ -114,10 +115,18 @@ def plain_values(world, ids=None) -> Plain:
                  far=world.far - world.t0, ids=ids or world.job_id)
 
 
-def _how(steps: list[Step], queue, path: Path, ids) -> Found | None:
+def playing(lab: Lab, index: int):
+    """What `first_difference` tells before each step of the `index`-th timeline: the step a
+    timeout is during, with how much the code printed before it (Lab.report_playing; the
+    timelines call the target directly, not through the Lab's calls that say so)."""
+    return lambda step: lab.report_playing("timeline.random.played", seed=lab.seed,
+                                           index=index, step=step)
+
+
+def _how(steps: list[Step], queue, path: Path, ids, playing=None) -> Found | None:
     """How and where `steps` differs, replayed on a fresh database at `path` (then removed)."""
     try:
-        found = first_difference(steps, queue, path, ids)
+        found = first_difference(steps, queue, path, ids, playing)
         return None if found is None else Found(how(steps, found), found.step)
     finally:
         for suffix in ("", "-journal"):
@@ -131,11 +140,37 @@ def show_failing(lab: Lab, small: list[Step], steps: list[Step], index: int) -> 
     as drawn does not differ either (the code does not answer the same calls the same way
     twice) is the failure that, with the steps as they were played."""
     mark = len(lab.timeline)
+    alone = passes_alone(lab, small, index)
     if small != steps:
-        replay(lab, small, index, shrunk=True)  # fails the check if it differs
+        replay(lab, small, index, shrunk=True, alone=alone)  # fails the check if it differs
         _start_over(lab, mark)
-    replay(lab, steps, index, shrunk=False)
+    replay(lab, steps, index, shrunk=False, alone=alone and small == steps)
     lab.fail("timeline-unreproduced", seed=lab.seed, index=index)
+
+
+def passes_alone(lab: Lab, steps: list[Step], index: int) -> bool:
+    """Whether `steps` (a timeline that differs in the check's target process, after the
+    timelines played there before it) shows no difference when played alone: in a fresh target
+    process, on a fresh database. Then it fails only because of what the earlier timelines
+    left in the code's module state (a global, a cache, a counter kept between calls), and the
+    report says so (`timeline.random.carried-over`) instead of showing it as if it failed
+    alone. False when it differs there too, or the fresh process cannot say (it ended, hung,
+    broke the protocol: the replay in the check's own process tells its story)."""
+    folder = Path(tempfile.mkdtemp(prefix=lab.world.label("scratch", "alone") + "-",
+                                   dir=lab.dir))
+    try:
+        fresh = lab.fresh_target()
+    except TargetProcessError:
+        shutil.rmtree(folder, ignore_errors=True)
+        return False
+    try:
+        return first_difference(steps, fresh, folder / lab.world.file(f"alone-{index}"),
+                                timeline_ids(lab.world, index)) is None
+    except TargetProcessError:
+        return False
+    finally:
+        fresh.close()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _start_over(lab: Lab, mark: int) -> None:
@@ -266,11 +301,15 @@ class _Elsewhere(LabOperator):
         return self.operator.enqueue(qty, deadline, max_attempts)
 
 
-def replay(lab: Lab, steps: list[Step], index: int, shrunk: bool = True) -> None:
+def replay(lab: Lab, steps: list[Step], index: int, shrunk: bool = True,
+           alone: bool = False) -> None:
     """Play a timeline (`shrunk`, or as drawn) through the Lab and fail at the step that
-    differs; return if none does."""
+    differs; return if none does. `alone`: it passed when played alone in a fresh target
+    process (`passes_alone`): the timeline says so first."""
     lab.note("timeline.random.replay" if shrunk else "timeline.random.as-drawn",
              seed=lab.seed, index=index, steps=len(steps))
+    if alone:
+        lab.note("timeline.random.carried-over")
     ids = timeline_ids(lab.world, index)
     queue, operator, model = LabQueue(lab), LabOperator(lab, ids), QueueModel(ids)
     if any(step.inside for step in steps):  # the other worker connects first (timelines.Database)

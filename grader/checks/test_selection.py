@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from lab.store import Claim
+
 from grader.checkdef import check
 from .steps import claims, claims_nothing, expect_rows, finishes, snapshot
 from grader.harness.judge.scenario import expected_row, judge_write
@@ -111,8 +113,17 @@ def test_skips_done_and_quarantined(lab):
         claims(lab, "B", now=b_at, job=spent_job, token=1, attempt=1)
     rows = snapshot(lab, done_job, spent_job, held_job)
     rows[spent_job] = expected_row(rows[spent_job], status="quarantined")
-    claims_nothing(lab, "C", now=c_at, rows=rows, detail="selection.only-spent-job-changes",
-                   which=spent_job, at=c_at)
+    got = lab.claim(w.name("C"), now=c_at, lease_ms=w.lease_ms)
+    # the story is the job it took, when it took one of those no claim may take (not job 2's
+    # quarantine, which may well have happened); else what the claim had to do at c_at
+    taken = got.id if isinstance(got, Claim) and got.id in (done_job, held_job) else None
+    told = (dict(detail="selection.claimed-done-job", taken=taken, finished_at=finished_at)
+            if taken == done_job else
+            dict(detail="selection.claimed-quarantined-job", taken=taken) if taken == held_job else
+            dict(detail="selection.only-spent-job-changes", which=spent_job))
+    lab.expect(got, None, job=taken or done_job, row=rows[taken or done_job], at=c_at, **told)
+    expect_rows(lab, {job: row for job, row in rows.items() if job != (taken or done_job)},
+                at=c_at, **told)
     fresh = lab.enqueue(qty=8)
     lab.note("timeline.note.selection.past-leases", job=done_job, now=d_at)
     claims(lab, "D", now=d_at, job=fresh, token=1, attempt=1, detail="selection.took-finished-job")

@@ -597,10 +597,12 @@ def how(steps: list[Step], difference: Difference | None) -> tuple | None:
 
 
 def first_difference(steps: list[Step], queue, path: Path,
-                     ids: Callable[[int], int] | None = None) -> Difference | None:
+                     ids: Callable[[int], int] | None = None,
+                     playing: Callable[[int], None] | None = None) -> Difference | None:
     """Play `steps` on a fresh database at `path` through `queue` (a TargetProcess, or `Direct`
     over a module) and on the model, side by side; `ids`: how the world numbers the jobs (None:
-    as lab.store.enqueue does). A TargetProcessError (the target process ended, hung, broke the
+    as lab.store.enqueue does); `playing(n)` is told before the n-th step (1-based: what a
+    timeout then was during). A TargetProcessError (the target process ended, hung, broke the
     protocol) is no step's outcome: it propagates."""
     # The other worker connects with the database, before the code under grade ran anything
     # on it: what the code does to the file later (a journal mode it switches to) meets a
@@ -610,6 +612,8 @@ def first_difference(steps: list[Step], queue, path: Path,
     stamps: list[Claim] = []
     try:
         for index, step, inside in groups(steps):
+            if playing is not None:
+                playing(index + 1)
             recorder = Recorder(model) if inside else None
             expected = play_step(step, model, model, stamps, inside=inside, watch=recorder)
             checker = Checker(index, step, expected, recorder, db) if inside else None

@@ -148,7 +148,8 @@ KIND = Family("kind.{}", ("not-implemented", "wrong-type", "wrong-value", "wrong
                           "missing-function", "no-such-file", "own-connection"))
 #: A shared cause of failures worded without what differs per check (grader.report.view).
 CAUSE = Family("cause.{}", ("wrong-type", "wrong-field-type", "timed-out", "timed-out-import",
-                              "send-in-transaction", "not-graded", "own-connection"))
+                              "send-in-transaction", "isolation-level-changed",
+                              "transaction-left-open", "not-graded", "own-connection"))
 #: Which resource limit of the sandbox ran out (grader.harness.processes.sandbox.LIMITS).
 LIMIT = Family("limit.{}", ("memory", "file-size", "cpu-time"))
 #: A call into the target or a step of the Lab on the timeline (the event's "op").

@@ -32,6 +32,8 @@ def from_view(report: ReportView, style: Style = PLAIN, running: list[str] = ())
     if report.unstable:
         lines.append(style("yellow", text("ui.unstable-summary", lang,
                                           ids=", ".join(report.unstable))))
+    if report.hidden_line:  # how many checks the config hides, and their points (never which)
+        lines.append(report.hidden_line)
     return lines
 
 

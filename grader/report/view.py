@@ -25,7 +25,9 @@ has a cause when it is one of:
 - a timeout during a call of the same function (the op of the step that was running), or
   while importing the target;
 - a mistake the check saw the code make before it failed (`Failure.cause`, a `results.Cause`:
-  send called inside a transaction), whatever the check's own failure is: worded by `CAUSE`.
+  send called inside a transaction, a call that changed its connection's isolation_level, a row
+  read while a call's transaction was left open: `cause:function` names the function too),
+  whatever the check's own failure is: worded by `CAUSE`.
 
 A cause is *shared* when at least `SHARED` (2) checks have it; a single check keeps its full
 block. A cause's block names its count and its first `SHOWN_IDS` (8) check ids; every check it
@@ -57,6 +59,7 @@ from lab.store import COLUMNS
 
 from grader.checkdef import REGISTRY
 from grader.config import DETAILS
+from grader.results import Cause as ResultCause
 from grader.results import CheckResult, Failure, Kind, Outcome, RowDiff
 from .wrapping import display_width
 from .messages import (CAUSE, CHECK_HINT, CHECK_TITLE, CHECK_WHY, DETAIL, DETAIL_HINT, KIND, LIMIT,
@@ -382,14 +385,21 @@ STORIES = 3
 #: says that printing takes time rather than guessing an endless loop (issue 39).
 PRINTED_A_LOT = 100_000
 
+#: Causes under which a row that looks unchanged is a change not committed (a transaction open on
+#: the call's connection), not a wrong row: "the value is right, the row is wrong" would blame it.
+UNCOMMITTED_CAUSES = (ResultCause.ISOLATION_LEVEL_CHANGED, ResultCause.TRANSACTION_LEFT_OPEN)
+
 BLOCKING = (*Kind.LOAD_ERRORS, "not-implemented", "timed-out-import", "exited-import")
 
 
 def cause_key(failure: Failure) -> tuple | None:
     """What makes two failures the same mistake (see the module docstring); None: its own."""
     kind = failure.kind
-    if failure.cause:  # a mistake the check saw, whatever failed after it
-        return (failure.cause, None)
+    if failure.cause:  # a mistake the check saw, whatever failed after it (and its function)
+        kind, function = ResultCause.split(failure.cause)
+        # one mistake, whichever call met it first in each check (work_once runs the claim or
+        # finish that made it): one cause, worded by its first check's function
+        return (kind, None) if kind in UNCOMMITTED_CAUSES else (kind, function)
     if failure.outcome == Outcome.NOT_IMPLEMENTED or kind == Kind.NOT_IMPLEMENTED:
         return ("not-implemented", failure.function)
     if kind in Kind.LOAD_ERRORS:
@@ -430,7 +440,8 @@ def cause_sentence(key: tuple, failure: Failure, lang: str) -> str:
     if failure.kind == Kind.NOT_GRADED:  # found by the probe before the checks
         return text(CAUSE("not-graded"), lang, function=key[1],
                     timeout=_seconds(failure.timeout))
-    params = {**(failure.params or {}), "function": key[1], "type": failure.type,
+    function = key[1] if key[1] or not failure.cause else ResultCause.split(failure.cause)[1]
+    params = {**(failure.params or {}), "function": function, "type": failure.type,
               "wanted": failure.wanted}
     return text(CAUSE(kind), lang, **params)
 
@@ -455,7 +466,8 @@ def root_causes(results: list[CheckResult], views: list[CheckView], lang: str,
     causes = []
     for number, (key, members) in enumerate(shared, 1):
         failure, load = members[0][1], key[0] == "load-error"
-        cause = Cause(number, key[1] if load else key[0], None if load else key[1],
+        function = key[1] if key[1] or not failure.cause else ResultCause.split(failure.cause)[1]
+        cause = Cause(number, key[1] if load else key[0], None if load else function,
                       cause_sentence(key, failure, lang), [view for view, _ in members],
                       type=failure.type if key[0].startswith("wrong") else None,
                       error=failure.error if key[0] == "raised" else None,
@@ -833,7 +845,12 @@ def event_text(event: dict, lang: str) -> str:
 
 
 def failing_step(events: list[dict]) -> int | None:
-    """Index of the last call into the target: the step a failure is about (None: no call)."""
+    """Index of the step a failure is about: the call that left its transaction or statement
+    open when the failure is the lock it still held (marked `left_open` by the judge), else the
+    last call into the target (None: no call)."""
+    left = [i for i, e in enumerate(events) if e.get("left_open") is True]
+    if left:
+        return left[0]
     return max((i for i, e in enumerate(events) if e["op"] in ("claim", "finish", "work_once")),
                default=None)
 
@@ -885,6 +902,9 @@ def problem_line(failure: Failure, lang: str) -> str | None:
     if kind == Kind.GRADER_BUG:
         return text("kind.grader-bug", lang) + "\n" + (failure.error or "")
     if kind == Kind.ROW_MISMATCH and failure.came_back is not None and failure.row is not None:
+        if failure.cause and ResultCause.split(failure.cause)[0] in UNCOMMITTED_CAUSES:
+            return text("kind.row-mismatch-uncommitted", lang, function=failure.function or "?",
+                        came_back=failure.came_back, job=failure.row.job)
         return text("kind.row-mismatch-value-right", lang, function=failure.function or "?",
                     came_back=failure.came_back, job=failure.row.job)
     return None

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from lab.store import Claim
 
-from grader.results import Failure, Kind, Outcome
+from grader.results import Cause, Failure, Kind, Outcome
 
 from .outcomes import (CheckFailed, TargetRaised, WriteLocked, error_line, limit_hit,
                        start_failure)
@@ -44,9 +44,40 @@ def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,
         sys.stdout.flush()
     if failure is not None:
         lab.name_roles(failure)
-        if lab.cause is not None and failure.cause is None and failure.kind != Kind.GRADER_BUG:
-            failure.cause = lab.cause
+        cause = lab.cause or seen_cause(lab, failure)
+        if cause is not None and failure.cause is None and failure.kind != Kind.GRADER_BUG:
+            failure.cause = cause
+        mark_left_open(lab, failure)
     return failure
+
+
+#: The failures a lock the code still holds explains: the grader's own read or write found the
+#: database locked after a call returned.
+LOCKED_DETAILS = ("grader-write-locked", "grader-read-locked")
+
+
+def seen_cause(lab: Lab, failure: Failure) -> str | None:
+    """The mistake the check saw behind `failure`, where the failure itself would tell another
+    story (results.Cause): a call that changed its connection's isolation_level (every plain
+    write after it opens a transaction nobody commits), or a call that returned with its
+    transaction open when the check then found a row unchanged (the change is there, not
+    committed: "the value is right, the row is wrong" would blame the row)."""
+    if lab.isolation_changed_by is not None:
+        return Cause.of(Cause.ISOLATION_LEVEL_CHANGED, lab.isolation_changed_by)
+    if (lab.left_open is not None and lab.left_in_transaction
+            and failure.kind == Kind.ROW_MISMATCH and failure.timeline
+            and any(e is lab.left_open for e in failure.timeline)):
+        return Cause.of(Cause.TRANSACTION_LEFT_OPEN, lab.left_open.get("op", "?"))
+    return None
+
+
+def mark_left_open(lab: Lab, failure: Failure) -> None:
+    """A lock the code still held (the grader found the database locked): the step marked is
+    the call that left its transaction or statement open (`Lab.left_open`), not the last call
+    (view.failing_step reads `left_open`)."""
+    if (failure.detail in LOCKED_DETAILS and lab.left_open is not None and failure.timeline
+            and any(e is lab.left_open for e in failure.timeline)):
+        lab.left_open["left_open"] = True
 
 
 #: Whether `_verdict` keeps the exception a check ended with (`keep_check_exception`).

@@ -118,10 +118,18 @@ class Lab:
         self._call: int | None = None
         self._calls = 0
         self.printed_chars = 0  # what the code's calls printed in this check, left-out included
+        self._printed_told = 0  # the target's printed_total last said (`report_playing`)
         #: the statements the last call ran, on any connection (traced, and over the limit)
         self.last_ran = 0
         self._conns = 0
         self.cause: str | None = None  # a mistake seen (results.Cause): given to the failure
+        #: connection name -> (the call since which it has been left unclean, a transaction
+        #: open then): `left_open`
+        self._left_open: dict[str, tuple[dict, bool]] = {}
+        #: the first call after which the connection's isolation_level was no longer the
+        #: autocommit it was handed in (None): Python's sqlite3 then opens a transaction before
+        #: every plain write, which nobody commits (results.Cause.ISOLATION_LEVEL_CHANGED)
+        self.isolation_changed_by: str | None = None
         self.observer = store.connect(self.path, busy_timeout_ms=self.wait_ms)
         store.init_db(self.observer)
         #: the rules every call is held to (invariants); rows too, as the contract's `model`
@@ -132,6 +140,7 @@ class Lab:
         self.conn: Conn | None = None
         if target_spec is None:  # no code under grade (the project's tests of the verdicts)
             return
+        self._timeouts = (call_timeout, start_timeout)  # for `fresh_target`
         try:
             self.target = TargetProcess(target_spec, timeout=call_timeout,
                                         start_timeout=start_timeout, hung=set(self.hung))
@@ -329,9 +338,10 @@ class Lab:
         self.timeline.append(event)
         self._calls += 1
         outer, self._call = self._call, self._calls
-        # a timeout's step says how much the check's calls printed before it (view: printing)
-        sandbox.report_step(dict(event, printed_before=self.printed_chars)
-                            if self.printed_chars else event)
+        # a timeout's step says how much the check's calls printed before it (view: printing):
+        # those through the Lab and those made on its target directly (random timelines)
+        printed = max(self.printed_chars, self.target.printed_total)
+        sandbox.report_step(dict(event, printed_before=printed) if printed else event)
         self.target.sends_in_transaction = []
         try:
             result = self.ask(lambda target: getattr(target, function)(conn.name, *args), event)
@@ -362,6 +372,25 @@ class Lab:
         self._connection_rules(function, conn, event)
         return result
 
+    def fresh_target(self) -> TargetProcess:
+        """Another target process of the code under grade, started afresh (its module state new,
+        nothing the check's calls left in it), with this check's timeouts: to learn whether a
+        failure needs what earlier calls left there. The caller closes it."""
+        call_timeout, start_timeout = self._timeouts
+        return TargetProcess(self.target_spec, timeout=call_timeout,
+                             start_timeout=start_timeout, hung=set(self.hung))
+
+    def report_playing(self, key: str, **params) -> None:
+        """Say what the check plays on its target outside the Lab's calls (a random timeline's
+        step, called on the target directly), when the code has printed more since last said:
+        a timeout there then says where it was and how much the code had printed before it
+        (the note `key` with `params` is the step; view.PRINTED_A_LOT)."""
+        printed = 0 if self.target is None else self.target.printed_total
+        if printed > self._printed_told:
+            self._printed_told = printed
+            sandbox.report_step({"op": "note", "key": key, "params": params,
+                                 "printed_before": printed})
+
     def _connection_rules(self, function: str, conn: Conn, event: dict) -> None:
         """After every call: no transaction open on its connection, no statement of the code's
         running there (invariants.Rules.connection; the first broken is kept). Not asked of a
@@ -370,9 +399,33 @@ class Lab:
         try:
             in_transaction = self.target.in_transaction(conn.name)
             unfinished = self.target.unfinished(conn.name)
+            isolation = self.target.isolation_level(conn.name)
         except TargetProcessError:
             return
-        self.rules.connection(function, event, in_transaction, unfinished)
+        if isolation is not None and self.isolation_changed_by is None:
+            self.isolation_changed_by = function
+        clean = self.rules.connection(function, event, in_transaction, unfinished)
+        if clean:
+            self._left_open.pop(conn.name, None)
+        elif conn.name not in self._left_open:
+            self._left_open[conn.name] = (event, bool(in_transaction))
+
+    @property
+    def left_open(self) -> dict | None:
+        """The call since which a connection of the check has been left unclean (a transaction
+        open or a statement running), no call on it cleaning it since: the step a lock the code
+        still holds is about (its event; the earliest of several connections; None: all are
+        clean)."""
+        events = [event for event, _ in self._left_open.values()]
+        return min(events, key=lambda e: self._event_index(e), default=None)
+
+    @property
+    def left_in_transaction(self) -> bool:
+        """A transaction was left open at `left_open` (not only a statement)."""
+        return any(event is self.left_open and tx for event, tx in self._left_open.values())
+
+    def _event_index(self, event: dict) -> int:
+        return next((i for i, e in enumerate(self.timeline) if e is event), len(self.timeline))
 
     def broken_rule(self) -> Failure | None:
         """The first rule a call of this check broke (invariants), as the check's failure:

@@ -102,6 +102,9 @@ class TargetProcess:
         #: what the code printed during the last call (its text, and how many characters of it
         #: were left out), or None: shown beside the call, never believed
         self.printed: tuple[str, int] | None = None
+        #: characters the code printed in this process so far, left-out ones included: every
+        #: call's, through a Lab or not (the random timelines call here directly)
+        self.printed_total = 0
         self.calls = 0
         #: the real connections behind the proxies the code under grade holds (dbhost)
         self.db = DbHost(traced=weakly(self, TargetProcess._traced))
@@ -161,6 +164,11 @@ class TargetProcess:
     def in_transaction(self, conn: str) -> bool:
         self._conn(conn)
         return self.db.in_transaction(conn)
+
+    def isolation_level(self, conn: str):
+        """The connection's isolation_level as the code left it (None: autocommit, as handed)."""
+        self._conn(conn)
+        return self.db.state(conn).get("isolation_level")
 
     def tables_read(self, conn: str) -> frozenset | None:
         """The tables the statement traced last on that connection reads or writes, as SQLite's
@@ -383,6 +391,8 @@ class TargetProcess:
                                          if frame.conn in self.db.conns else None)
             self.own_connections = own
             self.printed = printed
+            if printed is not None:
+                self.printed_total += len(printed[0]) + max(0, printed[1])
         if frame.op == "work_once":
             self.sends_in_transaction = frame.sends_in_transaction
         if isinstance(value, RaisedInTarget):
