@@ -912,6 +912,70 @@ def test_a_send_under_way_when_work_once_returns_is_answered_before_its_reply(tm
     judge.close()
 
 
+HELPER_SEND = """
+import os
+import threading
+import time
+
+def work_once(conn, owner, send, clock, lease_ms):
+    kind, marker = owner.split(" ", 1)
+    returned, go = [], []
+
+    def deliver():
+        if kind == "after-clock":  # still on its way to send when work_once reads the clock
+            while not go:
+                pass
+        send("parcel")
+        returned.append(True)
+
+    helper = threading.Thread(target=deliver)
+    helper.start()
+    if kind == "answered":  # reads the clock only once the judge has answered that send
+        limit = time.monotonic() + 10  # a safety net: the judge's send makes the marker
+        while not os.path.exists(marker) and time.monotonic() < limit:
+            time.sleep(0.001)
+        conn.execute("SELECT 1").fetchall()  # served after the send's answer, never before
+    go.append(True)
+    seen = bool(returned)
+    now = clock()  # never waited for send: read while it runs, whatever the threads' luck
+    helper.join()
+    return f"{seen} {now}"
+"""
+
+
+@pytest.mark.parametrize("kind", ["answered", "after-clock"])
+def test_a_clock_read_while_a_helper_thread_s_send_runs_is_told_so(tmp_path, kind):
+    """work_once starts send on a helper thread and reads the clock without waiting for it.
+    The interleavings that decided the verdict by luck are forced: "answered", the judge has
+    answered that send before the clock is read (the call's thread waits for its own database
+    request, served only after the send's answer: the reading used to count as after send);
+    "after-clock", the helper thread calls send only once work_once has called clock (the
+    reading used to reach the judge first, before any send). Either way send has not returned
+    to the code when the clock is read (sending takes time: a helper thread's send returns
+    once the call's thread has read the clock, waits, or ends), the judge is told so
+    (clock_ended 0), and answers the reading after the send moved its clock."""
+    path, judge = fresh_db(tmp_path)
+    marker = tmp_path / "send-answered"
+    with start(write_target(tmp_path, HELPER_SEND), path) as target:
+        clock, told = Clock(0), []
+
+        def reading():
+            told.append(("clock", target.clock_ended))
+            return clock()
+
+        def send(parcel):
+            told.append(("send", parcel))
+            marker.touch()
+            clock.now += 5
+        for _ in range(3):  # the same every time
+            told.clear()
+            clock.now = 0
+            assert target.work_once("A", f"{kind} {marker}", send, reading,
+                                    LEASE_MS) == "False 5"
+            assert told == [("send", "parcel"), ("clock", 0)]
+    judge.close()
+
+
 # -- the wire, unit by unit ------------------------------------------------------------------------
 @pytest.mark.parametrize("value", [
     {"kind": "int", "value": True}, {"kind": "bool", "value": 1}, {"kind": "int", "value": 2**63},

@@ -3,15 +3,17 @@ running, then waits for send and finishes with that reading.
 
 The finish uses a time from before send ended: a lease that ran out during send still looks
 valid. The contract: the finishing clock() is read after send has returned, on whatever thread
-send ran."""
+send ran. The reading is taken while send runs in every run, whichever thread the machine runs
+first: the helper's send returns only once work_once's thread has read the clock or waits."""
 
 import threading
 
 from _kit import reference_claim as claim
 from _kit import reference_finish as finish
 
-# the class of work_clock_read_before_send; which other checks meet its race (the helper
-# thread's send against the clock) may differ from one grade to the next
+# the class of work_clock_read_before_send; the checks that also meet its clock reading taken
+# during send are the same in every grade (the target orders a helper thread's send and the
+# clock: grader.harness.target.server, `hold`)
 LIGHT = True
 EXPECT_FAIL = {"work-once-fresh-clock"}
 MAY_FAIL = {"late-finish-in-time", "late-finish-job-done", "late-finish-lease-taken",

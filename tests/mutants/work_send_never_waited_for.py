@@ -1,10 +1,12 @@
 """work_once starts send on a thread of its own and finishes without waiting for it.
 
 "The delivery goes on in the background": but the job is marked done whether or not it was
-delivered, and a send that fails is never heard of: work_once returns True. The judge answers
-one callback at a time, so the finish always runs after send here (grader.harness.
-target_server: a request of the call waits while a callback of it is under way): the verdict
-is the same in every run."""
+delivered, and a send that fails is never heard of: work_once returns True. Its finishing
+clock is read while send runs, in every run: the helper thread calls send before the reading
+goes to the judge, and sending takes time (grader.harness.target.server: a send on a thread of
+the code's own returns only once the call's thread has read the clock, waits or returns), so
+the clock rule breaks wherever its check's own verdicts hold, and the verdict is the same in
+every run (`python -m grader --repeat 20`: no unstable check)."""
 
 import threading
 

@@ -15,13 +15,16 @@ nothing POSIX-only is imported at the top.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import os
 import random
 import signal
 import sqlite3
 import sys
+import selectors
 import tempfile
 import threading
+import time
 
 from lab.store import Claim
 
@@ -60,10 +63,15 @@ class _Call:
     def __init__(self, request: dict):
         self.request = request
         self.raised: list[SendFailed] = []
-        self.sends = 0  # work_once: how often send was called
-        #: how many of those sends have returned (or raised): the clock moves on as each one
-        #: ends, and a reading tells the judge how many had ended when clock() was called
+        self.sends = 0  # work_once: how often send was called (counted as it is called)
+        #: how many of those sends have returned (or raised) to the code: the clock moves on as
+        #: each one ends, and a reading tells the judge how many had ended when clock() was
+        #: called. A send is running from its call until it returns to the code, on any thread
         self.sends_back = 0
+        self.entering = 0  # sends called, not yet on the wire (they go before any clock)
+        self.holding = 0  # sends answered, held on their thread (`Server.hold`)
+        self.reads = 0  # clock readings taken on its own thread (a held send may end)
+        self.ending = False  # it has returned or raised: it waits for its callbacks' end
         self.thread = threading.get_ident()  # the thread that runs it (its statements are gated)
         self.in_flight = 0  # its callbacks under way, on any thread (the call ends after them)
 
@@ -116,6 +124,8 @@ class Server:
         # it, the stack and the calls' in_flight.
         self.turn = threading.Condition()
         self.talking = False
+        self.parked: set[int] = set()  # the threads waiting in `park` (idle: `idle`)
+        self.on_wire: set[int] = set()  # the threads waiting for the judge's answer (idle too)
         self.files = file_watch()
 
     def serve(self) -> None:
@@ -161,8 +171,14 @@ class Server:
             # say) have had their answers; then the channel is this thread's until the reply
             # is sent, and a callback of this call from now on is refused (`may_call_back`)
             with self.turn:
-                while call.in_flight or self.talking:
-                    self.turn.wait()
+                call.ending = True  # a send held on another thread ends now (`hold`)
+                if request.get("op") == "work_once":
+                    # a send on its way on another thread is called within the call: whatever
+                    # the threads' luck
+                    limit = time.monotonic() + SETTLE_LIMIT
+                    self.park(lambda: self.settled(call, limit))
+                self.park(lambda: not (call.in_flight or self.talking or call.entering
+                                       or call.holding))
                 self.talking = True
                 self.stack.pop()
         for error in call.raised:
@@ -259,8 +275,7 @@ class Server:
         (from any thread, as a callback); outside every call the connection cannot be used."""
         with self.turn:
             # as a callback (`ask`): after another thread's request or callback, to its end
-            while self.talking or (self.stack and self.stack[-1].in_flight):
-                self.turn.wait()
+            self.park(lambda: not (self.talking or (self.stack and self.stack[-1].in_flight)))
             if not self.stack or self.stack[-1].request.get("op") not in CALLS:
                 raise sqlite3.ProgrammingError(
                     "the connection the grader hands in can be used only while claim, finish"
@@ -283,6 +298,10 @@ class Server:
             self.channel.send({"msg": "db", "id": call.request["id"], "cb": cb, "req": request})
         except wire.WireError:  # a request too long for one line (a huge script or blob)
             raise sqlite3.DataError("string or blob too big") from None
+        with self.waiting_for_judge():
+            return self._db_answer(cb)
+
+    def _db_answer(self, cb: int) -> dict:
         while True:
             answer = self.channel.recv()
             if answer is None or answer.get("op") == "close":
@@ -302,7 +321,7 @@ class Server:
             return server.ask(call, "send", encode_value(claim))
 
         def clock():  # how many sends had ended when it was called, not when it is answered
-            return server.ask(call, "clock", call.sends_back)
+            return server.ask(call, "clock", None)
 
         return send if name == "send" else clock
 
@@ -314,8 +333,12 @@ class Server:
         def clock():
             with server.turn:
                 server.may_call_back(call, "clock")
+                ended = call.sends_back  # when it was called: a send under way has not ended
+                if threading.get_ident() == call.thread:
+                    call.reads += 1  # a send held on another thread may end now (`hold`)
+                    server.turn.notify_all()
             server.files.scan()  # as at a callback: a connection of the code's own, open now
-            return now + per_send * call.sends_back
+            return now + per_send * ended
 
         return clock
 
@@ -324,17 +347,89 @@ class Server:
         if call not in self.stack:
             raise RuntimeError(f"{name} called outside the work_once call it was given to")
 
+    # -- the threads of the code's own -------------------------------------------------------
+    # Which of two threads reaches the channel first, or whether a send on a helper thread
+    # returns before the call's thread reads the clock, must never depend on how the threads
+    # were scheduled. A thread is idle when it waits here (`parked`) or in threading's waits
+    # (`_blocked`: a join, an Event, a Condition, a Queue, a Future's result, a selector); the
+    # waits below end when the threads they are about are idle, polled (a thread that starts
+    # to wait in threading tells nobody), with SETTLE_LIMIT as the safety net for a thread
+    # that never becomes idle (a busy loop): then they go on as they are.
+    def park(self, ready) -> None:
+        """Wait (with `turn` held) until `ready()`, this thread counted as idle meanwhile."""
+        if ready():
+            return
+        me = threading.get_ident()
+        self.parked.add(me)
+        self.turn.notify_all()
+        try:
+            while not ready():
+                self.turn.wait(SETTLE_POLL)
+        finally:
+            self.parked.discard(me)
+
+    def settled(self, call: _Call, limit: float) -> bool:
+        """Every other thread of the code's is idle: it waits here (`parked`), for the judge
+        (`on_wire`) or in threading's waits (`_blocked`); a thread on its way to call send has
+        called it. True too once `call` has ended (a callback of it is refused now) or at
+        `limit` (time.monotonic(): the safety net)."""
+        if call not in self.stack or time.monotonic() > limit:
+            return True
+        me = threading.get_ident()
+        frames = sys._current_frames()
+        return all(ident in self.parked or ident in self.on_wire
+                   or _blocked(frame, frames, self.turn)
+                   for ident, frame in frames.items()
+                   if ident != me and ident not in SERVER_THREADS)
+
+    def hold(self, call: _Call, reads: int) -> None:
+        """With `turn` held: sending takes time. A send answered on a thread other than its
+        call's ends (returns or raises to the code) once the call's thread has read the clock
+        since it was called (`reads`: that reading was taken while it ran), waits in
+        threading's waits (for it, say: `_blocked`) or is at the call's end; or SETTLE_LIMIT
+        has passed. Each of these is where that thread is in its own course, never how fast
+        it got there: what a reading says never depends on the threads' luck."""
+        limit = time.monotonic() + SETTLE_LIMIT
+
+        def ends() -> bool:
+            if call.ending or call.reads > reads or call not in self.stack:
+                return True
+            frame = sys._current_frames().get(call.thread)
+            return (frame is None or time.monotonic() > limit
+                    or _blocked(frame, sys._current_frames(), self.turn))
+        self.park(ends)
+
     def ask(self, call: _Call, name: str, arg: dict | None):
+        me = threading.get_ident()
         with self.turn:
+            self.may_call_back(call, name)
+            if name == "send":  # under way from now on: a clock read from now on is during it
+                call.sends += 1
+                call.entering += 1
+                reads = call.reads
+            else:  # the sends that had ended when clock() was called (another thread's may run)
+                arg = call.sends_back
+                if me == call.thread:
+                    call.reads += 1  # a send held on another thread may end now (`hold`)
+                limit = time.monotonic() + SETTLE_LIMIT
             # Another thread's callback goes first, to its end: while the judge serves it, it
             # may make calls of its own (the lock probe's), which go above `call` on the stack
             # and take the channel meanwhile; a callback of `call` asked then (its clock, read on
             # a thread of the code's own) waits until `call` is the innermost call again and
-            # no callback of it is under way (the judge answers one callback at a time).
-            while self.talking or (call in self.stack and (self.stack[-1] is not call
-                                                           or call.in_flight)):
-                self.turn.wait()
-            self.may_call_back(call, name)
+            # no callback of it is under way (the judge answers one callback at a time). A
+            # clock waits too for every send called (`entering`) and for every other thread of
+            # the code's to be idle (`settled`: one on its way to call send calls it first):
+            # which reaches the judge first never depends on the threads' luck.
+            try:
+                self.park(lambda: not (
+                    self.talking or (call in self.stack and (self.stack[-1] is not call
+                                                             or call.in_flight))
+                    or (name == "clock" and (call.entering
+                                             or not self.settled(call, limit)))))
+                self.may_call_back(call, name)
+            finally:
+                if name == "send":
+                    call.entering -= 1
             self.talking = True
             call.in_flight += 1
         try:
@@ -343,15 +438,20 @@ class Server:
             with self.turn:
                 self.talking = False
                 call.in_flight -= 1
-                if name == "send":
-                    call.sends_back += 1
                 self.turn.notify_all()
+                if name == "send":
+                    if me != call.thread and call in self.stack:
+                        call.holding += 1
+                        try:
+                            self.hold(call, reads)
+                        finally:
+                            call.holding -= 1
+                    call.sends_back += 1
+                    self.turn.notify_all()
 
     def _ask(self, call: _Call, name: str, arg: dict | None):
         """The round trip of one callback; the channel is this thread's (`talking`) but while
         it serves a nested call."""
-        if name == "send":
-            call.sends += 1
         self.files.scan()  # a connection of the code's own, open while it waits for the judge
         self.callbacks += 1
         cb = self.callbacks
@@ -364,6 +464,10 @@ class Server:
         if drop:  # a cursor freed before send: its statement is reset before send runs
             message["drop"] = drop
         self.channel.send(message)
+        with self.waiting_for_judge():
+            return self._answer(call, cb)
+
+    def _answer(self, call: _Call, cb: int):
         while True:
             request = self.channel.recv()
             if request is None or request.get("op") == "close":
@@ -385,17 +489,85 @@ class Server:
                 raise error
             self.nested(request)  # made by the judge from inside its callback
 
+    @contextlib.contextmanager
+    def waiting_for_judge(self):
+        """This thread waits for the judge on the channel (idle, as `idle` counts it), but
+        while it serves a nested call (`nested`)."""
+        me = threading.get_ident()
+        self.on_wire.add(me)
+        try:
+            yield
+        finally:
+            self.on_wire.discard(me)
+
     def nested(self, request: dict) -> None:
         """Serve a call the judge made while this thread waits for an answer on the channel:
         meanwhile the nested call's own callbacks and reply take the channel."""
+        me = threading.get_ident()
+        self.on_wire.discard(me)
         with self.turn:
             self.talking = False
             self.turn.notify_all()
         self.dispatch(request)
         with self.turn:
-            while self.talking:
-                self.turn.wait()
+            self.park(lambda: not self.talking)
             self.talking = True
+        self.on_wire.add(me)
+
+
+#: seconds a wait for the code's threads to be idle lasts at most (`Server.settle`, `hold`): a
+#: safety net for a thread that never waits (a busy loop); and how often it looks meanwhile
+SETTLE_LIMIT = 2.0
+SETTLE_POLL = 0.001
+#: the idents of the server's own threads (never the code's: `Server.settle` ignores them)
+SERVER_THREADS: set[int] = set()
+
+
+def _waits_codes() -> tuple:
+    """The code objects of threading's and selectors' waits (`_blocked`)."""
+    condition = {threading.Condition.wait.__code__}
+    join = {threading.Thread.join.__code__}
+    if hasattr(threading.Thread, "_wait_for_tstate_lock"):  # up to 3.12
+        join.add(threading.Thread._wait_for_tstate_lock.__code__)
+    select = {cls.select.__code__ for cls in vars(selectors).values()
+              if isinstance(cls, type) and issubclass(cls, selectors.BaseSelector)
+              and "select" in vars(cls)}
+    return frozenset(condition), frozenset(join), frozenset(select)
+
+
+_CONDITION_WAIT, _JOIN, _SELECT = _waits_codes()
+
+
+def _blocked(frame, frames: dict, ours) -> bool:
+    """Whether the thread whose innermost frame is `frame` waits, and cannot go on by itself:
+    in a Condition's wait not notified yet (Event, Queue, Future, Barrier and Semaphore wait
+    there), in a join of a thread that still runs, in a selector's select (asyncio's loop), a
+    thread pool's worker with nothing to do.
+    Read from its frames, never from timing; anything else (a lock of its own, sleep) counts
+    as running. A wait on `ours` (the server's own Condition) is the server's to tell."""
+    try:
+        code = frame.f_code
+        if code in _CONDITION_WAIT:
+            local = frame.f_locals
+            waiter, condition = local.get("waiter"), local.get("self")
+            return (condition is not ours and waiter is not None
+                    and any(w is waiter for w in condition._waiters))
+        if code in _JOIN:
+            local = frame.f_locals
+            joined = local.get("self")
+            return (local.get("block", True) is True and joined is not None
+                    and joined.ident in frames)
+        if code in _SELECT:
+            return True
+        pool = sys.modules.get("concurrent.futures.thread")
+        if pool is not None and code is getattr(getattr(pool, "_worker", None), "__code__", 0):
+            # a ThreadPoolExecutor's idle worker: no item in hand, none to take (it waits in
+            # the queue's get, in C)
+            local = frame.f_locals
+            return local.get("work_item") is None and local["work_queue"].empty()
+        return False
+    except Exception:  # noqa: BLE001 - a frame the code changed under us: not known to wait
+        return False
 
 
 def _let_go(exc: BaseException) -> None:
@@ -512,7 +684,9 @@ def watch_parent() -> None:
                 tick.wait(PARENT_POLL)
         os._exit(0)
 
-    threading.Thread(target=wait, name="grader-parent-watch", daemon=True).start()
+    watcher = threading.Thread(target=wait, name="grader-parent-watch", daemon=True)
+    watcher.start()
+    SERVER_THREADS.add(watcher.ident)
 
 
 PARENT_POLL = 0.2  # seconds between two looks at the parent (POSIX)
