@@ -40,3 +40,23 @@ def test_percentile_and_verdict():
     assert bench.percentile([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0], 90) > 9.0
     assert bench.verdict("solutions.queue", {"runs": 2, "passed": 2, "failed": 0}) == "stable"
     assert bench.verdict("x_mutant.py", {"runs": 2, "passed": 1, "failed": 1}) == "UNSTABLE"
+
+
+def test_the_suite_report_sums_each_files_tests(tmp_path, capsys):
+    """bench.suite: a JUnit report's tests summed per file (a test class's under its file),
+    longest first, with the suite's least wall time on N workers."""
+    from bench import suite
+
+    report = tmp_path / "suite.xml"
+    report.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="tests.test_a" name="one" time="2.5"/>'
+        '<testcase classname="tests.test_a.TestThing" name="two" time="1.5"/>'
+        '<testcase classname="tests.test_b" name="three" time="1.0"/>'
+        '</testsuite></testsuites>', encoding="utf-8")
+    assert suite.per_file(report) == {"tests/test_a.py": (4.0, 2), "tests/test_b.py": (1.0, 1)}
+    assert suite.main([str(report), "--workers", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith("tests/test_a.py") and out[2].startswith("tests/test_b.py")
+    assert "at least 4.0 s" in out[-1]
+    assert suite.main([str(tmp_path / "missing.xml")]) == 2
