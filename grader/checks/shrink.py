@@ -49,7 +49,9 @@ How = Callable[[list[Step]], "Found | None"]
 #: 30-600 (2026-12-05); a crowd of 17 jobs held at once (34 steps that cannot go) about
 #: 4,600. A step through a target process is about 0.4 ms of wall time on a quiet core: the
 #: whole budget about 2.5 s (the bound before, 400 replays, let an 80-step timeline replay
-#: up to 32,000 steps).
+#: up to 32,000 steps). A candidate proposed again is charged as if replayed but not replayed
+#: (`Tries.answers`): of the 4,716 steps the crowd's shrink is charged, 2,906 are played (80
+#: replays of 133); of quarantine_ten_at_most's whole budget, 3,640 (262 replays of 452).
 BUDGET = 6000
 #: The shrink's wall-clock safety net (s). The costliest shrink known (a claim that sees only the
 #: first sixteen live jobs: about 4,700 steps of the budget) takes 2.5 s on a quiet core; under a
