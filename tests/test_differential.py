@@ -313,7 +313,7 @@ def test_a_realistic_bug_is_found_and_shrunk(name, scratch):
     assert again is not None and again.how == want.how, small
     assert timelines.played_with(small, again.step) == len(small) - 1, small
     assert len(small) <= FOUND.get(name, MANY.get(name, HANDFUL)), small
-    # deterministic (the logical bound alone: the wall-clock net is a machine's load, not the shrink's)
+    # deterministic (the logical bound alone: the wall-clock net is the load, not the shrink)
     assert shrink.shrink(steps, how, want, plain=shrink.Plain(ids=ids), seconds=None) == small
 
 
