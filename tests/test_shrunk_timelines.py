@@ -275,6 +275,48 @@ def test_past_its_safety_net_of_seconds_the_shrink_tries_no_more_and_the_cut_sti
     assert shrink.shrink.__defaults__[-1] == shrink.SAFETY_SECONDS > 0
 
 
+class _Forgetful(dict):
+    """A record of answers that never holds one: every candidate is replayed."""
+
+    def __contains__(self, key) -> bool:
+        return False
+
+
+@pytest.mark.parametrize("budget", [300, shrink.BUDGET])
+def test_a_candidate_proposed_again_is_not_replayed_and_costs_as_if_it_were(budget, tmp_path,
+                                                                           monkeypatch):
+    """The shrink's passes propose some candidates again: each is replayed once (`how` is
+    asked of every candidate once), and charged to the budget as if replayed again, so the
+    shrunk timeline is exactly the one a shrink that replays every candidate finds (whatever
+    the budget cuts short)."""
+    name = "blind_claim_first_five_live_jobs"
+    steps, how = a_long_crowd(), Counted(load_mutant(name), tmp_path)
+    asked = []
+    want = how(steps)
+
+    def recorded(candidate):
+        asked.append(tuple(candidate))
+        return how(candidate)
+
+    small = shrink.shrink(steps, recorded, want, budget=budget, seconds=None)
+    assert len(asked) == len(set(asked)) > 0
+    every = []
+
+    class Replaying(shrink.Tries):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.answers = _Forgetful()
+
+    def replayed(candidate):
+        every.append(tuple(candidate))
+        return how(candidate)
+
+    monkeypatch.setattr(shrink, "Tries", Replaying)
+    assert shrink.shrink(steps, replayed, want, budget=budget, seconds=None) == small
+    if budget == shrink.BUDGET:  # the passes of a whole shrink did propose some again
+        assert len(every) > len(asked)
+
+
 @pytest.mark.parametrize("budget", [300, shrink.BUDGET])
 def test_a_long_failing_timeline_shrinks_within_a_budget_of_steps(budget, tmp_path):
     """The shrink replays no step after the difference (no candidate is longer than the cut

@@ -49,7 +49,9 @@ How = Callable[[list[Step]], "Found | None"]
 #: 30-600 (2026-12-05); a crowd of 17 jobs held at once (34 steps that cannot go) about
 #: 4,600. A step through a target process is about 0.4 ms of wall time on a quiet core: the
 #: whole budget about 2.5 s (the bound before, 400 replays, let an 80-step timeline replay
-#: up to 32,000 steps).
+#: up to 32,000 steps). A candidate proposed again is charged as if replayed but not replayed
+#: (`Tries.answers`): of the 4,716 steps the crowd's shrink is charged, 2,906 are played (80
+#: replays of 133); of quarantine_ten_at_most's whole budget, 3,640 (262 replays of 452).
 BUDGET = 6000
 #: The shrink's wall-clock safety net (s). The costliest shrink known (a claim that sees only the
 #: first sixteen live jobs: about 4,700 steps of the budget) takes 2.5 s on a quiet core; under a
@@ -105,6 +107,11 @@ class Tries:
 
     def __init__(self, how: How, want: Hashable, budget: int, stop_at: float | None = None):
         self.how, self.want, self.left, self.stop_at = how, want, budget, stop_at
+        #: what each candidate replayed so far gave (`how`'s answer), by its steps: the passes
+        #: of a shrink propose the same candidate again (a run dropped in one pass and again in
+        #: the next, a value already at its plainest); it is answered from here, charged as if
+        #: replayed (so the budget, hence the shrunk timeline, is as with a replay), at no cost
+        self.answers: dict[tuple[Step, ...], Found | None] = {}
 
     @property
     def spent(self) -> bool:
@@ -116,7 +123,11 @@ class Tries:
         """`steps` cut after the step it differs at, if it differs as wanted; else None."""
         if self.spent or not steps:
             return None
-        found = self.how(steps)
+        key = tuple(steps)
+        if key in self.answers:
+            found = self.answers[key]
+        else:
+            found = self.answers[key] = self.how(steps)
         played = len(steps) if found is None else played_with(steps, found.step) + 1
         self.left -= REPLAY + played
         if found is None or found.how != self.want:
@@ -128,12 +139,14 @@ def _drop_steps(steps: list[Step], differs: Tries, ids: Callable[[int], int]) ->
     """Delete runs of steps, long runs first, from the end backwards (later steps matter least
     to earlier ones, and finish refers to claims before it)."""
     size = len(steps) // 2 or 1
+    made = _made(steps, ids)  # what each step makes: played on the model once per `steps`
     while size >= 1:
         start = len(steps) - size
         while start >= 0:
-            kept = differs(_without(steps, start, size, ids))
+            kept = differs(_without(steps, start, size, ids, made))
             if kept is not None:
                 steps = kept
+                made = _made(steps, ids)
             start -= 1 if size == 1 else size
             start = min(start, len(steps) - size)
         size //= 2
@@ -141,13 +154,15 @@ def _drop_steps(steps: list[Step], differs: Tries, ids: Callable[[int], int]) ->
 
 
 def _without(steps: list[Step], start: int, size: int,
-             ids: Callable[[int], int] = lesson_ids) -> list[Step]:
+             ids: Callable[[int], int] = lesson_ids,
+             made: list[tuple[int, int | None]] | None = None) -> list[Step]:
     """`steps` less steps[start:start + size]; a later step keeps meaning the same thing: a
     finish hands in the same stamp (its `ref` counts the stamps handed out before it, fewer
     once some are gone), an operator's edit and a forged id name the same job (the jobs left
     are numbered again, as the world numbers them: `ids`). An edit of a job that is gone
-    names no job (id 0): it is skipped, as on both sides."""
-    made = _made(steps, ids)
+    names no job (id 0): it is skipped, as on both sides. (`made`: `_made(steps, ids)`, if
+    known already.)"""
+    made = _made(steps, ids) if made is None else made
     gone_stamps = sum(stamps for stamps, _ in made[start:start + size])
     first_gone = sum(stamps for stamps, _ in made[:start])
     gone_jobs = {job for _, job in made[start:start + size] if job is not None}
