@@ -7,7 +7,8 @@ import pytest
 
 from lab.store import Claim
 
-from grader.harness.judge.scenario import CheckFailed, Lab, show_typed
+from grader.harness.judge.outcomes import show_typed
+from grader.harness.judge.scenario import CheckFailed, Lab
 from grader.report.view import problem_line
 from grader.results import Kind
 
