@@ -191,7 +191,7 @@ ENUMERATED = {f.pattern: f for f in FAMILIES.values() if f.members() is not None
 
 #: Key expressions that pass on a key chosen elsewhere, and where that elsewhere is scanned.
 RELAYS = {
-    ("grader/report/view.py", 'event["key"]'):
+    ("grader/report/sentences.py", 'event["key"]'):
         "a timeline note's key: lab.note(key) and {'op': 'note', 'key': ...} are scanned",
     ("grader/report/html.py", "key"): "the templates' t(key): the templates are scanned",
     ("grader/harness/judge/verdicts.py", "detail"):
