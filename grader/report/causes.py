@@ -29,7 +29,7 @@ by how many checks they affect (most first), ties by the lesson order of their f
 Other failures (a logic error) keep their full block. Without any shared cause the report
 opens with the first failing check in lesson order and how many more fail.
 
-The sentences a cause is worded with are `sentences`'; the view (`view`) sets each failed
+The sentences a cause is worded with live in `sentences`; the view (`view`) sets each failed
 check's `cause` and builds the reports' stories from these.
 
 May import: the standard library, the grader's top-level basics (`grader.results`) and

@@ -7,8 +7,8 @@ but no expected value, expected row or hint; "none" only the why, after the one-
 when the code crashed, hung or is missing (an outcome other than 'failed'). A writer only lays
 the parts out.
 
-The sentences the views are made of are `sentences`'; the shared causes of failures, which the
-reports lead with, are `causes`'.
+The sentences the views are made of live in `sentences`; the shared causes of failures, which
+the reports lead with, in `causes`.
 
 Stories (`ReportView.stories`): what the report tells, in the order it recommends: the causes
 (most checks first), then the failures no cause explains, in lesson order. The terminal tells the
