@@ -42,7 +42,7 @@ BROKEN = {
 }
 
 
-#: The broken targets whose two checks fail for one shared cause (grader.report.view.cause_key;
+#: The broken targets whose two checks fail for one shared cause (grader.report.causes.cause_key;
 #: an exit is not one: each check says the call that was running).
 GROUPED = {"syntax-error", "import-raises", "missing-function", "claim-raises", "claim-sys-exit",
            "claim-hangs", "claim-wrong-type"}

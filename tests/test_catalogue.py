@@ -191,10 +191,10 @@ ENUMERATED = {f.pattern: f for f in FAMILIES.values() if f.members() is not None
 
 #: Key expressions that pass on a key chosen elsewhere, and where that elsewhere is scanned.
 RELAYS = {
-    ("grader/report/view.py", 'event["key"]'):
+    ("grader/report/sentences.py", 'event["key"]'):
         "a timeline note's key: lab.note(key) and {'op': 'note', 'key': ...} are scanned",
     ("grader/report/html.py", "key"): "the templates' t(key): the templates are scanned",
-    ("grader/harness/judge/scenario.py", "detail"):
+    ("grader/harness/judge/verdicts.py", "detail"):
         "Lab.fail/expect/expect_row(detail=...): every such call of the checks is scanned",
     ("grader/harness/judge/scenario.py", "key"):
         "Lab.note(key) puts the key on the timeline: every lab.note(...) of the checks is scanned",

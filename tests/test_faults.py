@@ -164,7 +164,7 @@ def test_a_drawn_worlds_fault_message_says_it_is_the_graders_fault(tmp_path, lan
 
 
 def test_the_marking_leaves_the_narration_and_other_text_alone():
-    from grader.report.view import mark_faults
+    from grader.report.sentences import mark_faults
 
     data = {"error": "IntegrityError: abc123", "params": {"said": "abc123 and more"},
             "timeline": [{"op": "note", "key": "note.fault-injected",

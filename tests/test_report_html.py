@@ -32,7 +32,8 @@ from pngread import read_png
 from grader.checkdef import all_checks
 from grader.instructor import class_report, gradebook
 from grader.report import html as report_html, timeline_svg
-from grader.report.view import SHOWN_IDS, report_view
+from grader.report.causes import SHOWN_IDS
+from grader.report.view import report_view
 from grader.report.messages import text
 from grader.report.render import value
 from grader.results import CheckResult, Failure

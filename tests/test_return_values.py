@@ -7,8 +7,9 @@ import pytest
 
 from lab.store import Claim
 
-from grader.harness.judge.scenario import CheckFailed, Lab, show_typed
-from grader.report.view import problem_line
+from grader.harness.judge.outcomes import show_typed
+from grader.harness.judge.scenario import CheckFailed, Lab
+from grader.report.sentences import problem_line
 from grader.results import Kind
 
 CLAIM = Claim(id=1, qty=5, owner="A", token=1, attempt=1, lease_until=1000)

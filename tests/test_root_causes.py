@@ -1,4 +1,4 @@
-"""Root causes first (grader.report.view.root_causes): one mistake that makes several checks fail
+"""Root causes first (grader.report.causes.root_causes): one mistake that makes several checks fail
 is shown once, ahead of the checks, and each check it explains is one line; results.json keeps
 every test's output and names the cause in extra_data; without a shared cause the report opens
 with the first failing check and how many more fail.
@@ -17,7 +17,8 @@ from conftest import ROOT, run_grader
 from grader.checkdef import all_checks
 from grader.report import html as report_html, results_json, terminal
 from grader.report.messages import text
-from grader.report.view import SHARED, cause_key, report_view
+from grader.report.causes import SHARED, cause_key
+from grader.report.view import report_view
 from grader.results import CheckResult, Failure, Kind, Outcome
 
 CHECKS = list(all_checks().values())  # lesson order
@@ -335,7 +336,7 @@ def test_the_mark_is_on_the_call_that_left_the_statement_open_not_the_last():
     """issue 38.5: the grader found the database locked by what the code still held; the ▶ is
     on the call that left its statement (or transaction) open, which the judge marks
     `left_open`, not on the last call; without the mark, on the last call."""
-    from grader.report.view import failing_step
+    from grader.report.sentences import failing_step
 
     events = [{"op": "enqueue", "job": 1}, {"op": "claim", "actor": "A"},
               {"op": "finish", "actor": "A"}, {"op": "claim", "actor": "B"}]

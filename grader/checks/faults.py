@@ -69,7 +69,7 @@ class Fault:
 def fault_message(lab: Lab) -> str:
     """The error the injected fault raises (SQLite's ABORT with this message): the note that
     injects it names it (`message`), so that a report can say, wherever the error shows, that it
-    is the grader's fault (grader.report.view.mark_faults), the world's letters saying nothing."""
+    is the grader's fault (grader.report.sentences.mark_faults), the world's letters saying nothing."""
     return lab.world.label("fault-message", "injected fault")
 
 

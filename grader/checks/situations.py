@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from lab.store import Claim
 
-from grader.harness.judge.scenario import Lab, expected_row
+from grader.harness.judge.outcomes import expected_row
+from grader.harness.judge.scenario import Lab
 
 
 def a_holds_the_job(lab: Lab, qty: int = 5, max_attempts: int = 3,

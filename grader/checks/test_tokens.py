@@ -6,7 +6,7 @@ from __future__ import annotations
 from grader.checkdef import check
 from .situations import a_holds_the_job
 from .steps import claims, claims_nothing, finishes
-from grader.harness.judge.scenario import expected_row
+from grader.harness.judge.outcomes import expected_row
 
 
 @check("lesson-timeline", points=3)

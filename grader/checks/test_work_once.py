@@ -12,8 +12,8 @@ from lab.store import Claim
 from grader.checkdef import check
 from .faults import expect_others_can_write
 from .situations import done, leased
-from grader.harness.judge.scenario import (CheckFailed, Lab, ManualClock, TargetRaised,
-                                           expected_row, show)
+from grader.harness.judge.outcomes import expected_row
+from grader.harness.judge.scenario import CheckFailed, Lab, ManualClock, TargetRaised, show
 from grader.harness.judge import target_client
 from grader.harness.judge.scenario import error_line
 from grader.results import Kind, RowDiff

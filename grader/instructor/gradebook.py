@@ -23,7 +23,7 @@ from pathlib import Path
 from grader.checkdef import CheckInfo
 from grader.report.files import write_atomically
 from grader.report.results_json import GRADED
-from grader.report.view import BLOCKING
+from grader.report.causes import BLOCKING
 
 #: What makes a spreadsheet read a cell as a formula (OWASP, CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -72,7 +72,7 @@ def row(submission: str, status: str, results: dict, seed: int | None = None) ->
 
 def never_ran(checks: dict[str, tuple[int, str]], results: dict) -> list[str]:
     """The causes' sentences when every check failed for a cause that stops the code before
-    any rule is reached (grader.report.view.BLOCKING, as results.json's causes name them);
+    any rule is reached (grader.report.causes.BLOCKING, as results.json's causes name them);
     empty when some check passed or failed on its own."""
     causes = (results.get("extra_data") or {}).get("causes") or []
     blocking = [c for c in causes if isinstance(c, dict) and c.get("kind") in BLOCKING]

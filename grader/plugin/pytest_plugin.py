@@ -267,7 +267,7 @@ class Grading:
         """What makes `result` the same mistake as others when it is one that stops the code
         before any rule (a function not implemented, a file that does not load: view.BLOCKING),
         else None: its own text is told in full."""
-        from grader.report.view import BLOCKING, cause_key
+        from grader.report.causes import BLOCKING, cause_key
 
         if result.passed or result.result is None:
             return None

@@ -1,8 +1,9 @@
 """Reports: check results turned into words and files, and every output format.
 
 Lives here: the message catalogue (`messages` + `catalogue/*.json`, English and Japanese), the
-view every writer reads (`view`: each check result in words, cut to the detail level), its plain
-text (`render`), the terminal report (`terminal`), the HTML report and its SVG timeline (`html`,
+view every writer reads (`view`: each check result in words, cut to the detail level; the
+sentences it is made of, `sentences`; the shared causes of failures it leads with, `causes`), its
+plain text (`render`), the terminal report (`terminal`), the HTML report and its SVG timeline (`html`,
 `timeline_svg`, `templates/`), Gradescope's results.json (`results_json`: its only builder,
 reader and writer, graded or not, and the batch statuses), JUnit XML (`junit`), PrairieLearn's
 results.json (`prairielearn`), a Markdown job summary (`markdown`), Classroom 50's result.json

@@ -1,7 +1,7 @@
 """The HTML report (`python -m grader --html PATH`): one self-contained file a student opens.
 
 Score at the top, then the shared causes ("fix this first": the mistake and the checks it
-makes fail, grader.report.view.root_causes; a list longer than SHOWN_IDS starts folded) and the
+makes fail, grader.report.causes.root_causes; a list longer than SHOWN_IDS starts folded) and the
 failures no cause explains ("to look at first"), numbered in lesson order, the first SHOWN_IDS
 of them and how many more, as the terminal report leads with the causes, then the first
 failure and how many more; then one `<details>` per check: failures
@@ -40,7 +40,8 @@ import jinja2
 
 from grader.results import CheckResult
 from .messages import text
-from .view import SHOWN_IDS, ReportView, report_view
+from .causes import SHOWN_IDS
+from .view import ReportView, report_view
 from . import timeline_svg
 
 TEMPLATES = Path(__file__).with_name("templates")

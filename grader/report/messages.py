@@ -146,7 +146,7 @@ OUTCOME = Family("outcome.{}", ("passed", "failed", "errored", "timed_out", "not
 #: A result kind that is worded from its own fields (grader.report.render.problem_line).
 KIND = Family("kind.{}", ("not-implemented", "wrong-type", "wrong-value", "wrong-field-type", "syntax-error", "import-error",
                           "missing-function", "no-such-file", "own-connection"))
-#: A shared cause of failures worded without what differs per check (grader.report.view).
+#: A shared cause of failures worded without what differs per check (grader.report.causes).
 CAUSE = Family("cause.{}", ("wrong-type", "wrong-field-type", "timed-out", "timed-out-import",
                               "send-in-transaction", "isolation-level-changed",
                               "transaction-left-open", "not-graded", "own-connection"))

@@ -12,7 +12,8 @@ from grader.config import Config
 from grader.results import CheckResult
 
 from . import hints, history
-from .view import STORIES, STUB_SOURCE_BYTES, ReportView, report_view, stub_lines
+from .causes import STUB_SOURCE_BYTES, stub_lines
+from .view import STORIES, ReportView, report_view
 
 
 def report_of(results: list[CheckResult], *, lang: str, target: str, impl: str, config: Config,
@@ -35,7 +36,7 @@ check as `config` says (its `show`: grader.report.view.report_view's `levels`)."
 
 def show_stubs(report: ReportView, impl: str) -> None:
     """Under each cause "not implemented yet", the stub's line of code and a caret (read from
-    the target's file, parsed and never run: grader.report.view.stub_lines), as a load error
+    the target's file, parsed and never run: grader.report.causes.stub_lines), as a load error
     shows its own."""
     stubs = [c for c in report.causes if c.kind == "not-implemented" and not c.source]
     path = history.target_file(impl) if stubs else None

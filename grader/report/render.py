@@ -9,7 +9,8 @@ import sys
 from typing import Callable
 
 from .messages import text
-from .view import CheckView, RowView, Step, message_line, plain, steps, value  # noqa: F401 (plain: for the writers)
+from .sentences import plain, value  # noqa: F401 (plain: for the writers)
+from .view import CheckView, RowView, Step, message_line, steps
 from .wrapping import display_width
 
 __all__ = ["PLAIN", "Style", "cause_text", "causes_text", "check_text", "failure_lines",

@@ -1,7 +1,7 @@
 """The Gradescope `results.json` shape: top-level score, max_score, tests[] with name, score,
 max_score, status (passed/failed), output and extra_data.check_id.
 
-The top-level `output` leads with the shared causes (grader.report.view.root_causes), as the
+The top-level `output` leads with the shared causes (grader.report.causes.root_causes), as the
 terminal does: each cause's heading, the mistake, its line of code and caret, the checks it
 makes fail; then the first failure of its own and how many; then the score. A test that a cause
 explains says so in one line ("See: <the mistake>") instead of repeating it, and its extra_data

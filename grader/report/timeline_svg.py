@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from markupsafe import Markup, escape
 
 from .messages import text
-from .view import event_text, failing_step
+from .sentences import event_text, failing_step
 
 LEFT = 86        # width of the lane labels
 FIRST = 30       # from the lane labels to the first moment

@@ -7,7 +7,9 @@ process that imported the code under grade, and believes only what it validated.
                    call asks the target, and only a validated SQLite value comes back
     watched        a real connection whose trace callback stays the grader's
     scenario       what a check body sees: the Lab (a fresh database, the target's functions
-                   wrapped, recorded and type-checked) and the verdicts
+                   wrapped, recorded and type-checked)
+    verdicts       the Lab's verdicts (expect, fail...), each raising a Failure, and the stop
+                   at a function the grade saw hang
     world          the world a check runs in, drawn from one seed
     target_client  the judge's handle on a target process: start it, call into it
     interleave     what the gates read off a statement
