@@ -63,10 +63,10 @@ class _Call:
     def __init__(self, request: dict):
         self.request = request
         self.raised: list[SendFailed] = []
-        self.sends = 0  # work_once: how often send was called (counted as it is called)
-        #: how many of those sends have returned (or raised) to the code: the clock moves on as
-        #: each one ends, and a reading tells the judge how many had ended when clock() was
-        #: called. A send is running from its call until it returns to the code, on any thread
+        #: how many of work_once's sends have returned (or raised) to the code: the clock moves
+        #: on as each one ends, and a reading tells the judge how many had ended when clock()
+        #: was called. A send is running from its call until it returns to the code, on any
+        #: thread
         self.sends_back = 0
         self.entering = 0  # sends called, not yet on the wire (they go before any clock)
         self.holding = 0  # sends answered, held on their thread (`Server.hold`)
@@ -333,14 +333,20 @@ class Server:
         def clock():
             with server.turn:
                 server.may_call_back(call, "clock")
-                ended = call.sends_back  # when it was called: a send under way has not ended
-                if threading.get_ident() == call.thread:
-                    call.reads += 1  # a send held on another thread may end now (`hold`)
-                    server.turn.notify_all()
+                ended = server.reading(call)
             server.files.scan()  # as at a callback: a connection of the code's own, open now
             return now + per_send * ended
 
         return clock
+
+    def reading(self, call: _Call) -> int:
+        """A clock of `call` is read now (with `turn` held): the sends that had ended (a send
+        under way has not); read on the call's own thread, a send held on another thread may
+        end now (`hold`)."""
+        if threading.get_ident() == call.thread:
+            call.reads += 1
+            self.turn.notify_all()
+        return call.sends_back
 
     def may_call_back(self, call: _Call, name: str) -> None:
         """`call` may call back: it is under way (from any thread). Called with `turn` held."""
@@ -394,9 +400,10 @@ class Server:
         def ends() -> bool:
             if call.ending or call.reads > reads or call not in self.stack:
                 return True
-            frame = sys._current_frames().get(call.thread)
+            frames = sys._current_frames()
+            frame = frames.get(call.thread)
             return (frame is None or time.monotonic() > limit
-                    or _blocked(frame, sys._current_frames(), self.turn))
+                    or _blocked(frame, frames, self.turn))
         self.park(ends)
 
     def ask(self, call: _Call, name: str, arg: dict | None):
@@ -404,13 +411,10 @@ class Server:
         with self.turn:
             self.may_call_back(call, name)
             if name == "send":  # under way from now on: a clock read from now on is during it
-                call.sends += 1
                 call.entering += 1
                 reads = call.reads
             else:  # the sends that had ended when clock() was called (another thread's may run)
-                arg = call.sends_back
-                if me == call.thread:
-                    call.reads += 1  # a send held on another thread may end now (`hold`)
+                arg = self.reading(call)
                 limit = time.monotonic() + SETTLE_LIMIT
             # Another thread's callback goes first, to its end: while the judge serves it, it
             # may make calls of its own (the lock probe's), which go above `call` on the stack
