@@ -170,6 +170,24 @@ def test_pytest_options_select_and_stop(tmp_path):
     assert by_name.returncode == 0 and "1 passed" in by_name.stdout, by_name.stdout
 
 
+def test_an_xdist_worker_grades_each_item_alone_with_the_same_verdicts():
+    """Under pytest-xdist a worker does not know which items it will be handed: each item grades
+    its own check (grader.runner.grade_check), and the verdicts are those of one session's
+    grade (grader.runner.iter_checks, which every other test here runs)."""
+    def verdicts(*workers: str) -> dict[str, str]:
+        proc = run_pytest("--pyargs", "grader.checks", "--impl",
+                          str(MUTANTS / "boundary_finish_at_expiry_accepted.py"), "-rA",
+                          "-k", "boundaries or tokens", *workers)
+        assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr
+        return {line.split("::")[-1].split()[0]: line.split()[0]
+                for line in proc.stdout.splitlines()
+                if line.startswith(("PASSED ", "FAILED ")) and "::" in line}
+
+    alone, streamed = verdicts("-n", "2"), verdicts()
+    assert streamed and alone == streamed
+    assert streamed["finish-at-expiry"] == "FAILED" and "PASSED" in streamed.values()
+
+
 def test_an_impl_that_cannot_be_graded_is_a_usage_error():
     proc = run_pytest("--pyargs", "grader.checks", "--impl", "nope/queue.py")
     assert proc.returncode == 4 and "--impl nope/queue.py: no such file" in proc.stderr

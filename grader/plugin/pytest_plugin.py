@@ -6,10 +6,15 @@
 Every function declared with `@check` in a module of grader/checks is collected as a
 `CheckItem` named by its check id (`grader/checks/test_boundaries.py::finish-at-expiry`;
 `-k` matches the id and the function's name, `-m` the check's family and `processes` for the
-checks that start processes of their own). An item grades its check with the judge of
-`python -m grader` (grader.runner.grade_check: every run's judge forked and jailed, since
-pytest's process is not; the code under grade in its own target process), after one
-preflight per session (code that cannot be loaded fails every item at once, as in a grade). A
+checks that start processes of their own). The items of a session are graded as
+`python -m grader` grades: the first item to run starts the grade of every check item pytest
+selected (grader.runner.iter_checks: the preflight, then the lanes, forked and jailed, since
+pytest's process is not; the code under grade in target processes), and each item takes its
+check's result as it comes, in lesson order, while the lanes go on with the next ones. A
+session's end (`-x`, `--maxfail`, Ctrl-C) ends the lanes. Under pytest-xdist (a worker does not
+know which items it will be handed), with `--pdb`, and for an item run twice, an item grades
+its own check alone (grader.runner.grade_check), after one preflight per session. Code that
+cannot be loaded fails every item at once, as in a grade. A
 check that does not pass fails its item with the text `python -m grader` shows under it
 (grader.report.render.check_text, hints kept back as on a first local run). With `--pdb` the
 judge of a check that starts no process of its own runs here, unjailed (for a student debugging
@@ -112,7 +117,7 @@ class CheckItem(pytest.Item):
 
     def runtest(self):
         grading = Grading.of(self.config)
-        self.result = grading.grade(self.info)
+        self.result = grading.grade(self.info, self.session.items)
         if self.result.passed:
             return
         raised = grading.check_exception()
@@ -145,6 +150,13 @@ def pytest_json_runtest_metadata(item, call):
     grading = Grading.of(item.config)
     return {METADATA_KEY: {"check": check_result_to_json(item.result), "target": grading.impl,
                            "seed": grading.seed, "lang": grading.lang}}
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The grade's lanes end with the session, however it ends (`-x` stops it early)."""
+    grading = session.config.stash.get(GRADING, None)
+    if grading is not None:
+        grading.close()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -187,6 +199,8 @@ class Grading:
         self.told: dict = {}  # a blocking cause -> the check whose failure told it in full
         self.hidden: list = []  # the checks the course's config hides (not collected)
         self._course = None
+        self._stream = None  # the session's grade (runner.iter_checks), once an item starts it
+        self._came: dict = {}  # check id -> its result, come from the grade, not yet taken
 
     @classmethod
     def of(cls, config) -> "Grading":
@@ -218,7 +232,42 @@ class Grading:
         problem = ungradable_file(self.impl) if is_path(self.impl) else None
         return f"--impl {self.impl}: {problem}" if problem else None
 
-    def grade(self, info):
+    def grade(self, info, items=()):
+        """The result of `info`'s check: taken from the session's grade (`_stream`), or graded
+        alone (`_grade_alone`; see the module's docstring for when)."""
+        result = None
+        if not self.debug and not hasattr(self.config, "workerinput"):  # not an xdist worker
+            result = self._streamed(info, items)
+        if result is None:
+            result = self._grade_alone(info)
+        self.results.append(result)
+        return result
+
+    def _streamed(self, info, items):
+        """`info`'s result from the grade of every check item selected, started by the first
+        item that asks (None: the grade has none for it, e.g. an item run twice)."""
+        from grader import runner
+
+        if self._stream is None:
+            infos = [item.info for item in items if isinstance(item, CheckItem)]
+            if info.id not in {i.id for i in infos}:
+                return None
+            self._stream = runner.iter_checks(self.impl, timeout_scale=self.timeout_scale,
+                                              seed=self.seed, checks=infos)
+        while info.id not in self._came:
+            with runner.cwd_on_path():  # the first step forks the lanes: they resolve lab.queue
+                result = next(self._stream, None)  # from the folder pytest runs in
+            if result is None:
+                break
+            self._came[result.id] = result
+        return self._came.pop(info.id, None)
+
+    def close(self) -> None:
+        """End the session's grade (its lanes, its zygote) if it is still running."""
+        if self._stream is not None:
+            self._stream.close()
+
+    def _grade_alone(self, info):
         from grader import runner
         from grader.harness.judge import checkrun
 
@@ -234,7 +283,6 @@ class Grading:
             else:
                 checkrun.keep_check_exception(self.debug)
                 result = runner.grade_check(info, settings, here=self.debug)
-        self.results.append(result)
         return result
 
     def check_exception(self):

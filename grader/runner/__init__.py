@@ -89,16 +89,19 @@ def run_checks(impl: str, *, timeout_scale: float = 1.0, select: str | None = No
 def iter_checks(impl: str, *, timeout_scale: float = 1.0, select: str | None = None,
                 repeat: int = 1, seed: int = LESSON_SEED, sweep: int = 1,
                 jobs: int | None = None, short_first: bool = False,
-                preflight: "Preflight | None" = None) -> Iterator[CheckResult]:
+                preflight: "Preflight | None" = None,
+                checks: list[CheckInfo] | None = None) -> Iterator[CheckResult]:
     """`run_checks`, one result at a time, in lesson order, each as soon as it and every check
     before it are done. `short_first`: every lane runs the short units before the long ones
     (`schedule`; watch: the checks of its first screen are all done as soon as can be).
-    `preflight`: the caller's `start_preflight(impl, timeout_scale)`, started earlier still."""
+    `preflight`: the caller's `start_preflight(impl, timeout_scale)`, started earlier still.
+    `checks`: the checks to run, given instead of `select` (the pytest plugin: the items pytest
+    selected), put in lesson order."""
     prepare()  # before the lanes are forked: they share this process's zygote
     # The preflight's judge first: it runs while the checks load and the lanes start.
     preflight = preflight or start_preflight(impl, timeout_scale)
     try:
-        checks = selected(select)
+        checks = selected(select) if checks is None else in_lesson_order(checks)
         settings = settings_for(impl, timeout_scale=timeout_scale, repeat=repeat, seed=seed,
                                 sweep=sweep)
         units = [unit for info in checks for unit in units_of(info)]
@@ -191,6 +194,14 @@ def selected(select: str | None) -> list[CheckInfo]:
                               " finish-at-expiry, or a part of one; python -m grader checks"
                               " lists every id)")
     return checks
+
+
+def in_lesson_order(checks: list[CheckInfo]) -> list[CheckInfo]:
+    """`checks`, each once, in lesson order (NoCheckSelected: none)."""
+    if not checks:
+        raise NoCheckSelected("no check to run")
+    order = {check_id: i for i, check_id in enumerate(all_checks())}
+    return sorted({info.id: info for info in checks}.values(), key=lambda i: order[i.id])
 
 
 def default_jobs() -> int:
