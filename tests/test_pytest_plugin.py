@@ -46,7 +46,7 @@ def both_ways(impl: str, tmp: Path, *select: str, hints: bool = False) -> tuple[
                       f"--json-report-file={report}", *select)
     assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr
     written = tmp / f"{name}.via-pytest.json"
-    again = run_grader("report", str(report), "--json", str(written), *asked)
+    again = run_grader("report", str(report), "--json", str(written), *asked, forked=True)
     assert again.returncode == proc.returncode, again.stderr
     return direct, json.loads(written.read_text(encoding="utf-8")), proc.stdout
 

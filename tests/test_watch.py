@@ -572,3 +572,5 @@ def test_instructor_shows_the_checks_the_config_hides(tmp_path, instructor):
     assert f"Score: 0 / {shown}" in final, final
     # the student's screen says how many checks are hidden and their points, never which
     assert ("hidden until your instructor publishes them" in final) is not instructor, final
+    # with only hidden checks graded, nothing says every check passed (their verdicts are not told)
+    assert "Every check passed" not in final, final

@@ -27,7 +27,7 @@ def from_view(report: ReportView, style: Style = PLAIN, running: list[str] = ())
         first = report.uncaused[0]
         lines.append(style("bold", report.lead))
         lines.append(f"{style(COLOURS[first.tone], first.mark)} {_one_line(first_line(first, lang))}")
-    elif not running:
+    elif not running and not report.hidden:  # a hidden check's verdict is not told
         lines.append(style("green", text("ui.all-passed", lang)))
     if report.unstable:
         lines.append(style("yellow", text("ui.unstable-summary", lang,

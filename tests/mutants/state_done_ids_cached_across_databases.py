@@ -13,10 +13,6 @@ from _kit import reference_finish
 from _kit import work_once_with
 from lab.store import Claim
 
-# not a variant, but not yet run through the pytest parity and the seed sweep (their fixtures
-# grade the whole catalogue): promote it to every suite once they pass with it
-LIGHT = True
-
 EXPECT_FAIL = {"random-timelines"}
 EXPECT_TEXT = {"random-timelines": "played alone, in a fresh process of your code, this "
                                    "timeline passes"}
