@@ -13,14 +13,15 @@ import threading
 from _kit import reference_claim as claim
 from _kit import reference_finish as finish
 
-EXPECT_FAIL = {"work-once-send-raises", "random-timelines"}
-EXPECT_TEXT = {"work-once-send-raises": "but work_once returned True"}
 # issue 38: every call is also held to the contract's rules after it (no transaction or
-# statement left open, every row as the model makes it), at the domain's sizes
-MAY_FAIL = {
-    'late-finish-in-time', 'late-finish-job-done', 'late-finish-lease-taken',
-    'late-finish-past-deadline', 'late-finish-same-name', 'lock-free-during-send',
-    'work-once-empty-queue', 'work-once-fresh-clock'}
+# statement left open, every row as the model makes it), at the domain's sizes: the checks
+# that meet its finish taken while send runs fail in every world and every run (a sweep of 8
+# worlds, --repeat 20), so they are expected, not only allowed
+EXPECT_FAIL = {"work-once-send-raises", "random-timelines", "late-finish-in-time",
+               "late-finish-job-done", "late-finish-lease-taken", "late-finish-past-deadline",
+               "late-finish-same-name", "lock-free-during-send", "work-once-empty-queue",
+               "work-once-fresh-clock"}
+EXPECT_TEXT = {"work-once-send-raises": "but work_once returned True"}
 
 
 def work_once(conn, owner, send, clock, lease_ms):
