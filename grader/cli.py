@@ -16,9 +16,9 @@ from pathlib import Path
 from . import arguments, config as configs
 from .checkdef import all_checks, check_families
 from .commands import SUBCOMMANDS
+from grader.harness.judge.world import LESSON_SEED, fresh_seed
 from grader.harness.processes import jail
 from grader.harness.target.loader import DEFAULT_TARGET, display_name, is_path
-from grader.harness.judge.world import LESSON_SEED, fresh_seed
 from .report import files, outputs, pipeline, terminal
 from .report.messages import CLI_COMMAND, LANGS, default_lang, text
 from .report.render import Style
@@ -193,7 +193,7 @@ def target_file(impl: str) -> str | None:
     """The file under grade (found without importing anything of it), or None."""
     if is_path(impl):
         return impl
-    from grader.harness.target.server import module_origin
+    from grader.harness.target.sealing import module_origin
 
     try:
         return module_origin(impl)

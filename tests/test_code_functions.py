@@ -19,7 +19,8 @@ import pytest
 
 from grader.harness import wire
 from grader.harness.judge import callbacks
-from grader.harness.judge.target_client import (RaisedInTarget, TargetEnded, TargetTimeout)
+from grader.harness.judge.target_errors import TargetEnded, TargetTimeout
+from grader.harness.wire.values import RaisedInTarget
 
 from conftest import gone
 from test_target_process import LEASE_MS, fresh_db, start, write_target

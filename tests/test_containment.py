@@ -158,7 +158,7 @@ print(json.dumps({"root": workroot.root(), "got": got}))
 def test_a_target_in_the_folder_holding_the_work_root_reads_only_its_own_file(tmp_path):
     """The grade's TMPDIR (where its work root is) holds the code under grade itself: the jail
     lets it read its own file, not its folder, so no check's database below the root (as for a
-    target in the temporary folder or the RAM folder: target_server.readable)."""
+    target in the temporary folder or the RAM folder: sealing.readable)."""
     probe = tmp_path / "probe.py"
     probe.write_text(PROBE)
     proc = subprocess.run([sys.executable, "-c", IN_THE_WORK_ROOTS_FOLDER, str(probe)],

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MUTANTS, ROOT
-from grader.checks import generate, shrink, timelines
+from grader.checks import generate, shrink, timeline_db, timelines
 from grader.checks.model import QueueModel
 from grader.checks.test_differential import LATE
 from grader.harness.judge.target_client import TargetProcess
@@ -77,7 +77,7 @@ def differences(module, scratch: Path, seed, count: int,
                 drawn=numbered) -> list[tuple[int, object]]:
     """The timelines of `seed` on which `module` (imported here, or a TargetProcess) differs;
     `drawn`: which timelines (the others, or the late ones: `late_numbered`)."""
-    queue = module if isinstance(module, TargetProcess) else timelines.Direct(module)
+    queue = module if isinstance(module, TargetProcess) else timeline_db.Direct(module)
     found = []
     for index in range(count):
         path = scratch / f"{index}.db"
@@ -258,7 +258,7 @@ def shrinking(module, scratch: Path, ids):
     def how(candidate):
         path = scratch / "shrink.db"
         try:
-            found = timelines.first_difference(candidate, timelines.Direct(module), path, ids)
+            found = timelines.first_difference(candidate, timeline_db.Direct(module), path, ids)
             return None if found is None else shrink.Found(timelines.how(candidate, found),
                                                            found.step)
         finally:
@@ -319,7 +319,7 @@ def test_a_realistic_bug_is_found_and_shrunk(name, scratch):
 
 def first_found(module, scratch: Path, seed, count: int):
     """The first timeline of `seed` on which `module` differs: (index, step, what), or None."""
-    queue = module if isinstance(module, TargetProcess) else timelines.Direct(module)
+    queue = module if isinstance(module, TargetProcess) else timeline_db.Direct(module)
     for index in range(count):
         path = scratch / f"{index}.db"
         try:

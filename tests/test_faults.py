@@ -13,7 +13,7 @@ from lab import store
 
 from grader.checks.faults import ABORT, ERROR, fault_error, fault_message, injected_fault
 from grader.harness.judge.scenario import Lab
-from grader.harness.judge.target_client import RaisedInTarget
+from grader.harness.wire.values import RaisedInTarget
 
 
 @pytest.fixture(params=[1, 987_654_321], ids=["lesson-world", "drawn-world"])

@@ -15,9 +15,10 @@ import pytest
 from conftest import MUTANTS, ROOT
 from grader import runner
 from grader.checkdef import PROCESS_FAMILIES, family
-from grader.harness.processes import sandbox
-from grader.harness.judge.target_client import TargetClosed, TargetProcess
+from grader.harness.judge.target_client import TargetProcess
+from grader.harness.judge.target_errors import TargetClosed
 from grader.harness.judge.world import LESSON_SEED
+from grader.harness.processes import sandbox
 from grader.results import Kind, Outcome, result_to_json
 from grader.runner import Settings, Unit, lanes
 

@@ -16,8 +16,8 @@ import pytest
 from conftest import MUTANTS
 from grader import runner
 from grader.checkdef import REGISTRY, all_checks
-from grader.harness.judge.outcomes import SHARED_WAIT_MS
-from grader.harness.judge.scenario import Lab, judge_wait_ms
+from grader.harness.judge.outcomes import SHARED_WAIT_MS, judge_wait_ms
+from grader.harness.judge.scenario import Lab
 from grader.results import Failure, Kind, Outcome
 
 LOCKS = str(MUTANTS / "lock_exclusive_never_committed.py")  # claim: BEGIN EXCLUSIVE, no COMMIT

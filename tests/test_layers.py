@@ -5,7 +5,9 @@ imports only what its docstring's "May import" says (PACKAGE_IMPORTS, which the 
 checked against), and inside packages: the target process's modules import no module of the
 judge's, and only the pytest plugin imports pytest. No module uses another module's underscore
 names: what is shared has a public name. No two grader modules import each other, directly or
-through others: an import goes one way.
+through others: an import goes one way. A name is imported from the module that defines it,
+never through another that only imports it (no module is a second door to another's names), and
+no module is over MAX_LINES lines (a larger one is split along a seam).
 
 Every import statement is read from the source, those inside functions included."""
 
@@ -294,18 +296,15 @@ def test_the_cycle_rule_finds_a_circle_through_a_third_module():
 
 
 # -- no module uses another module's underscore names --------------------------------------------------
-def private_uses(path: Path) -> list[str]:
-    """Where `path` takes an underscore name (not a dunder) from another grader module:
-    `from grader.x import _y`, or `x._y` on a name an import bound to a grader module."""
+def grader_names(path: Path) -> tuple[list[tuple[int, str, str]], list[tuple[int, str, str]]]:
+    """What `path` takes from grader modules: (line, module, name) for each name a
+    `from grader.x import name` takes that is not a module itself, and for each `x.name` read on
+    a name an import bound to a grader module (`import grader.x as x`, `from grader import x`)."""
     module = module_name(path)
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     tree = ast.parse(path.read_text(encoding="utf-8"))
     bound: dict[str, str] = {}  # a local name -> the grader module it is
-    found = []
-
-    def private(name: str) -> bool:
-        return name.startswith("_") and not name.startswith("__")
-
+    imported, used = [], []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -322,16 +321,29 @@ def private_uses(path: Path) -> list[str]:
             for alias in node.names:
                 if is_module(f"{source}.{alias.name}"):
                     bound[alias.asname or alias.name] = f"{source}.{alias.name}"
-                elif private(alias.name) and source != module:
-                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} imports "
-                                 f"{alias.name} from {source}")
+                else:
+                    imported.append((node.lineno, source, alias.name))
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and private(node.attr)
-                and isinstance(node.value, ast.Name) and node.value.id in bound
-                and bound[node.value.id] != module):
-            found.append(f"{path.relative_to(ROOT)}:{node.lineno} uses "
-                         f"{bound[node.value.id]}.{node.attr}")
-    return found
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in bound):
+            used.append((node.lineno, bound[node.value.id], node.attr))
+    return imported, used
+
+
+def private_uses(path: Path) -> list[str]:
+    """Where `path` takes an underscore name (not a dunder) from another grader module:
+    `from grader.x import _y`, or `x._y` on a name an import bound to a grader module."""
+    module = module_name(path)
+    imported, used = grader_names(path)
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.startswith("__")
+
+    where = path.relative_to(ROOT)
+    return ([f"{where}:{line} imports {name} from {source}"
+             for line, source, name in imported if private(name) and source != module]
+            + [f"{where}:{line} uses {source}.{name}"
+               for line, source, name in used if private(name) and source != module])
 
 
 @pytest.mark.parametrize("path", GRADER_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -358,3 +370,87 @@ def test_the_rules_catch_an_underscore_name_and_the_judge_in_the_target_process(
         test_a_side_of_the_harness_imports_only_what_it_may("grader.harness.target")
     with pytest.raises(AssertionError, match="dbproxy.py:4 imports pytest"):
         test_only_the_pytest_plugin_imports_pytest_and_only_pytest_imports_it()
+
+
+# -- a name comes from the module that defines it; no module over MAX_LINES ---------------------------
+#: The most lines a grader module may have: a larger one is split along a seam, not by count.
+MAX_LINES = 600
+
+
+def defined_names(path: Path) -> set[str]:
+    """The names a module defines at its top level (def, class, assignment; inside a top-level
+    if or try too), not those it imports."""
+    names: set[str] = set()
+
+    def walk(body) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            elif isinstance(node, (ast.If, ast.Try)):
+                walk(node.body)
+                walk(node.orelse)
+                walk(getattr(node, "finalbody", []))
+                for handler in getattr(node, "handlers", []):
+                    walk(handler.body)
+
+    walk(ast.parse(path.read_text(encoding="utf-8")).body)
+    return names
+
+
+def module_path(name: str) -> Path:
+    base = ROOT.joinpath(*name.split("."))
+    return base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
+
+
+def borrowed_names(path: Path) -> list[str]:
+    """Where `path` takes a name from a grader module that does not define it (that module only
+    imports it): `from grader.x import Name`, or `x.Name` on a name an import bound to a grader
+    module."""
+    imported, used = grader_names(path)
+
+    def borrowed(source: str, name: str) -> bool:
+        return (is_module(source) and not name.startswith("__")
+                and not is_module(f"{source}.{name}")
+                and name not in defined_names(module_path(source)))
+
+    where = path.relative_to(ROOT)
+    return ([f"{where}:{line} imports {name} from {source}, which does not define it"
+             for line, source, name in imported if borrowed(source, name)]
+            + [f"{where}:{line} uses {source}.{name}, which it does not define"
+               for line, source, name in used if borrowed(source, name)])
+
+
+@pytest.mark.parametrize("path", GRADER_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_a_name_is_imported_from_the_module_that_defines_it(path):
+    found = borrowed_names(path)
+    assert not found, "\n".join(found) + "\n(import it from where it is defined)"
+
+
+def test_no_grader_module_is_over_the_most_lines():
+    large = {p.relative_to(ROOT).as_posix(): n for p in GRADER_FILES
+             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not large, f"over {MAX_LINES} lines (split along a seam): {large}"
+
+
+def test_the_rules_catch_a_borrowed_name_and_a_module_too_large(monkeypatch):
+    # The tests above must be able to fail: a check that takes the outcomes' WriteLocked
+    # through scenario, or the target process's SendFailed through target_client, is caught;
+    # so is a module one line over the most.
+    fake = GRADER / "checks" / "test_stamps.py"
+    source = ("from grader.harness.judge.scenario import Lab, WriteLocked\n"
+              "from grader.harness.judge import target_client\n"
+              "target_client.SendFailed\ntarget_client.TargetProcess\n")
+    long = GRADER / "results.py"
+    monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: (
+        source if self == fake else "x = 1\n" * (MAX_LINES + 1) if self == long
+        else Path.read_bytes(self).decode(encoding or "utf-8")))
+    assert borrowed_names(fake) == [
+        "grader/checks/test_stamps.py:1 imports WriteLocked from grader.harness.judge.scenario, "
+        "which does not define it",
+        "grader/checks/test_stamps.py:3 uses grader.harness.judge.target_client.SendFailed, "
+        "which it does not define"]
+    with pytest.raises(AssertionError, match=r"grader/results.py': 601"):
+        test_no_grader_module_is_over_the_most_lines()

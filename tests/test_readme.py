@@ -12,9 +12,9 @@ import pytest
 import mdlinks
 from conftest import ROOT, run_grader
 
+from grader.checkdef import ID_PATTERN, all_checks
 from grader.report import check_list, messages
 from grader.report.messages import LANGS
-from grader.checkdef import ID_PATTERN, all_checks
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 #: Where the contract, its decisions and the check catalogue live (students get it too).
@@ -143,7 +143,7 @@ def _options(command: str | None) -> set[str]:
 
 
 def test_every_grader_command_and_option_on_the_pages_exists():
-    from grader.cli import SUBCOMMANDS
+    from grader.commands import SUBCOMMANDS
 
     options = {None: _options(None), **{c: _options(c) for c in SUBCOMMANDS}}
     shown = 0

@@ -30,14 +30,14 @@ from conftest import IN_CI, MUTANTS, ROOT, run_grader
 from pngread import read_png
 
 from grader.checkdef import all_checks
+from grader.harness.target.loader import display_name
 from grader.instructor import class_report, gradebook
 from grader.report import html as report_html, timeline_svg
 from grader.report.causes import SHOWN_IDS
-from grader.report.view import report_view
 from grader.report.messages import text
-from grader.report.render import value
+from grader.report.sentences import value
+from grader.report.view import report_view
 from grader.results import CheckResult, Failure
-from grader.harness.target.loader import display_name
 from lab.store import COLUMNS
 
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"

@@ -7,8 +7,8 @@ import pytest
 
 from lab.store import Claim
 
-from grader.harness.judge.outcomes import show_typed
-from grader.harness.judge.scenario import CheckFailed, Lab
+from grader.harness.judge.outcomes import CheckFailed, show_typed
+from grader.harness.judge.scenario import Lab
 from grader.report.sentences import problem_line
 from grader.results import Kind
 

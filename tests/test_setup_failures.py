@@ -3,7 +3,8 @@ what the contract gives, that the rule under test was never reached, and no hint
 
 from __future__ import annotations
 
-from grader.harness.judge.scenario import CheckFailed, Lab
+from grader.harness.judge.outcomes import CheckFailed
+from grader.harness.judge.scenario import Lab
 from grader.report.view import check_view
 from grader.results import CheckResult, Failure, Kind, Outcome
 

@@ -19,9 +19,9 @@ import pytest
 
 from conftest import MUTANTS
 from grader import runner
-from grader.checks import generate, shrink, timelines
-from grader.checks.test_differential import timeline_ids
+from grader.checks import generate, shrink, timeline_db, timelines
 from grader.checks.model import QueueModel
+from grader.checks.test_differential import timeline_ids
 from grader.checks.timelines import Step
 from grader.harness.judge.target_client import TargetProcess
 from grader.harness.judge.world import LESSON_SEED, World
@@ -172,7 +172,7 @@ def test_in_a_drawn_world_the_model_numbers_jobs_as_the_world(seed, tmp_path):
     agrees with the model on every one, its enqueues included."""
     world = World(seed, CHECK)
     assert world.job_id(1) != 1  # the world numbers its jobs otherwise than the store would
-    queue = timelines.Direct(reference)
+    queue = timeline_db.Direct(reference)
     for index in range(100):
         ids = timeline_ids(world, index)
         steps = generate.in_world(generate.timeline(LESSON_SEED, index), world.t0, world.qty,
@@ -229,7 +229,7 @@ class Counted:
     """A shrink's `how` over a module (in this process), counting what each replay played."""
 
     def __init__(self, module, folder):
-        self.queue, self.folder = timelines.Direct(module), folder
+        self.queue, self.folder = timeline_db.Direct(module), folder
         self.lengths: list[int] = []  # each candidate's length
         self.played = 0  # steps played, each replay up to its first difference
 
@@ -347,7 +347,7 @@ def test_a_long_failing_timeline_shrinks_within_a_budget_of_steps(budget, tmp_pa
 
 # -- what is shown when the shrunk timeline does not differ again ---------------------------------
 def failure_of(call):
-    from grader.harness.judge.scenario import CheckFailed
+    from grader.harness.judge.outcomes import CheckFailed
 
     with pytest.raises(CheckFailed) as failed:
         call()

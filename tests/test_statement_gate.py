@@ -12,7 +12,8 @@ import pytest
 
 from lab import store
 from lab.store import Claim
-from grader.harness.judge.target_client import ProtocolError, TargetClosed, TargetProcess
+from grader.harness.judge.target_client import TargetProcess
+from grader.harness.judge.target_errors import ProtocolError, TargetClosed
 
 from conftest import CHANNEL_FDS, gone
 

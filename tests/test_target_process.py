@@ -24,11 +24,11 @@ import pytest
 from lab import store
 from lab.store import Claim
 from grader.harness import wire
-from grader.harness.judge.target_client import (Foreign, ProtocolError, RaisedInTarget,
-                                                RequestRefused, SendFailed, TargetClosed,
-                                                TargetEnded, TargetLoadError, TargetProcess,
+from grader.harness.judge.target_client import TargetProcess
+from grader.harness.judge.target_errors import (ProtocolError, RequestRefused, SendFailed,
+                                                TargetClosed, TargetEnded, TargetLoadError,
                                                 TargetTimeout)
-from grader.harness.wire.values import decode_value, encode_value
+from grader.harness.wire.values import Foreign, RaisedInTarget, decode_value, encode_value
 
 from conftest import CHANNEL_FDS, gone
 
@@ -1010,7 +1010,8 @@ def test_a_claim_with_a_wrong_field_type_names_the_field():
 
 def test_journal_mode_and_close_conn(tmp_path):
     """journal_mode answers the connection's mode; a closed connection's name is refused."""
-    from grader.harness.judge.target_client import RequestRefused, TargetProcess
+    from grader.harness.judge.target_errors import RequestRefused
+    from grader.harness.judge.target_client import TargetProcess
     from lab import store
 
     path = tmp_path / "q.db"
@@ -1273,7 +1274,7 @@ def test_the_servers_own_connections_are_never_reported(tmp_path, reference):
     (["a"], "open"),
 ])
 def test_own_connections_on_the_wire_are_strict(value, op):
-    from grader.harness.judge.target_client import _own_connections
+    from grader.harness.judge.target_fields import own_connections_field as _own_connections
 
     with pytest.raises(wire.WireError):
         _own_connections(value, op)

@@ -213,7 +213,7 @@ def test_watch_on_the_portable_path_grades_once_and_regrades_on_a_save(tmp_path)
     assert code in (0, 130) and "Traceback" not in stderr
     assert w.seen, "no grading process was ever seen"
     # A spawned grade's lanes and targets end once the process that started them is gone
-    # (their stdin's end, grader.harness.target.server.watch_parent): a deadline, not a hope.
+    # (their stdin's end, grader.harness.target.lifeline.watch_parent): a deadline, not a hope.
     deadline = time.monotonic() + WAIT
     while still_alive(w.seen) and time.monotonic() < deadline:
         time.sleep(0.1)

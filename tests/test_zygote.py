@@ -22,11 +22,12 @@ import pytest
 
 from lab import store
 from lab.store import Claim
-from grader.harness.processes import launch, zygote
 from grader.harness.judge import target_client
+from grader.harness.judge.target_client import TargetProcess
+from grader.harness.judge.target_errors import TargetEnded, TargetLoadError
+from grader.harness.processes import launch, zygote
 from grader.harness.processes.launch import spawn
-from grader.harness.judge.target_client import (RaisedInTarget, TargetEnded, TargetLoadError,
-                                                TargetProcess)
+from grader.harness.wire.values import RaisedInTarget
 
 ROOT = Path(__file__).resolve().parent.parent
 LEASE_MS = 1000
@@ -357,7 +358,8 @@ OWNER_IN_A_CHANGED_CHECKOUT = """
 import json, os, sys
 from grader.harness.processes import zygote
 from grader.harness.processes.launch import spawn
-from grader.harness.judge.target_client import TargetLoadError, TargetProcess
+from grader.harness.judge.target_client import TargetProcess
+from grader.harness.judge.target_errors import TargetLoadError
 
 assert zygote.start()
 TargetProcess("solutions.queue", launcher=zygote.launch_forked).close()  # it has listed '.'
@@ -606,7 +608,7 @@ import json, os, signal, time
 from grader.harness.processes import zygote
 from grader.harness.judge.target_client import TargetProcess
 
-from grader.harness.judge.target_client import TargetEnded
+from grader.harness.judge.target_errors import TargetEnded
 
 
 def alive(pid):

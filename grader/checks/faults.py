@@ -39,9 +39,9 @@ import sqlite3
 
 from . import txshape
 from grader.harness.judge.lockdown import FAILER, FAILER_MESSAGE
-from grader.harness.judge.scenario import Lab, judge_write
-from grader.harness.judge.target_client import RaisedInTarget
-from grader.harness.wire.values import chained
+from grader.harness.judge.outcomes import judge_write
+from grader.harness.judge.scenario import Lab
+from grader.harness.wire.values import RaisedInTarget, chained
 
 #: The kinds of injected fault: SQLite's RAISE(ABORT) (an IntegrityError with the world's
 #: message), or a judge's SQL function that raises (an OperationalError that is not a lock).

@@ -18,12 +18,13 @@ import os
 from lab import store
 from lab.store import Claim
 
-from grader.harness.judge import children
 from grader.checkdef import check
+from grader.harness.judge import children
 from .situations import leased
 from grader.harness.judge.explore import MAX_KILL_POINTS, kill_points
 from grader.harness.judge.interleave import sql_line
-from grader.harness.judge.scenario import CheckFailed, Lab, insert_job
+from grader.harness.judge.outcomes import CheckFailed
+from grader.harness.judge.scenario import Lab, insert_job
 from grader.results import Failure, Kind, Outcome, RowDiff
 
 QTY = 5

@@ -14,7 +14,7 @@ random-timelines` plays the same timelines.
 After the 100 timelines come 14 late ones (generate.late): in each, another worker, or the
 operator, acts from inside a work_once's send (re-claims the job once its lease ran out, finishes
 it, takes it back and claims it again under the same name, moves its deadline), played on a
-connection of its own in the same target process (timelines.Elsewhere); a work_once whose late
+connection of its own in the same target process (timeline_db.Elsewhere); a work_once whose late
 finish lands on the new holder's row differs there, and is shrunk to the fewest such steps.
 
 The timelines are the same in every grade: drawn from the lesson's seed (so the bugs they catch
@@ -32,11 +32,12 @@ import tempfile
 from pathlib import Path
 
 from grader.checkdef import check
-from grader.harness.judge.scenario import (CheckFailed, Lab, TargetRaised, error_line, judge_write,
+from grader.harness.judge.outcomes import (CheckFailed, TargetRaised, error_line, judge_write,
                                            lost_target, show, stamp)
-from grader.harness.judge.world import LESSON_SEED
-from grader.harness.judge.target_client import (FunctionHung, ProtocolError, TargetEnded,
+from grader.harness.judge.scenario import Lab
+from grader.harness.judge.target_errors import (FunctionHung, ProtocolError, TargetEnded,
                                                 TargetProcessError, TargetTimeout)
+from grader.harness.judge.world import LESSON_SEED
 
 from . import generate
 from .model import QueueModel, lesson_ids
@@ -244,7 +245,7 @@ class LabQueue:
 
 def other_conn(lab: Lab):
     """The other worker's connection in a replay (opened once, at its first use): it waits for
-    no lock, as in `timelines.Elsewhere`."""
+    no lock, as in `timeline_db.Elsewhere`."""
     if getattr(lab, "other_conn", None) is None:
         lab.other_conn = lab.connect(busy_timeout_ms=0)
     return lab.other_conn
@@ -312,7 +313,7 @@ def replay(lab: Lab, steps: list[Step], index: int, shrunk: bool = True,
         lab.note("timeline.random.carried-over")
     ids = timeline_ids(lab.world, index)
     queue, operator, model = LabQueue(lab), LabOperator(lab, ids), QueueModel(ids)
-    if any(step.inside for step in steps):  # the other worker connects first (timelines.Database)
+    if any(step.inside for step in steps):  # the other worker connects first (timeline_db.Database)
         queue.elsewhere()
     stamps: list = []
     for number, step, inside in groups(steps):

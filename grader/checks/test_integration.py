@@ -24,10 +24,10 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from grader.harness.processes import sandbox
 from grader.checkdef import check
-from grader.harness.judge.scenario import CheckFailed
+from grader.harness.judge.outcomes import CheckFailed
 from grader.harness.judge.workers import ENDED, Crew, Plan
+from grader.harness.processes import sandbox
 from grader.results import Cause, Failure, Kind, Outcome
 
 if TYPE_CHECKING:

@@ -27,7 +27,8 @@ from typing import Callable
 from lab.store import Claim
 
 from grader.checkdef import check
-from grader.harness.judge.scenario import Conn, Lab, ManualClock, show
+from grader.harness.judge.outcomes import show
+from grader.harness.judge.scenario import Conn, Lab, ManualClock
 from .situations import done, leased
 from .steps import claims, expect_rows, finishes
 from .test_work_once import Courier, expect_a_claim, expect_sent_once

@@ -17,8 +17,9 @@ from lab.store import Claim
 
 from grader.checkdef import check
 from .situations import done, leased
-from grader.harness.judge.target_client import RaisedInTarget
-from grader.harness.judge.scenario import CheckFailed, ManualClock
+from grader.harness.judge.outcomes import CheckFailed
+from grader.harness.judge.scenario import ManualClock
+from grader.harness.wire.values import RaisedInTarget
 from .test_work_once import expect_a_claim
 
 PROBE_BUSY_MS = 150  # how long the probe's connections wait for a lock before giving up

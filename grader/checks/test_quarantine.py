@@ -8,8 +8,7 @@ import sqlite3
 from grader.checkdef import check
 from .situations import a_holds_the_job
 from .steps import claims, claims_nothing, finishes, snapshot
-from grader.harness.judge.outcomes import expected_row
-from grader.harness.judge.scenario import judge_write
+from grader.harness.judge.outcomes import expected_row, judge_write
 
 
 def quarantined(row: dict) -> dict:

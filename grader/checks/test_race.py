@@ -21,14 +21,15 @@ import sqlite3
 from lab import store
 from lab.store import BUSY_TIMEOUT_MS
 
-from grader.harness.judge import children
 from grader.checkdef import check
+from grader.harness.judge import children
 from . import txshape
 from .situations import leased
 from grader.harness.judge.explore import MAX_SCHEDULES, Schedule, explore
 from grader.harness.judge.interleave import sql_line
 from grader.harness.judge.journal import busy_timeout_set, switched_to
-from grader.harness.judge.scenario import CheckFailed, Lab
+from grader.harness.judge.outcomes import CheckFailed
+from grader.harness.judge.scenario import Lab
 from grader.results import Failure, Kind, Outcome, RowDiff
 
 ACTORS = ("A", "B")  # the roles: the claimers are named as the world names them

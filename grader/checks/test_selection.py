@@ -9,8 +9,7 @@ from lab.store import Claim
 
 from grader.checkdef import check
 from .steps import claims, claims_nothing, expect_rows, finishes, snapshot
-from grader.harness.judge.outcomes import expected_row
-from grader.harness.judge.scenario import judge_write
+from grader.harness.judge.outcomes import expected_row, judge_write
 
 
 @check("claim-result-matches-row", points=2)

@@ -20,9 +20,8 @@ from .faults import (ABORT, ERROR, KINDS, attempt, expect_no_transaction_left,
                      injected_fault, is_locked_error, is_the_fault, masked_locked_error,
                      read_lock_held, write_lock_held)
 from .steps import expect_rows, snapshot
-from grader.harness.judge.outcomes import WriteLocked, expected_row
-from grader.harness.judge.scenario import Lab, ManualClock, show
-from grader.harness.judge.scenario import error_line, judge_write
+from grader.harness.judge.outcomes import WriteLocked, error_line, expected_row, judge_write, show
+from grader.harness.judge.scenario import Lab, ManualClock
 from grader.results import RowDiff
 
 #: txshape problem code -> the catalogue sentence that explains it, for claim.

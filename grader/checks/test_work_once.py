@@ -12,14 +12,13 @@ from lab.store import Claim
 from grader.checkdef import check
 from .faults import expect_others_can_write
 from .situations import done, leased
-from grader.harness.judge.outcomes import expected_row
-from grader.harness.judge.scenario import CheckFailed, Lab, ManualClock, TargetRaised, show
-from grader.harness.judge import target_client
-from grader.harness.judge.scenario import error_line
+from grader.harness.judge import target_errors
+from grader.harness.judge.outcomes import CheckFailed, TargetRaised, error_line, expected_row, show
+from grader.harness.judge.scenario import Lab, ManualClock
 from grader.results import Kind, RowDiff
 
 
-class SendFailed(target_client.SendFailed):
+class SendFailed(target_errors.SendFailed):
     """The grader's send failing, the way a lost connection to the receiver would (the target's
     send raises the target process's own SendFailed with this message)."""
 

@@ -14,9 +14,11 @@ not land.
 
 `first_difference` plays a timeline on a fresh database and on `model.QueueModel` side by side
 and stops at the first step where a return value, a row, or the connection's transaction state
-differs (a step inside a send is compared when it returns, inside that send). The code under grade is driven by connection name: through the check's
-`TargetProcess` (the judge never imports the code under grade), or `Direct`, the same calls on
-an imported module (the project's own tests prove the model against the reference with it).
+differs (a step inside a send is compared when it returns, inside that send). The code under
+grade is driven by connection name: through the check's `TargetProcess` (the judge never imports
+the code under grade), or `timeline_db.Direct`, the same calls on an imported module (the
+project's own tests prove the model against the reference with it). The database it is played on
+(`timeline_db.Database`, its other worker `Elsewhere`) is timeline_db's.
 Values compare as data (a `Foreign` is never a model value), exceptions by their type's name;
 rows are read on the judge's own connection; jobs are numbered as the world numbers them
 (`ids`), on both sides. `shrink` makes a differing timeline minimal (fewer steps, then simpler
@@ -29,19 +31,19 @@ from __future__ import annotations
 import builtins
 import copy
 import dataclasses
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from lab import store
 from lab.store import Claim
 
-from grader.harness.judge import target_client, watched
-from grader.harness.judge.scenario import WriteLocked, insert_job, judge_wait_ms, judge_write
-from grader.harness.judge.target_client import RaisedInTarget, TargetProcessError
+from grader.harness.judge import target_errors
+from grader.harness.judge.outcomes import WriteLocked
+from grader.harness.judge.target_errors import TargetProcessError
+from grader.harness.wire.values import RaisedInTarget
 
 from .model import LEASED, PENDING, QUARANTINED, QueueModel, lesson_ids
+from .timeline_db import Database, Elsewhere
 
 #: Worker names from a wide alphabet: case, SQL wildcards, quotes, spaces, non-ASCII, SQL text.
 OWNERS = ("A", "B", "C", "a", "worker-1", "worker_1", "o'brien", 'say "hi"', "50%", "%", "_",
@@ -49,7 +51,7 @@ OWNERS = ("A", "B", "C", "a", "worker-1", "worker_1", "o'brien", 'say "hi"', "50
 FORGEABLE = ("id", "owner", "token", "attempt", "lease_until")
 
 
-class SendFailed(target_client.SendFailed):
+class SendFailed(target_errors.SendFailed):
     """The grader's send failing, as a lost connection to the receiver would (in a target
     process, send raises the target's own SendFailed)."""
 
@@ -99,7 +101,7 @@ class Outcome:
     skipped: bool = False
     inside: list = field(default_factory=list)
     #: an operator's step inside a send found the database locked (the error): the code held
-    #: a lock across send (scenario.WriteLocked)
+    #: a lock across send (outcomes.WriteLocked)
     locked: str | None = None
 
 
@@ -311,234 +313,6 @@ def stamps_after(step: Step, outcome: Outcome, stamps: list[Claim],
     for value in values:
         if isinstance(value, Claim):
             stamps.append(value)
-
-
-# -- the two sides ------------------------------------------------------------------------------
-class Direct:
-    """The calls of a `TargetProcess` (open, execute, claim, finish, work_once, in_transaction,
-    close_conn: by connection name) on an imported module, in this process. For the project's
-    own tests of the model (against the reference, the alternatives, the mutants); a check never
-    uses it: it drives the code under grade through its target process only."""
-
-    def __init__(self, module):
-        self.module = module
-        self.conns: dict[str, sqlite3.Connection] = {}
-
-    def open(self, name: str, path, busy_timeout_ms: int = store.BUSY_TIMEOUT_MS,
-             synchronous_off: bool = False) -> None:
-        old = self.conns.pop(name, None)
-        if old is not None:
-            old.close()
-        self.conns[name] = watched.connect(path, busy_timeout_ms)  # as the target server does
-        if synchronous_off:
-            self.conns[name].execute("PRAGMA synchronous = OFF")
-
-    def execute(self, name: str, sql: str, params: tuple = ()) -> None:
-        self.conns[name].execute(sql, params)
-
-    def claim(self, name, owner, now, lease_ms):
-        return self.module.claim(self.conns[name], owner, now, lease_ms)
-
-    def finish(self, name, claim, now):
-        return self.module.finish(self.conns[name], claim, now)
-
-    def work_once(self, name, owner, send, clock, lease_ms, *, clock_script=None):
-        """`clock_script`, as TargetProcess takes it: here the clock itself is called."""
-        return self.module.work_once(self.conns[name], owner, send, clock, lease_ms)
-
-    def in_transaction(self, name: str) -> bool:
-        return self.conns[name].in_transaction
-
-    def close_conn(self, name: str) -> None:
-        self.conns.pop(name).close()
-
-
-class Database:
-    """The code under grade's side: a fresh database, a connection of its own on it in `queue`
-    (a TargetProcess or `Direct`), named after the database's file, and an operator's
-    connection of the judge's own (the operator's actions, the rows)."""
-
-    def __init__(self, path: Path, queue, ids: Callable[[int], int] | None = None,
-                 other: bool = False):
-        self.queue = queue
-        self.ids, self.enqueued = ids, 0  # None: lab.store.enqueue numbers the jobs
-        self._agreed: tuple | None = None  # (what changes moved, the model's table) when the
-        # table last agreed with the model (`agrees`)
-        # the timelines are played on one target process, on this thread: no lock is waited for
-        self.operator = store.connect(path, busy_timeout_ms=judge_wait_ms(alone=True))
-        self.operator.execute("PRAGMA synchronous = OFF")  # no check here is about durability
-        # the operator's writes (enqueue, requeue, edits: about 1,000 short write transactions
-        # a check) keep their rollback journal in memory: no journal file made and removed for
-        # each. A connection's own setting: the code's connection keeps lab.store's DELETE, and
-        # the file, its locks and what every connection reads are as before
-        self.operator.execute("PRAGMA journal_mode = MEMORY")
-        store.init_db(self.operator)
-        # Named by its file: the same in every run of a check, whatever ran before it in the
-        # same judge's lane (a counter would differ with --jobs).
-        self.name = f"timeline-{Path(path).name}"
-        self.path = path
-        self._other: Elsewhere | None = None  # the other worker's connection, once used
-        try:
-            queue.open(self.name, path, synchronous_off=True)  # no check here is about durability
-        except BaseException:
-            self.operator.close()
-            raise
-        if other:  # opened with the database, as a worker starting with the queue would
-            try:
-                self.elsewhere().connect()
-            except BaseException:
-                self.close()
-                raise
-
-    def elsewhere(self) -> "Elsewhere":
-        """The other worker, acting inside a work_once's send: claim and finish on a
-        connection of its own to the same database (opened at its first use)."""
-        if self._other is None:
-            self._other = Elsewhere(self)
-        return self._other
-
-    def enqueue(self, qty, deadline, max_attempts):
-        """The provided store's enqueue, or, in a world that numbers its jobs (`ids`), the
-        same insert with the world's id for the job (as the Lab enqueues)."""
-        self.enqueued += 1
-        with judge_write():  # found locked: a lock the code under grade still holds
-            if self.ids is None:
-                return store.enqueue(self.operator, qty, deadline, max_attempts)
-            return insert_job(self.operator, self.ids(self.enqueued), qty, deadline,
-                              max_attempts)
-
-    def requeue(self, job):
-        with judge_write():
-            store.requeue(self.operator, job)
-
-    def set_row(self, job, **values):
-        sets = ", ".join(f"{column} = ?" for column in values)
-        with judge_write():
-            self.operator.execute(f"UPDATE jobs SET {sets} WHERE id = ?",
-                                  (*values.values(), job))
-
-    def row(self, job):
-        with judge_write(reading=True):
-            return store.get_job(self.operator, job)
-
-    def agrees(self, model: QueueModel) -> bool:
-        """Whether the table holds exactly the model's rows (`QueueModel.table`). Not read again
-        when nothing can have changed since it last agreed: no connection to it changed a row
-        (the operator's, the code's: their total_changes), nor did the model."""
-        wanted = model.table()
-        marker = self._marker()
-        if marker is not None and self._agreed == (marker, wanted):
-            return True
-        self._agreed = (marker, wanted) if self._table() == wanted else None
-        return self._agreed is not None
-
-    def _table(self) -> list[tuple]:
-        """Every row as a tuple of `store.COLUMNS`, by id, read in one statement."""
-        with judge_write(reading=True):
-            return self.operator.execute(
-                f"SELECT {', '.join(store.COLUMNS)} FROM jobs ORDER BY id").fetchall()
-
-    def _marker(self) -> tuple | None:
-        """What moves whenever a connection to the table changes it (None: not known): the
-        operator's, the code's, the other worker's."""
-        db = getattr(self.queue, "db", None)  # a TargetProcess's real connections
-        names = [self.name] + ([self._other.name] if self._other and self._other.open else [])
-        changes = [db.changes(name) if db is not None else None for name in names]
-        if None in changes:
-            return None
-        return (self.operator.total_changes, *changes)
-
-    def rows(self) -> dict[int, dict]:
-        """Every row by id, read in one statement: for each job what `row` gives (None for one
-        not there), and as many as `count` says."""
-        return {row[0]: dict(zip(store.COLUMNS, row)) for row in self._table()}
-
-    def count(self) -> int:
-        with judge_write(reading=True):
-            return self.operator.execute("SELECT count(*) FROM jobs").fetchone()[0]
-
-    def in_transaction(self) -> bool:
-        """After a call: as the target process reported it with its reply (no round trip of its
-        own), or asked."""
-        after = getattr(self.queue, "in_transaction_after", None)
-        return self.queue.in_transaction(self.name) if after is None else after
-
-    def own_connections(self) -> list[str]:
-        """After a call: the connections it opened of its own to the database, as the target
-        process reported them with its reply (none for a `Direct` queue); taken, so that a
-        later step that makes no call (or the next timeline) does not see them again."""
-        own = list(getattr(self.queue, "own_connections", None) or [])
-        if own:
-            self.queue.own_connections = []
-        return own
-
-    def claim(self, owner, now, lease_ms):
-        return self.queue.claim(self.name, owner, now, lease_ms)
-
-    def finish(self, claim, now):
-        return self.queue.finish(self.name, claim, now)
-
-    def work_once(self, owner, send, clock: Clock, lease_ms):
-        # a target process reads this clock itself (clock_script): no round trip per reading
-        return self.queue.work_once(self.name, owner, send, clock, lease_ms,
-                                    clock_script=clock.script())
-
-    def close(self) -> None:
-        if self._other is not None:
-            self._other.release()
-        try:
-            self.queue.close_conn(self.name)
-        except (sqlite3.Error, TargetProcessError):  # a target process that is gone already
-            pass
-        try:
-            self.operator.close()
-        except sqlite3.Error:
-            pass
-
-
-class Elsewhere:
-    """Another worker on the same database as a `Database`: its claims and finishes on a
-    connection of its own (in the same `queue`: the same target process), with the store's
-    rows and the operator's actions of that Database. Its connection waits for no lock: a
-    lock another connection holds (the work_once whose send it acts in) cannot be let go of
-    while it waits, the one thread that answers both being the judge's."""
-
-    def __init__(self, db: Database):
-        self.db, self.queue, self.name, self.open = db, db.queue, f"{db.name}-other", False
-
-    def __getattr__(self, name: str):
-        # the operator's actions and the rows (enqueue, requeue, set_row, row, rows, count,
-        # agrees): the Database's
-        return getattr(self.db, name)
-
-    def connect(self) -> str:
-        """Its connection, opened as lab.store.connect opens one (if it is not open)."""
-        if not self.open:
-            self.queue.open(self.name, self.db.path, busy_timeout_ms=0, synchronous_off=True)
-            self.open = True
-        return self.name
-
-    def claim(self, owner, now, lease_ms):
-        return self.queue.claim(self.connect(), owner, now, lease_ms)
-
-    def finish(self, claim, now):
-        return self.queue.finish(self.connect(), claim, now)
-
-    def in_transaction(self) -> bool:
-        return self.open and self.queue.in_transaction(self.name)
-
-    def own_connections(self) -> list[str]:
-        return self.db.own_connections()
-
-    def release(self) -> None:
-        """Close its connection (a transaction it left open is rolled back: its lock must not
-        hold up the work_once it acted inside); opened again at its next use."""
-        if self.open:
-            self.open = False
-            try:
-                self.queue.close_conn(self.name)
-            except (sqlite3.Error, TargetProcessError):
-                pass
 
 
 def same(got: Any, expected: Any) -> bool:

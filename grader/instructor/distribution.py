@@ -41,7 +41,8 @@ class DistributionError(Exception):
 #: against it (random timelines), so that students cannot read the model; that check then runs
 #: only where grades are recorded (the Gradescope bundle and Classroom 50 carry it).
 MODEL_FILES = ("grader/checks/model.py", "grader/checks/generate.py", "grader/checks/shrink.py",
-               "grader/checks/timelines.py", "grader/checks/test_differential.py")
+               "grader/checks/timelines.py", "grader/checks/timeline_db.py",
+               "grader/checks/test_differential.py")
 MODEL_CHECKS_MODULE = "grader.checks.test_differential"
 
 

@@ -34,12 +34,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.harness.processes import forkloop, hygiene, jail, zygote
-from grader.harness.target.server import SEALED_ENV
 from grader.harness.judge.world import fresh_seed
+from grader.harness.processes import forkloop, hygiene, jail, zygote
+from grader.harness.target.sealing import SEALED_ENV
 from grader.report.messages import INSTRUCTOR_TOO_LARGE, text
-from grader.report.results_json import (CRASHED, GRADED, TIMED_OUT, TOO_LARGE, not_graded,
-                                        read)
+from grader.report.results_json import CRASHED, GRADED, TIMED_OUT, TOO_LARGE, not_graded, read
 
 from .submission import MAX_ENTRIES, MAX_FILE_BYTES, MAX_TOTAL_BYTES, TooLarge, copied_files
 

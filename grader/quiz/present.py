@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from lab.store import COLUMNS, Claim
 
-from grader.report.messages import text
-from grader.report.render import PLAIN, Style, timeline_lines, value
+from grader.harness.judge.outcomes import show
 from grader.report import wrapping
-from grader.harness.judge.scenario import show
+from grader.report.messages import text
+from grader.report.render import PLAIN, Style, timeline_lines
+from grader.report.sentences import value
 from .bank import Question
 
 

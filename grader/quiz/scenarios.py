@@ -16,7 +16,8 @@ from typing import Any
 
 from lab.store import Claim
 
-from grader.harness.judge.scenario import CheckFailed, Lab, TargetRaised, error_line, show
+from grader.harness.judge.outcomes import CheckFailed, TargetRaised, error_line, show
+from grader.harness.judge.scenario import Lab
 from .bank import Choice, Question
 
 

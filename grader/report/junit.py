@@ -24,7 +24,8 @@ import xml.etree.ElementTree as ET
 
 from grader.checkdef import all_checks, family
 from grader.results import Outcome
-from .render import causes_text, check_text, first_line, plain
+from .render import causes_text, check_text, first_line
+from .sentences import plain
 from .view import CheckView, ReportView
 
 SUITE = "lease-lab"

@@ -16,7 +16,8 @@ import html
 import re
 
 from .messages import text
-from .render import check_text, first_line, plain
+from .render import check_text, first_line
+from .sentences import plain
 from .view import ReportView
 
 #: Markdown punctuation that could start markup inside a line.

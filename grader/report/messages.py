@@ -129,7 +129,8 @@ def _declared_check_ids() -> tuple[str, ...]:
 CHECK_TITLE = Family("check.{}.title", _declared_check_ids)
 CHECK_WHY = Family("check.{}.why", _declared_check_ids)
 CHECK_HINT = Family("check.{}.hint", _declared_check_ids)
-#: The hint for a function that returned a value of the wrong type (grader.report.view.hint_key).
+#: The hint for a function that returned a value of the wrong type
+#: (grader.report.view.fitting_hint).
 WRONG_TYPE_HINT = Family("hint.wrong-type.{}", ("claim", "finish", "work_once"))
 #: The hint for a function whose row is right but whose value is not (Kind.WRONG_VALUE); finish
 #: has none: a finish that answers wrongly over a right row changed another row, its rule.
@@ -143,14 +144,15 @@ DETAIL_HINT = Family("hint.detail.{}", (
 #: A check's outcome (grader.results.CheckResult.outcome).
 OUTCOME = Family("outcome.{}", ("passed", "failed", "errored", "timed_out", "not_implemented",
                                  "resource_limit"))
-#: A result kind that is worded from its own fields (grader.report.render.problem_line).
+#: A result kind that is worded from its own fields (grader.report.sentences.problem_line).
 KIND = Family("kind.{}", ("not-implemented", "wrong-type", "wrong-value", "wrong-field-type", "syntax-error", "import-error",
                           "missing-function", "no-such-file", "own-connection"))
 #: A shared cause of failures worded without what differs per check (grader.report.causes).
 CAUSE = Family("cause.{}", ("wrong-type", "wrong-field-type", "timed-out", "timed-out-import",
                               "send-in-transaction", "isolation-level-changed",
                               "transaction-left-open", "not-graded", "own-connection"))
-#: Which resource limit of the sandbox ran out (grader.harness.processes.sandbox.LIMITS).
+#: Which resource limit ran out (grader.harness.processes.sandbox.LIMIT_SIGNALS: CPU time, file
+#: size; grader.harness.judge.outcomes.limit_hit: memory, file size).
 LIMIT = Family("limit.{}", ("memory", "file-size", "cpu-time"))
 #: A call into the target or a step of the Lab on the timeline (the event's "op").
 TIMELINE = Family("timeline.{}", ("enqueue", "requeue", "import", "claim", "finish", "work_once"))

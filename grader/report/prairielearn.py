@@ -27,7 +27,8 @@ points. A check shown as a verdict has its one-line message as `output`.
 from __future__ import annotations
 
 from .messages import text
-from .render import check_text, first_line, plain
+from .render import check_text, first_line
+from .sentences import plain
 from .terminal import UNWRAPPED, from_view as terminal_report
 from .view import CheckView, ReportView
 

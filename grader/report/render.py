@@ -9,13 +9,11 @@ import sys
 from typing import Callable
 
 from .messages import text
-from .sentences import plain, value  # noqa: F401 (plain: for the writers)
 from .view import CheckView, RowView, Step, message_line, steps
 from .wrapping import display_width
 
 __all__ = ["PLAIN", "Style", "cause_text", "causes_text", "check_text", "failure_lines",
-           "first_line", "one_line", "pad", "plain", "row_lines", "step_lines", "timeline_lines",
-           "value", "width"]
+           "first_line", "one_line", "pad", "row_lines", "step_lines", "timeline_lines", "width"]
 
 
 class Style:

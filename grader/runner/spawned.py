@@ -26,7 +26,7 @@ import traceback
 from typing import Callable, Iterator
 
 from grader.checkdef import Part, all_checks
-from grader.harness.judge import target_client
+from grader.harness.judge import target_pipe
 from grader.harness.processes import portable, sandbox
 from grader.results import Failure, result_from_json, result_to_json
 
@@ -306,7 +306,7 @@ def _units(data: list) -> list:
 
 def serve_lane(inbox, out) -> None:
     """The spawned lane's life: set up, then run each unit it is given, until stdin closes."""
-    target_client.start_spare()  # (started already, before the imports: `LANE`)
+    target_pipe.start_spare()  # (started already, before the imports: `LANE`)
     setup = json.loads(inbox.readline())["setup"]
     settings, units = _settings(setup["settings"]), _units(setup["units"])
     for line in iter(inbox.readline, b""):

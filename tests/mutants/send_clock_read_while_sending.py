@@ -13,7 +13,7 @@ from _kit import reference_finish as finish
 
 # the class of work_clock_read_before_send; the checks that also meet its clock reading taken
 # during send are the same in every grade (the target orders a helper thread's send and the
-# clock: grader.harness.target.server, `hold`)
+# clock: grader.harness.target.threads, `Threads.hold`)
 LIGHT = True
 # every check that meets its clock reading taken during send fails in every world and every
 # run (a sweep of 8 worlds, --repeat 20): expected, not only allowed

@@ -20,6 +20,8 @@ process that imported the code under grade, and believes only what it validated.
                    reader thread on the portable path), the launcher, a target's kill
     target_errors  what goes wrong with a target process, as the judge tells it
     target_fields  small pieces of target_client: the target's environment, a reply's fields
+    target_gate    the statement gate of a target's gated connections: asked before each
+                   statement of a claim on one
     children       the race and crash claimers, each a target process on a gated connection
     workers        the integration run's workers, judge threads each driving a target process
     receiver       the integration run's HTTP receiver and its ledger

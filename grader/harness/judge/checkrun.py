@@ -17,7 +17,8 @@ from .outcomes import (CheckFailed, TargetRaised, WriteLocked, error_line, limit
                        start_failure)
 from .invariants import RowModel
 from .scenario import Lab, ManualClock
-from .target_client import START_TIMEOUT, FunctionHung, TargetProcessError
+from .target_client import START_TIMEOUT
+from .target_errors import FunctionHung, TargetProcessError
 from .world import LESSON_SEED
 
 def run_check(body: Callable[["Lab"], None], target_spec: str, workdir: str,

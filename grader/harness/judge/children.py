@@ -46,8 +46,9 @@ from lab.store import Claim
 
 from .explore import Schedule
 from .interleave import ANSWER_WAIT, is_statement
-from .target_client import (Foreign, ProtocolError, RaisedInTarget, TargetEnded, TargetLoadError,
-                            TargetProcess, TargetTimeout)
+from grader.harness.wire.values import Foreign, RaisedInTarget
+from .target_errors import ProtocolError, TargetEnded, TargetLoadError, TargetTimeout
+from .target_client import TargetProcess
 
 #: How long claimers may take to start (a fresh interpreter on a loaded machine).
 START_TIMEOUT = 20.0

@@ -21,8 +21,9 @@ from lab.store import Claim
 from grader.results import Failure, Kind, Outcome
 
 from grader.harness.processes import sandbox
-from .target_client import (Foreign, ProtocolError, RaisedInTarget, TargetEnded, TargetLoadError,
-                            TargetProcessError, TargetTimeout)
+from grader.harness.wire.values import Foreign, RaisedInTarget
+from .target_errors import (ProtocolError, TargetEnded, TargetLoadError, TargetProcessError,
+                            TargetTimeout)
 
 class CheckFailed(Exception):
     """The check's verdict is 'failed' (or another outcome, given in `failure.outcome`)."""

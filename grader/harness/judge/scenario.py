@@ -27,11 +27,12 @@ from grader.harness.processes import sandbox
 from .interleave import is_statement
 from .invariants import Broken, RowModel, Rules, WorkOnce
 from .world import LESSON_SEED, World
-from .outcomes import (CheckFailed, TargetRaised, WriteLocked, error_line, judge_wait_ms,
-                       judge_write, lost_target, show, stamp)  # WriteLocked: the checks' too
-from .target_client import (START_TIMEOUT, Foreign, FunctionHung, ProtocolError, RaisedInTarget,
-                            SendFailed, TargetEnded, TargetProcess, TargetProcessError,
-                            TargetTimeout)
+from .outcomes import (CheckFailed, TargetRaised, error_line, judge_wait_ms, judge_write,
+                       lost_target, show, stamp)
+from .target_client import START_TIMEOUT, TargetProcess
+from grader.harness.wire.values import Foreign, RaisedInTarget
+from .target_errors import (FunctionHung, ProtocolError, SendFailed, TargetEnded,
+                            TargetProcessError, TargetTimeout)
 from .verdicts import Verdicts
 
 #: The target's connection the checks call through (`lab.conn`).
@@ -384,7 +385,7 @@ class Lab(Verdicts):
         """Say what the check plays on its target outside the Lab's calls (a random timeline's
         step, called on the target directly), when the code has printed more since last said:
         a timeout there then says where it was and how much the code had printed before it
-        (the note `key` with `params` is the step; view.PRINTED_A_LOT)."""
+        (the note `key` with `params` is the step; grader.report.sentences.PRINTED_A_LOT)."""
         printed = 0 if self.target is None else self.target.printed_total
         if printed > self._printed_told:
             self._printed_told = printed

@@ -4,9 +4,12 @@
 a check does with the code under grade: its connections, held here (`dbhost`), claim / finish /
 work_once with the judge's callbacks, and what was seen of the call (the statements traced, the
 connections of its own, a transaction open at each send). Every message from the target is
-checked field by field; anything irregular is a `ProtocolError` and the process is killed. Also
-here: its errors (`TargetEnded`, `TargetTimeout`, ...), `SendFailed` for the judge's callbacks.
-Its methods, callbacks and gated connections: docs/protocol.md, "The judge's side".
+checked field by field; anything irregular is a `ProtocolError` and the process is killed. Beside
+it: its errors (`TargetEnded`, `TargetTimeout`, ..., `SendFailed` for the judge's callbacks) in
+target_errors, a reply's fields and a call under way in target_fields, its pipes and launcher in
+target_pipe, the statement gate of its gated connections in target_gate; what a call returns or
+raises (`Foreign`, `RaisedInTarget`) in grader.harness.wire.values. Its methods, callbacks and
+gated connections: docs/protocol.md, "The judge's side".
 
 This module never imports the code under grade, and nothing it receives is unpickled.
 """
@@ -30,19 +33,17 @@ from grader.harness import wire
 from grader.harness.processes import sandbox, workroot
 from grader.harness.processes.launch import scrubbed
 from . import callbacks
-from .dbhost import DbHost, RequestError
-from .target_errors import (FunctionHung, ProtocolError, RequestRefused, SendFailed,  # noqa: F401
-                            TargetClosed, TargetEnded, TargetLoadError, TargetProcessError,
-                            TargetTimeout, restated)
-from .target_fields import (CALLS, CallFrame, conn_name, dropped_field, int64,  # noqa: F401
-                            load_error, own_connections_field as _own_connections,
-                            printed_field as _printed, raised_error, ready_fields, short_str,
-                            weakly, what)
-from .target_pipe import (Pipe, PipeBroken, PipeEnded, PipeTimeout, default_launcher,  # noqa: F401
-                          end_target, kill_target, start_spare)
-from .interleave import WriteLockWatch, is_statement
-# what a call returns or raises (Foreign: importable from here, as the calls' documented type)
-from grader.harness.wire.values import Foreign, RaisedInTarget, decode_error, decode_value  # noqa: F401
+from .dbhost import DbHost
+from .dbvalues import RequestError
+from .target_errors import (FunctionHung, ProtocolError, RequestRefused, SendFailed, TargetClosed,
+                            TargetEnded, TargetProcessError, TargetTimeout, restated)
+from .target_fields import (CALLS, CallFrame, conn_name, dropped_field, int64, load_error,
+                            own_connections_field as _own_connections, printed_field as _printed,
+                            raised_error, ready_fields, short_str, weakly, what)
+from .target_gate import Gates
+from .target_pipe import (Pipe, PipeBroken, PipeEnded, PipeTimeout, default_launcher, end_target,
+                          kill_target)
+from grader.harness.wire.values import RaisedInTarget, decode_error, decode_value
 
 
 #: Folders the target may write besides its databases' (os.pathsep-separated): for the
@@ -56,8 +57,6 @@ _SCALARS = (type(None), bool, int, str)
 
 class TargetProcess:
     """A proxy for the code under grade, running in a process of its own."""
-
-    _gated: frozenset = frozenset()  # names of the connections opened gated
 
     def __init__(self, spec: str, *, cwd: str | None = None, env: dict | None = None,
                  log: str | None = None, timeout: float = CALL_TIMEOUT,
@@ -109,7 +108,7 @@ class TargetProcess:
         #: the real connections behind the proxies the code under grade holds (dbhost)
         self.db = DbHost(traced=weakly(self, TargetProcess._traced))
         self.db.call_out = weakly(self, TargetProcess._function)
-        self._watches: dict[str, WriteLockWatch] = {}  # the gated connections'
+        self.gates = Gates()  # the connections opened gated, their statement gate
         self._gate_error: BaseException | None = None  # a gate's callable raised: re-raised
         self._stack: list[CallFrame] = []
         self._closed: str | None = None
@@ -141,15 +140,13 @@ class TargetProcess:
         if self._closed is not None:
             raise TargetClosed(f"the target process is closed ({self._closed})")
         conn_name(name)
-        self._gated = self._gated - {name}
-        self._watches.pop(name, None)
+        self.gates.close(name)
         try:
             self.db.open(name, str(path), int64(busy_timeout_ms), synchronous_off=synchronous_off)
         except sqlite3.Error as exc:  # as lab.store.connect raises it (a lock held on the file)
             raise raised_error("open", exc) from None
         if gated:
-            self._gated = self._gated | {name}
-            self._watches[name] = WriteLockWatch()
+            self.gates.open(name)
 
     def execute(self, name: str, sql: str, params: tuple | list = ()) -> None:
         params = list(params)
@@ -199,8 +196,7 @@ class TargetProcess:
     def close_conn(self, conn: str) -> None:
         """Close a connection opened with `open` (its name may be opened again)."""
         self._conn(conn)
-        self._gated = self._gated - {conn}
-        self._watches.pop(conn, None)
+        self.gates.close(conn)
         self.db.close(conn)
 
     def count(self, key: str) -> int:
@@ -228,7 +224,7 @@ class TargetProcess:
               statement: Callable[[int, str, bool], str] | None = None) -> Any:
         """The target's claim; on a gated connection `statement(step, sql, holds_write)` is
         asked before each of its statements and answers "go" or "free" (see above)."""
-        if (statement is not None) != (conn in self._gated):
+        if (statement is not None) != (conn in self.gates):
             raise TypeError("claim: statement= is given exactly for a gated connection")
         self._not_hung("claim")
         return self._call({**self._on(conn, "claim"), "owner": short_str(owner), "now": int64(now),
@@ -460,30 +456,9 @@ class TargetProcess:
                                          self.db.tables_read(name)))
             else:
                 frame.dropped += 1
-        watch = self._watches.get(name)
-        if watch is None or not is_statement(sql):
-            return
-        holds_write = watch.before(sql, self.db.in_transaction(name))
-        if frame is None or frame.op != "claim" or frame.conn != name or \
-                frame.statement is None:
-            return
-        frame.step += 1
-        if frame.free or self._gate_error is not None:
-            return
-        asked = time.monotonic()
-        try:
-            answer = frame.statement(frame.step, wire.bounded(sql, wire.MAX_SQL), holds_write)
-            if type(answer) is not str or answer not in ("go", "free"):
-                raise TypeError(f"the judge's statement callable answered {answer!r}: "
-                                "only 'go' or 'free'")
-        except BaseException as exc:  # stop here: the statement must not run
-            self._gate_error = exc
-            self.db.interrupt(name)
-            return
-        finally:  # the wait at the gate is the judge's time, not the target's
-            if self.db.deadline is not None:
-                self.db.deadline += time.monotonic() - asked
-        frame.free = answer == "free"
+        error = self.gates.before(frame, name, sql, self.db, self._gate_error is not None)
+        if error is not None:  # stop here: the statement must not run (`_db` raises it)
+            self._gate_error = error
 
     def _callback(self, frame: CallFrame, message: dict) -> None:
         try:

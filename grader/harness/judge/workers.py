@@ -56,9 +56,10 @@ from lab.store import Claim
 
 from .claimtypes import shown
 from .journal import switched_to
-from .target_client import (START_TIMEOUT, Foreign, ProtocolError, RaisedInTarget, SendFailed,
-                            TargetEnded, TargetLoadError, TargetProcess, TargetProcessError,
-                            TargetTimeout)
+from .target_client import START_TIMEOUT, TargetProcess
+from grader.harness.wire.values import Foreign, RaisedInTarget
+from .target_errors import (ProtocolError, SendFailed, TargetEnded, TargetLoadError,
+                            TargetProcessError, TargetTimeout)
 
 #: Ops after which a worker sends nothing more.
 ENDED = ("stopped", "exited")

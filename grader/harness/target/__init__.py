@@ -5,6 +5,10 @@ judge validates every byte that comes back over the wire.
     server         the target process: loads the code under grade, answers the judge's calls
                    one JSON line at a time, sends nothing but plain data (over two fds, or
                    its stdin and stdout on the portable path: `--stdio`)
+    threads        the code's own threads as the server waits for them: which are idle, read
+                   from their frames (`blocked`), never from timing; a send held on its thread
+    lifeline       the process's ties to its judge: its channel's fds hidden, the portable
+                   path's channel on stdin and stdout, its end once its judge has ended
     printed        what the code prints, kept for the reply to its call; breakpoint() refused
     sealing        the sealed packages and what the jail lets the code read
     dbproxy        the `conn` the code is handed: every database operation is a request to the

@@ -18,7 +18,7 @@ import os
 from pathlib import PurePath
 
 from . import loader as targets
-from .server import module_origin
+from .sealing import module_origin
 
 #: Files larger than this are left to the target to compile (the zygote serves every start).
 MAX_SOURCE = 256 * 1024

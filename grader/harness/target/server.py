@@ -5,8 +5,10 @@ request the judge answers (`dbhost`).
 
 Lives here: `serve` (hide the channel fds, seal, jail, load the target, say ready, serve; `main`
 runs it in a fresh interpreter, the zygote in a forked child), `Channel`, `Server` (calls,
-callbacks, nested calls, the threads of the code's own), `SendFailed`. What the code prints is
-kept in `printed`; the sealed packages and what the jail lets it read, in `sealing`. Its messages
+callbacks, nested calls), `SendFailed`. Beside it: when the code's own threads are idle, and a
+send held on its thread (`threads`, which the Server asks before it goes on); the channel's fds
+hidden, the stdio channel and the process's end with its judge's (`lifeline`); what the code
+prints (`printed`); the sealed packages and what the jail lets it read (`sealing`). Its messages
 and threads: docs/protocol.md, "The target process". On the portable path (no fork, no fd
 passing: grader.harness.processes.portable) it talks over its stdin and stdout (`--stdio`);
 nothing POSIX-only is imported at the top.
@@ -15,13 +17,9 @@ nothing POSIX-only is imported at the top.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import os
-import random
-import signal
 import sqlite3
 import sys
-import selectors
 import tempfile
 import threading
 import time
@@ -33,9 +31,10 @@ from grader.harness.processes import jail
 from grader.harness import wire
 from . import loader as targets
 from .filewatch import file_watch
+from .lifeline import die_with_parent, hide, stdio_channel
 from .printed import Printed, capture_output
-# re-exported: the sealing's names are the target process's (grader.cli, compiled, isolated)
-from .sealing import SEALED_ENV, module_origin, readable, seal  # noqa: F401
+from .sealing import SEALED_ENV, readable, seal
+from .threads import SETTLE_LIMIT, Threads
 from grader.harness.wire.values import describe_error, encode_value
 
 PROTOCOL_BUG = 3  # exit code: the judge sent something this server does not understand
@@ -69,7 +68,7 @@ class _Call:
         #: thread
         self.sends_back = 0
         self.entering = 0  # sends called, not yet on the wire (they go before any clock)
-        self.holding = 0  # sends answered, held on their thread (`Server.hold`)
+        self.holding = 0  # sends answered, held on their thread (`threads.Threads.hold`)
         self.reads = 0  # clock readings taken on its own thread (a held send may end)
         self.ending = False  # it has returned or raised: it waits for its callbacks' end
         self.thread = threading.get_ident()  # the thread that runs it (its statements are gated)
@@ -124,8 +123,8 @@ class Server:
         # it, the stack and the calls' in_flight.
         self.turn = threading.Condition()
         self.talking = False
-        self.parked: set[int] = set()  # the threads waiting in `park` (idle: `idle`)
-        self.on_wire: set[int] = set()  # the threads waiting for the judge's answer (idle too)
+        # the code's threads, which of them are idle (waiting in `park`, or for the judge)
+        self.threads = Threads(self.turn)
         self.files = file_watch()
 
     def serve(self) -> None:
@@ -171,13 +170,13 @@ class Server:
             # say) have had their answers; then the channel is this thread's until the reply
             # is sent, and a callback of this call from now on is refused (`may_call_back`)
             with self.turn:
-                call.ending = True  # a send held on another thread ends now (`hold`)
+                call.ending = True  # a send held on another thread ends now (`Threads.hold`)
                 if request.get("op") == "work_once":
                     # a send on its way on another thread is called within the call: whatever
                     # the threads' luck
                     limit = time.monotonic() + SETTLE_LIMIT
-                    self.park(lambda: self.settled(call, limit))
-                self.park(lambda: not (call.in_flight or self.talking or call.entering
+                    self.threads.park(lambda: self.threads.settled(call, self.stack, limit))
+                self.threads.park(lambda: not (call.in_flight or self.talking or call.entering
                                        or call.holding))
                 self.talking = True
                 self.stack.pop()
@@ -275,7 +274,8 @@ class Server:
         (from any thread, as a callback); outside every call the connection cannot be used."""
         with self.turn:
             # as a callback (`ask`): after another thread's request or callback, to its end
-            self.park(lambda: not (self.talking or (self.stack and self.stack[-1].in_flight)))
+            self.threads.park(lambda: not (self.talking or (self.stack
+                                                            and self.stack[-1].in_flight)))
             if not self.stack or self.stack[-1].request.get("op") not in CALLS:
                 raise sqlite3.ProgrammingError(
                     "the connection the grader hands in can be used only while claim, finish"
@@ -298,7 +298,7 @@ class Server:
             self.channel.send({"msg": "db", "id": call.request["id"], "cb": cb, "req": request})
         except wire.WireError:  # a request too long for one line (a huge script or blob)
             raise sqlite3.DataError("string or blob too big") from None
-        with self.waiting_for_judge():
+        with self.threads.waiting_for_judge():
             return self._db_answer(cb)
 
     def _db_answer(self, cb: int) -> dict:
@@ -342,7 +342,7 @@ class Server:
     def reading(self, call: _Call) -> int:
         """A clock of `call` is read now (with `turn` held): the sends that had ended (a send
         under way has not); read on the call's own thread, a send held on another thread may
-        end now (`hold`)."""
+        end now (`Threads.hold`)."""
         if threading.get_ident() == call.thread:
             call.reads += 1
             self.turn.notify_all()
@@ -352,59 +352,6 @@ class Server:
         """`call` may call back: it is under way (from any thread). Called with `turn` held."""
         if call not in self.stack:
             raise RuntimeError(f"{name} called outside the work_once call it was given to")
-
-    # -- the threads of the code's own -------------------------------------------------------
-    # Which of two threads reaches the channel first, or whether a send on a helper thread
-    # returns before the call's thread reads the clock, must never depend on how the threads
-    # were scheduled. A thread is idle when it waits here (`parked`) or in threading's waits
-    # (`_blocked`: a join, an Event, a Condition, a Queue, a Future's result, a selector); the
-    # waits below end when the threads they are about are idle, polled (a thread that starts
-    # to wait in threading tells nobody), with SETTLE_LIMIT as the safety net for a thread
-    # that never becomes idle (a busy loop): then they go on as they are.
-    def park(self, ready) -> None:
-        """Wait (with `turn` held) until `ready()`, this thread counted as idle meanwhile."""
-        if ready():
-            return
-        me = threading.get_ident()
-        self.parked.add(me)
-        self.turn.notify_all()
-        try:
-            while not ready():
-                self.turn.wait(SETTLE_POLL)
-        finally:
-            self.parked.discard(me)
-
-    def settled(self, call: _Call, limit: float) -> bool:
-        """Every other thread of the code's is idle: it waits here (`parked`), for the judge
-        (`on_wire`) or in threading's waits (`_blocked`); a thread on its way to call send has
-        called it. True too once `call` has ended (a callback of it is refused now) or at
-        `limit` (time.monotonic(): the safety net)."""
-        if call not in self.stack or time.monotonic() > limit:
-            return True
-        me = threading.get_ident()
-        frames = sys._current_frames()
-        return all(ident in self.parked or ident in self.on_wire
-                   or _blocked(frame, frames, self.turn)
-                   for ident, frame in frames.items()
-                   if ident != me and ident not in SERVER_THREADS)
-
-    def hold(self, call: _Call, reads: int) -> None:
-        """With `turn` held: sending takes time. A send answered on a thread other than its
-        call's ends (returns or raises to the code) once the call's thread has read the clock
-        since it was called (`reads`: that reading was taken while it ran), waits in
-        threading's waits (for it, say: `_blocked`) or is at the call's end; or SETTLE_LIMIT
-        has passed. Each of these is where that thread is in its own course, never how fast
-        it got there: what a reading says never depends on the threads' luck."""
-        limit = time.monotonic() + SETTLE_LIMIT
-
-        def ends() -> bool:
-            if call.ending or call.reads > reads or call not in self.stack:
-                return True
-            frames = sys._current_frames()
-            frame = frames.get(call.thread)
-            return (frame is None or time.monotonic() > limit
-                    or _blocked(frame, frames, self.turn))
-        self.park(ends)
 
     def ask(self, call: _Call, name: str, arg: dict | None):
         me = threading.get_ident()
@@ -422,14 +369,15 @@ class Server:
             # a thread of the code's own) waits until `call` is the innermost call again and
             # no callback of it is under way (the judge answers one callback at a time). A
             # clock waits too for every send called (`entering`) and for every other thread of
-            # the code's to be idle (`settled`: one on its way to call send calls it first):
+            # the code's to be idle (`Threads.settled`: one on its way to call send calls it first):
             # which reaches the judge first never depends on the threads' luck.
             try:
-                self.park(lambda: not (
+                self.threads.park(lambda: not (
                     self.talking or (call in self.stack and (self.stack[-1] is not call
                                                              or call.in_flight))
                     or (name == "clock" and (call.entering
-                                             or not self.settled(call, limit)))))
+                                             or not self.threads.settled(call, self.stack,
+                                                                         limit)))))
                 self.may_call_back(call, name)
             finally:
                 if name == "send":
@@ -447,7 +395,7 @@ class Server:
                     if me != call.thread and call in self.stack:
                         call.holding += 1
                         try:
-                            self.hold(call, reads)
+                            self.threads.hold(call, self.stack, reads)
                         finally:
                             call.holding -= 1
                     call.sends_back += 1
@@ -468,7 +416,7 @@ class Server:
         if drop:  # a cursor freed before send: its statement is reset before send runs
             message["drop"] = drop
         self.channel.send(message)
-        with self.waiting_for_judge():
+        with self.threads.waiting_for_judge():
             return self._answer(call, cb)
 
     def _answer(self, call: _Call, cb: int):
@@ -493,85 +441,19 @@ class Server:
                 raise error
             self.nested(request)  # made by the judge from inside its callback
 
-    @contextlib.contextmanager
-    def waiting_for_judge(self):
-        """This thread waits for the judge on the channel (idle, as `idle` counts it), but
-        while it serves a nested call (`nested`)."""
-        me = threading.get_ident()
-        self.on_wire.add(me)
-        try:
-            yield
-        finally:
-            self.on_wire.discard(me)
-
     def nested(self, request: dict) -> None:
         """Serve a call the judge made while this thread waits for an answer on the channel:
         meanwhile the nested call's own callbacks and reply take the channel."""
         me = threading.get_ident()
-        self.on_wire.discard(me)
+        self.threads.on_wire.discard(me)
         with self.turn:
             self.talking = False
             self.turn.notify_all()
         self.dispatch(request)
         with self.turn:
-            self.park(lambda: not self.talking)
+            self.threads.park(lambda: not self.talking)
             self.talking = True
-        self.on_wire.add(me)
-
-
-#: seconds a wait for the code's threads to be idle lasts at most (`Server.settle`, `hold`): a
-#: safety net for a thread that never waits (a busy loop); and how often it looks meanwhile
-SETTLE_LIMIT = 2.0
-SETTLE_POLL = 0.001
-#: the idents of the server's own threads (never the code's: `Server.settle` ignores them)
-SERVER_THREADS: set[int] = set()
-
-
-def _waits_codes() -> tuple:
-    """The code objects of threading's and selectors' waits (`_blocked`)."""
-    condition = {threading.Condition.wait.__code__}
-    join = {threading.Thread.join.__code__}
-    if hasattr(threading.Thread, "_wait_for_tstate_lock"):  # up to 3.12
-        join.add(threading.Thread._wait_for_tstate_lock.__code__)
-    select = {cls.select.__code__ for cls in vars(selectors).values()
-              if isinstance(cls, type) and issubclass(cls, selectors.BaseSelector)
-              and "select" in vars(cls)}
-    return frozenset(condition), frozenset(join), frozenset(select)
-
-
-_CONDITION_WAIT, _JOIN, _SELECT = _waits_codes()
-
-
-def _blocked(frame, frames: dict, ours) -> bool:
-    """Whether the thread whose innermost frame is `frame` waits, and cannot go on by itself:
-    in a Condition's wait not notified yet (Event, Queue, Future, Barrier and Semaphore wait
-    there), in a join of a thread that still runs, in a selector's select (asyncio's loop), a
-    thread pool's worker with nothing to do.
-    Read from its frames, never from timing; anything else (a lock of its own, sleep) counts
-    as running. A wait on `ours` (the server's own Condition) is the server's to tell."""
-    try:
-        code = frame.f_code
-        if code in _CONDITION_WAIT:
-            local = frame.f_locals
-            waiter, condition = local.get("waiter"), local.get("self")
-            return (condition is not ours and waiter is not None
-                    and any(w is waiter for w in condition._waiters))
-        if code in _JOIN:
-            local = frame.f_locals
-            joined = local.get("self")
-            return (local.get("block", True) is True and joined is not None
-                    and joined.ident in frames)
-        if code in _SELECT:
-            return True
-        pool = sys.modules.get("concurrent.futures.thread")
-        if pool is not None and code is getattr(getattr(pool, "_worker", None), "__code__", 0):
-            # a ThreadPoolExecutor's idle worker: no item in hand, none to take (it waits in
-            # the queue's get, in C)
-            local = frame.f_locals
-            return local.get("work_item") is None and local["work_queue"].empty()
-        return False
-    except Exception:  # noqa: BLE001 - a frame the code changed under us: not known to wait
-        return False
+        self.threads.on_wire.add(me)
 
 
 def _let_go(exc: BaseException) -> None:
@@ -608,30 +490,6 @@ def _bug(why: str):
 
 
 # -- the process -----------------------------------------------------------------------------------
-#: hide() puts the channel's fds at a random number from 64 (above those code probes first)
-#: up to this: the process's table of fds stays at its first size. Listing /proc/self/fd, as
-#: the file watch does at every call and callback, takes time in proportion to that table's
-#: size, not to the fds open: with a channel fd at 19,498 each listing took 4 times as long.
-HIDE_BELOW = 1024
-
-
-def hide(fd: int) -> int:
-    """Move `fd` to a random number from 64 to HIDE_BELOW (close-on-exec), close the original.
-    Where there is no fcntl (Windows) it stays where it is, not inherited."""
-    try:
-        import fcntl
-        import resource
-    except ImportError:
-        os.set_inheritable(fd, False)
-        return fd
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    top = min(soft if soft > 0 else HIDE_BELOW, HIDE_BELOW) - 8
-    low = random.SystemRandom().randrange(64, max(65, top))
-    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, low)
-    os.close(fd)
-    return moved
-
-
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--stdio", "--await"]:
@@ -661,69 +519,6 @@ def serve_awaited() -> int:
             os.environ[name] = value
     tempfile.tempdir = None  # read again from TMPDIR when first asked
     return serve(read_fd, write_fd, first["spec"], spare=True, announce=True)
-
-
-def watch_parent() -> None:
-    """The portable path: end this process once the one that started it (its judge: a lane,
-    the preflight's judge) has ended, however it ended. There is no death signal there, and a
-    judge killed while the code under grade ran an endless loop left it running forever. A
-    thread waits on the parent's process handle (Windows), or sees this process handed to
-    another parent (POSIX)."""
-    parent = os.getppid()
-    try:
-        import _winapi  # Windows only
-    except ImportError:
-        _winapi = None
-
-    def wait() -> None:
-        if _winapi is not None:
-            try:
-                handle = _winapi.OpenProcess(_SYNCHRONIZE, False, parent)
-                _winapi.WaitForSingleObject(handle, _winapi.INFINITE)
-            except OSError:  # gone already, or not ours to wait for
-                pass
-        else:
-            tick = threading.Event()  # never set: a wait the code under grade cannot shorten
-            while os.getppid() == parent:
-                tick.wait(PARENT_POLL)
-        os._exit(0)
-
-    watcher = threading.Thread(target=wait, name="grader-parent-watch", daemon=True)
-    watcher.start()
-    SERVER_THREADS.add(watcher.ident)
-
-
-PARENT_POLL = 0.2  # seconds between two looks at the parent (POSIX)
-_SYNCHRONIZE = 0x00100000
-
-
-def stdio_channel() -> tuple[int, int]:
-    """The portable path's channel (grader.harness.processes.portable.spawn_target): this
-    process's stdin and stdout, the only handles a spawned child inherits on Windows, moved
-    to fds of their own; fds 0 and 1 then read and write the null device, so nothing the code
-    under grade does with them reaches the channel."""
-    read_fd, write_fd = os.dup(0), os.dup(1)
-    watch_parent()
-    null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)
-    os.dup2(null, 1)
-    os.close(null)
-    return read_fd, write_fd
-
-
-def die_with_parent() -> None:
-    """Linux: SIGKILL this process when the one that started it (the judge, or the zygote that
-    forked it for the judge) ends, however that ends: a grader killed with SIGKILL leaves no
-    target running, even where no subreaper is left to sweep it. Elsewhere a no-op."""
-    try:
-        jail.c_library().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except Exception:  # no C library (Windows), no prctl (macOS): the judge kills it
-        return
-    if os.getppid() == 1:  # it ended before the line above: nobody is left to serve
-        os._exit(0)
-
-
-_PR_SET_PDEATHSIG = 1
 
 
 def serve(read_fd: int, write_fd: int, spec: str, spare: bool = False,
