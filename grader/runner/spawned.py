@@ -28,7 +28,7 @@ from typing import Callable, Iterator
 from grader.checkdef import Part, all_checks
 from grader.harness.judge import target_pipe
 from grader.harness.processes import portable, sandbox
-from grader.results import Failure, result_from_json, result_to_json
+from grader.results import Failure, result_from_json
 
 from . import lanes
 
