@@ -117,6 +117,12 @@ class Lines:
         return line
 
 
+#: How a fresh interpreter runs a target server: `python -m grader.harness.target ARGS`, the
+#: server's arguments (grader.harness.target.__main__: the server imported once, the collector
+#: off while it imports).
+TARGET_SERVER = "grader.harness.target"
+
+
 def python_command(module: str, *args: str, python: str = sys.executable) -> list[str]:
     return [python, "-m", module, *args]
 
@@ -280,7 +286,7 @@ def _popen(args: list[str], python: str, cwd: str | None, env: dict, log: str | 
     log_file = open(log, "ab") if log else subprocess.DEVNULL
     try:
         return subprocess.Popen(
-            python_command("grader.harness.target.server", *args, python=python),
+            python_command(TARGET_SERVER, *args, python=python),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_file, cwd=cwd, env=env,
             bufsize=0)
     finally:

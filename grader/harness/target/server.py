@@ -17,12 +17,8 @@ from __future__ import annotations
 import builtins
 import contextlib
 import os
-import random
-import signal
 import sqlite3
 import sys
-import selectors
-import tempfile
 import threading
 import time
 
@@ -37,6 +33,14 @@ from .printed import Printed, capture_output
 # re-exported: the sealing's names are the target process's (grader.cli, compiled, isolated)
 from .sealing import SEALED_ENV, module_origin, readable, seal  # noqa: F401
 from grader.harness.wire.values import describe_error, encode_value
+
+#: What the server imported at its top before it imported only what every target process needs
+#: (issue 42: each is a fresh interpreter's import on the portable path, and most targets need
+#: none of them): the fork path's zygote imports them ahead
+#: (grader.harness.target.zygote_server), so that a forked target starts with them imported,
+#: as before, at no cost of its own.
+AHEAD = ("grader.results", "queue", "random", "selectors", "signal", "sysconfig", "tempfile",
+         "traceback")
 
 PROTOCOL_BUG = 3  # exit code: the judge sent something this server does not understand
 CALLS = ("claim", "finish", "work_once")  # the calls of the code under grade
@@ -528,18 +532,33 @@ SERVER_THREADS: set[int] = set()
 
 
 def _waits_codes() -> tuple:
-    """The code objects of threading's and selectors' waits (`_blocked`)."""
+    """The code objects of threading's waits (`_blocked`)."""
     condition = {threading.Condition.wait.__code__}
     join = {threading.Thread.join.__code__}
     if hasattr(threading.Thread, "_wait_for_tstate_lock"):  # up to 3.12
         join.add(threading.Thread._wait_for_tstate_lock.__code__)
-    select = {cls.select.__code__ for cls in vars(selectors).values()
-              if isinstance(cls, type) and issubclass(cls, selectors.BaseSelector)
-              and "select" in vars(cls)}
-    return frozenset(condition), frozenset(join), frozenset(select)
+    return frozenset(condition), frozenset(join)
 
 
-_CONDITION_WAIT, _JOIN, _SELECT = _waits_codes()
+_CONDITION_WAIT, _JOIN = _waits_codes()
+_select_codes: frozenset | None = None
+
+
+def _selector_waits() -> frozenset:
+    """The code objects of selectors' waits (`_blocked`: asyncio's loop waits there), once
+    `selectors` is imported. The server does not import it: a thread of the code under grade
+    can wait in one only after the code (asyncio) imported it, and a target that never does
+    spares the import (a fresh interpreter's start, on the portable path)."""
+    global _select_codes
+    if _select_codes is None:
+        selectors = sys.modules.get("selectors")
+        if selectors is None:
+            return frozenset()
+        _select_codes = frozenset(
+            cls.select.__code__ for cls in vars(selectors).values()
+            if isinstance(cls, type) and issubclass(cls, selectors.BaseSelector)
+            and "select" in vars(cls))
+    return _select_codes
 
 
 def _blocked(frame, frames: dict, ours) -> bool:
@@ -561,7 +580,7 @@ def _blocked(frame, frames: dict, ours) -> bool:
             joined = local.get("self")
             return (local.get("block", True) is True and joined is not None
                     and joined.ident in frames)
-        if code in _SELECT:
+        if code in _selector_waits():
             return True
         pool = sys.modules.get("concurrent.futures.thread")
         if pool is not None and code is getattr(getattr(pool, "_worker", None), "__code__", 0):
@@ -626,10 +645,23 @@ def hide(fd: int) -> int:
         return fd
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     top = min(soft if soft > 0 else HIDE_BELOW, HIDE_BELOW) - 8
-    low = random.SystemRandom().randrange(64, max(65, top))
+    low = 64 + random_below(max(65, top) - 64)
     moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, low)
     os.close(fd)
     return moved
+
+
+def random_below(n: int) -> int:
+    """A number from 0 to n - 1, each as likely, from the system's random source: what
+    `random.SystemRandom().randrange(n)` gives (its getrandbits, then drawn again while out of
+    range), without importing `random` into every target process (a fresh interpreter's
+    start, on the portable path)."""
+    bits = n.bit_length()
+    size = (bits + 7) // 8
+    while True:
+        number = int.from_bytes(os.urandom(size), "big") >> (size * 8 - bits)
+        if number < n:
+            return number
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -659,7 +691,8 @@ def serve_awaited() -> int:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
-    tempfile.tempdir = None  # read again from TMPDIR when first asked
+    if "tempfile" in sys.modules:  # its cache of TMPDIR (the server does not import it)
+        sys.modules["tempfile"].tempdir = None
     return serve(read_fd, write_fd, first["spec"], spare=True, announce=True)
 
 
@@ -715,6 +748,8 @@ def die_with_parent() -> None:
     """Linux: SIGKILL this process when the one that started it (the judge, or the zygote that
     forked it for the judge) ends, however that ends: a grader killed with SIGKILL leaves no
     target running, even where no subreaper is left to sweep it. Elsewhere a no-op."""
+    import signal  # (imported at need: a spare of the portable path never needs it)
+
     try:
         jail.c_library().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except Exception:  # no C library (Windows), no prctl (macOS): the judge kills it
