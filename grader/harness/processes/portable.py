@@ -70,7 +70,7 @@ class Reader:
 
     def __init__(self, stream, name: str):
         self.stream = stream
-        self.chunks: queue.Queue = queue.Queue()
+        self.chunks: queue.SimpleQueue = queue.SimpleQueue()
         self.ended = False
         self.thread = threading.Thread(target=self._pump, name=name, daemon=True)
         self.thread.start()
