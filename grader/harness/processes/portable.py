@@ -222,6 +222,16 @@ LATE_ENV = ("TMPDIR", "SQLITE_TMPDIR", "TEMP", "TMP", "LEASELAB_JAIL_WRITE")
 
 _spares: dict[tuple, list[subprocess.Popen]] = {}
 _spares_lock = threading.Lock()
+_replenish = True
+
+
+def spares_wanted(wanted: bool) -> None:
+    """Whether `spawn_target` starts the next spare when it takes one (yes, until told
+    otherwise): a spawned lane told that its unit is the grade's last (grader.runner.spawned)
+    says no, and its target processes then take the spare that waits, if any, and start no
+    other for a target process that will not come."""
+    global _replenish
+    _replenish = wanted
 
 
 def spawn_target(spec: str, *, python: str = sys.executable, cwd: str | None = None,
@@ -276,7 +286,7 @@ def _spare(python: str, cwd: str | None, env: dict, take: bool, count: int = 1):
         spare = waiting.pop(0) if take and waiting else None
         if take and spare is None:
             spare = _popen(["--stdio", "--await"], python, cwd, base, None)
-        while len(waiting) < (1 if take else count):
+        while len(waiting) < (int(_replenish) if take else count):
             waiting.append(_popen(["--stdio", "--await"], python, cwd, base, None))
         _spares[key] = waiting
     return spare
