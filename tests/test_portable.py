@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, grade, run_grader, windowsish_env
+from grader.harness.processes import portable
 
 PROGRAMS = [
     "solutions/queue.py",
@@ -130,6 +131,45 @@ def test_a_lane_starts_its_first_target_before_it_imports_the_lane(tmp_path):
     usage = subprocess.run([sys.executable, "-m", "grader.harness.processes.portable"], cwd=ROOT,
                            env=env, capture_output=True, text=True, timeout=60)
     assert usage.returncode == 2 and "usage:" in usage.stderr
+
+
+def test_told_its_unit_is_the_last_a_lane_starts_no_spare_after_it(monkeypatch):
+    """A target process takes the spare that waits and starts the next (the next check's);
+    once the lane is told its unit is the grade's last (grader.runner.spawned.LAST:
+    `portable.spares_wanted(False)`), it takes the one that waits and starts no other, and a
+    target process after that starts afresh, for itself alone."""
+    started = []
+
+    def popen(args, python, cwd, env, log):  # a stand-in server: reads its stdin to the end
+        process = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.buffer.read()"],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        started.append(process)
+        return process
+
+    monkeypatch.setattr(portable, "_popen", popen)
+    monkeypatch.delenv("LEASELAB_SPARES", raising=False)
+    env, taken = {"PATH": os.environ.get("PATH", "")}, []
+    portable.stop_spares()
+    try:
+        portable.start_spare(env=env)  # a lane's first, before its first unit
+        assert len(started) == 1
+        taken.append(portable.spawn_target("solutions.queue", env=env))
+        assert taken[-1][0].pid == started[0].pid and len(started) == 2
+        portable.spares_wanted(False)
+        taken.append(portable.spawn_target("solutions.queue", env=env))
+        assert taken[-1][0].pid == started[1].pid and len(started) == 2
+        taken.append(portable.spawn_target("solutions.queue", env=env))
+        assert taken[-1][0].pid == started[2].pid and len(started) == 3
+    finally:
+        portable.spares_wanted(True)
+        portable.stop_spares()
+        for process, fd, _ in taken:
+            os.close(fd)
+            process.kill()
+            process.wait(10)
+        for process in started:
+            process.kill()
+            process.wait(10)
 
 
 @pytest.fixture(scope="module")

@@ -817,6 +817,25 @@ def test_one_bound_for_text_on_both_sides_of_the_wire():
     assert not hasattr(target_client, "_bounded") and not hasattr(target_server, "_clean")
 
 
+def test_the_channel_goes_to_a_random_place_any_place_below_the_bound():
+    """`hide` moves the channel's fds to a random number from 64 below HIDE_BELOW, drawn from
+    the system's random source without importing `random` (`random_below`, each number as
+    likely as with random.SystemRandom().randrange)."""
+    from grader.harness.target import lifeline
+
+    assert {lifeline.random_below(1) for _ in range(20)} == {0}
+    for n in (2, 7, 64, 952, 1 << 20, (1 << 64) + 3):
+        assert all(0 <= lifeline.random_below(n) < n for _ in range(200))
+    assert {lifeline.random_below(3) for _ in range(300)} == {0, 1, 2}  # (2/3)^300 apart
+    read, write = os.pipe()
+    moved = [lifeline.hide(os.dup(read)) for _ in range(20)]
+    try:
+        assert all(64 <= fd < lifeline.HIDE_BELOW for fd in moved)
+    finally:
+        for fd in (read, write, *moved):
+            os.close(fd)
+
+
 CALLBACK_ABUSE = """
 import os
 import threading

@@ -22,6 +22,8 @@ import pytest
 
 from lab import store
 from lab.store import Claim
+from grader.harness.processes import portable
+from grader.harness.target import server as target_server
 from grader.harness.judge import target_client
 from grader.harness.judge.target_client import TargetProcess
 from grader.harness.judge.target_errors import TargetEnded, TargetLoadError
@@ -741,10 +743,29 @@ def test_the_zygote_never_imports_the_code_under_grade_or_the_checks(tmp_path):
     assert not {m for m in ours if m.startswith(("solutions", "grader.checks", "grader.report",
                                                  "grader.runner", "grader.cli", "lab.queue"))}
     # beyond what a spawned target server has: the zygote itself, its loop and its compile of
-    # the code under grade (which runs none of it), never the judge's side (the launcher, the
-    # target client)
+    # the code under grade (which runs none of it), and what it imports ahead for its children
+    # (target_server.AHEAD), never the judge's side (the launcher, the target client)
     assert ours - seen["spawn"] <= {"grader.harness.target.zygote_server", "grader.harness.processes.forkloop",
-                                    "grader.harness.target.compiled"}
+                                    "grader.harness.target.compiled", *target_server.AHEAD}
+
+
+def test_a_fresh_target_process_imports_only_what_every_target_needs(tmp_path):
+    """Issue 42: on the portable path every target process is a fresh interpreter, and what
+    its server imports is most of its cost. What only some targets need (`AHEAD`: a load
+    error's kinds, a raise's traceback, asyncio's selectors...) it imports when needed; the
+    zygote imports it ahead, so that a forked target starts with it, as before."""
+    path = fresh_db(tmp_path)
+    (tmp_path / "modules_at_import.py").write_text(MODULES_AT_IMPORT, encoding="utf-8")
+    seen = {}
+    for name, launcher in {**LAUNCHERS, "portable": portable.spawn_target}.items():
+        with TargetProcess("modules_at_import", cwd=str(tmp_path), launcher=launcher) as target:
+            target.open("A", path)
+            seen[name] = set(target.claim("A", "A", 0, LEASE_MS).split())
+    assert set(target_server.AHEAD) <= seen["zygote"]
+    assert "grader.harness.target.server" in seen["portable"]
+    assert not set(target_server.AHEAD) & seen["portable"]
+    # started with --in and --out, it is not a spare: the death signal wants `signal`
+    assert set(target_server.AHEAD) & seen["spawn"] == {"signal"}
 
 
 SERVED_TWICE = """

@@ -52,6 +52,13 @@ def _units_json(units) -> list:
 #: (grader.harness.processes.portable.main).
 LANE = ("grader.harness.processes.portable", "grader.runner.spawned", "lane")
 
+#: The line that tells a lane, before its unit, that no unit is left for any lane after that
+#: one: its target processes then start no spare for a next unit that will not come
+#: (`portable.spares_wanted`). Each spare is an interpreter started and imported for nothing
+#: otherwise, one a lane at every grade's end. A unit that starts a second target process after
+#: it starts that one afresh, as when no spare waits.
+LAST = b"last"
+
 class _Lane:
     """A spawned lane: its process, the unit it runs and when its answer is overdue."""
 
@@ -76,9 +83,14 @@ class _Lane:
     def brief(self, brief: dict) -> None:
         self.process.send(json.dumps(brief).encode())
 
-    def give(self, index: int, units, settings, quiet: frozenset[int]) -> None:
+    def give(self, index: int, units, settings, quiet: frozenset[int],
+             last: bool = False) -> None:
+        """Hand it unit `index`; `last`: no unit is left for any lane after this one, so the
+        lane starts no spare target server past the ones this unit takes (LAST)."""
         self.unit = index
         self.deadline = time.monotonic() + lanes.backstop(units[index], settings)
+        if last:
+            self.process.send(LAST)
         self.process.send(f"{index} {','.join(map(str, sorted(quiet)))}".rstrip().encode())
 
 
@@ -135,7 +147,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
     def give_next(lane: _Lane, number: int) -> None:
         if order:
             index = order.take(number)
-            lane.give(index, units, settings, reported.quiet(index))
+            lane.give(index, units, settings, reported.quiet(index), last=not order)
 
     def give_home(brief: dict) -> None:
         if kept:
@@ -313,6 +325,9 @@ def serve_lane(inbox, out) -> None:
         line = line.strip()
         if line.startswith(b"{"):  # the brief, before the first unit
             settings = settings.briefed(json.loads(line))
+            continue
+        if line == LAST:
+            portable.spares_wanted(False)
             continue
         answer = lanes.answer_unit(units, settings, line)
         try:

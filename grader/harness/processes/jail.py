@@ -40,7 +40,6 @@ grade says so once (grader.cli.unjailed_note).
 
 from __future__ import annotations
 
-import ctypes
 import os
 import struct
 import sys
@@ -69,6 +68,9 @@ DEVICES_RW = ("/dev/null",)
 DEVICES_R = ("/dev/urandom", "/dev/random", "/dev/zero")
 
 
+# ctypes is imported where it is used, not at the top: a target process of the portable path
+# on a system without Landlock or seccomp (Windows, macOS) never needs it, and every one of
+# them is a fresh interpreter that would import it (issue 42).
 _libc: ctypes.CDLL | None = None
 
 
@@ -76,6 +78,8 @@ def c_library() -> ctypes.CDLL:
     """The C library (its prctl and syscall), loaded once per process: the zygote's children
     use the zygote's rather than each loading it again. Raises OSError or AttributeError as
     ctypes does where there is none."""
+    import ctypes
+
     global _libc
     if _libc is None:
         try:
@@ -93,6 +97,8 @@ _abi: int | None = None
 def abi() -> int:
     """The kernel's Landlock ABI version (0: none); asked once per process (the zygote asks
     before it forks: its children have the answer)."""
+    import ctypes
+
     global _abi
     if _abi is None:
         try:
@@ -176,6 +182,8 @@ def _restrict(handled: list[int], grants: list[tuple[str, int]]) -> bool:
     """Restrict this process to a Landlock ruleset that handles `handled` (struct
     landlock_ruleset_attr's fields in order: file system rights, then network, then scopes) and
     grants each (path, access) beneath its path; False if the kernel made no ruleset."""
+    import ctypes
+
     libc = c_library()
     attr = struct.pack("=" + "Q" * len(handled), *handled)
     buffer = ctypes.create_string_buffer(attr, len(attr))
@@ -197,6 +205,8 @@ def _restrict(handled: list[int], grants: list[tuple[str, int]]) -> bool:
 
 def _allow(libc, ruleset: int, path: str, access: int) -> None:
     """Grant `access` beneath `path` (a missing path is skipped; a file gets file rights)."""
+    import ctypes
+
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except OSError:
@@ -300,10 +310,6 @@ def native_arch() -> int | None:
     return {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}.get(os.uname().machine)
 
 
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
 _program: tuple | None = None  # (struct sock_fprog, the filter array it points to) or ()
 
 
@@ -316,10 +322,15 @@ def _seccomp_program() -> tuple:
         if arch is None or not sys.platform.startswith("linux"):
             _program = ()
         else:
+            import ctypes
+
+            class SockFprog(ctypes.Structure):  # struct sock_fprog
+                _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
             program = target_filter(arch)
             filters = (ctypes.c_uint64 * len(program))(
                 *[int.from_bytes(struct.pack("=HBBI", *f), "little") for f in program])
-            _program = (_SockFprog(len(program), ctypes.cast(filters, ctypes.c_void_p)),
+            _program = (SockFprog(len(program), ctypes.cast(filters, ctypes.c_void_p)),
                         filters)
     return _program
 
@@ -331,6 +342,8 @@ def deny_sysv_ipc() -> bool:
     program = _seccomp_program()
     if not program:
         return False
+    import ctypes
+
     try:
         libc = c_library()
     except (OSError, AttributeError):

@@ -54,7 +54,7 @@ def spawn(spec: str, *, python: str = sys.executable, cwd: str | None = None,
     log_file = open(log, "ab") if log else subprocess.DEVNULL
     try:
         process = subprocess.Popen(
-            [python, "-m", "grader.harness.target.server",
+            [python, "-m", "grader.harness.target",
              "--in", str(to_target), "--out", str(from_target), spec],
             pass_fds=(to_target, from_target), stdin=subprocess.DEVNULL,
             stdout=log_file, stderr=log_file, cwd=cwd, env=env, start_new_session=True,

@@ -70,7 +70,7 @@ class Reader:
 
     def __init__(self, stream, name: str):
         self.stream = stream
-        self.chunks: queue.Queue = queue.Queue()
+        self.chunks: queue.SimpleQueue = queue.SimpleQueue()
         self.ended = False
         self.thread = threading.Thread(target=self._pump, name=name, daemon=True)
         self.thread.start()
@@ -115,6 +115,12 @@ class Lines:
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
         return line
+
+
+#: How a fresh interpreter runs a target server: `python -m grader.harness.target ARGS`, the
+#: server's arguments (grader.harness.target.__main__: the server imported once, the collector
+#: off while it imports).
+TARGET_SERVER = "grader.harness.target"
 
 
 def python_command(module: str, *args: str, python: str = sys.executable) -> list[str]:
@@ -216,6 +222,16 @@ LATE_ENV = ("TMPDIR", "SQLITE_TMPDIR", "TEMP", "TMP", "LEASELAB_JAIL_WRITE")
 
 _spares: dict[tuple, list[subprocess.Popen]] = {}
 _spares_lock = threading.Lock()
+_replenish = True
+
+
+def spares_wanted(wanted: bool) -> None:
+    """Whether `spawn_target` starts the next spare when it takes one (yes, until told
+    otherwise): a spawned lane told that its unit is the grade's last (grader.runner.spawned)
+    says no, and its target processes then take the spare that waits, if any, and start no
+    other for a target process that will not come."""
+    global _replenish
+    _replenish = wanted
 
 
 def spawn_target(spec: str, *, python: str = sys.executable, cwd: str | None = None,
@@ -270,7 +286,7 @@ def _spare(python: str, cwd: str | None, env: dict, take: bool, count: int = 1):
         spare = waiting.pop(0) if take and waiting else None
         if take and spare is None:
             spare = _popen(["--stdio", "--await"], python, cwd, base, None)
-        while len(waiting) < (1 if take else count):
+        while len(waiting) < (int(_replenish) if take else count):
             waiting.append(_popen(["--stdio", "--await"], python, cwd, base, None))
         _spares[key] = waiting
     return spare
@@ -280,7 +296,7 @@ def _popen(args: list[str], python: str, cwd: str | None, env: dict, log: str | 
     log_file = open(log, "ab") if log else subprocess.DEVNULL
     try:
         return subprocess.Popen(
-            python_command("grader.harness.target.server", *args, python=python),
+            python_command(TARGET_SERVER, *args, python=python),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_file, cwd=cwd, env=env,
             bufsize=0)
     finally:

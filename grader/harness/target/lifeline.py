@@ -12,8 +12,6 @@ no wait for the code's threads waits for). Never the judge's side (`grader.harne
 from __future__ import annotations
 
 import os
-import random
-import signal
 import threading
 
 from grader.harness.processes import jail
@@ -37,10 +35,23 @@ def hide(fd: int) -> int:
         return fd
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     top = min(soft if soft > 0 else HIDE_BELOW, HIDE_BELOW) - 8
-    low = random.SystemRandom().randrange(64, max(65, top))
+    low = 64 + random_below(max(65, top) - 64)
     moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, low)
     os.close(fd)
     return moved
+
+
+def random_below(n: int) -> int:
+    """A number from 0 to n - 1, each as likely, from the system's random source: what
+    `random.SystemRandom().randrange(n)` gives (its getrandbits, then drawn again while out of
+    range), without importing `random` into every target process (a fresh interpreter's
+    start, on the portable path)."""
+    bits = n.bit_length()
+    size = (bits + 7) // 8
+    while True:
+        number = int.from_bytes(os.urandom(size), "big") >> (size * 8 - bits)
+        if number < n:
+            return number
 
 
 def watch_parent() -> None:
@@ -95,6 +106,8 @@ def die_with_parent() -> None:
     """Linux: SIGKILL this process when the one that started it (the judge, or the zygote that
     forked it for the judge) ends, however that ends: a grader killed with SIGKILL leaves no
     target running, even where no subreaper is left to sweep it. Elsewhere a no-op."""
+    import signal  # (imported at need: a spare of the portable path never needs it)
+
     try:
         jail.c_library().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except Exception:  # no C library (Windows), no prctl (macOS): the judge kills it

@@ -5,12 +5,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-import queue as _stdlib_queue  # noqa: F401  (see _load_file)
 import sys
 from pathlib import Path
 from types import ModuleType
 
-from grader.results import Kind
+from grader.harness.wire.values import STANDARD_AT_NEED
 
 FUNCTIONS = ("claim", "finish", "work_once")
 DEFAULT_TARGET = "lab.queue"
@@ -40,7 +39,7 @@ def display_name(spec: str) -> str:
 def load(spec: str) -> ModuleType:
     """Import the target and check it has the three functions; raise TargetError otherwise."""
     if "" not in sys.path and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+        first_on_path(os.getcwd())
     try:
         if is_path(spec):
             module = _load_file(Path(spec))
@@ -50,32 +49,52 @@ def load(spec: str) -> ModuleType:
         raise
     except SyntaxError as exc:
         raise TargetError(
-            Kind.SYNTAX_ERROR, file=_short(exc.filename), line=exc.lineno or 0, msg=exc.msg,
-            **_spot(exc.text, exc.offset, exc.end_offset if exc.end_lineno == exc.lineno
-                    else None)
+            _kind().SYNTAX_ERROR, file=_short(exc.filename), line=exc.lineno or 0,
+            msg=exc.msg, **_spot(exc.text, exc.offset, exc.end_offset
+                                 if exc.end_lineno == exc.lineno else None)
         ) from None
     except BaseException as exc:  # an import that crashes is the target's fault, not ours
         try:
             at = _raised_at(exc)
         except Exception:  # noqa: BLE001 (where it raised is a courtesy, never a new error)
             at = {}
-        raise TargetError(Kind.IMPORT_ERROR, error=f"{type(exc).__name__}: {exc}",
+        raise TargetError(_kind().IMPORT_ERROR, error=f"{type(exc).__name__}: {exc}",
                           **at) from None
     missing = [name for name in FUNCTIONS if not callable(getattr(module, name, None))]
     if missing:
-        raise TargetError(Kind.MISSING_FUNCTION, names=", ".join(missing))
+        raise TargetError(_kind().MISSING_FUNCTION, names=", ".join(missing))
     return module
+
+
+def _kind():
+    """grader.results.Kind, imported when a load fails: a target process that loads its code
+    never needs grader.results (its dataclasses cost every fresh interpreter of the portable
+    path a few milliseconds to make)."""
+    from grader.results import Kind
+
+    return Kind
+
+
+def first_on_path(folder: str) -> None:
+    """Put `folder` first on sys.path (a submission may import its own helper modules). The
+    graded file is usually named queue.py: the standard library's `queue` (used by threads,
+    concurrent.futures, logging) is imported before, so that the student's file cannot shadow
+    it, and so are those the target process imports at need once the code is loaded
+    (grader.harness.wire.values.STANDARD_AT_NEED). Only here: while no folder of the code's
+    goes first, an import of them finds the standard library's whenever it comes."""
+    import queue  # noqa: F401
+
+    for name in STANDARD_AT_NEED:
+        importlib.import_module(name)
+    sys.path.insert(0, folder)
 
 
 def _load_file(path: Path) -> ModuleType:
     if not path.is_file():
-        raise TargetError(Kind.NO_SUCH_FILE, file=str(path))
+        raise TargetError(_kind().NO_SUCH_FILE, file=str(path))
     folder = str(path.resolve().parent)
-    # The graded file is usually named queue.py and its folder goes first on sys.path: the
-    # stdlib `queue` (used by threads, concurrent.futures, logging) is imported above so the
-    # student's file cannot shadow it.
     if folder not in sys.path:
-        sys.path.insert(0, folder)  # a submission may import its own helper modules
+        first_on_path(folder)
     name = "graded_target"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)

@@ -20,7 +20,6 @@ only. Never the judge's side (`grader.harness.judge`).
 from __future__ import annotations
 
 import contextlib
-import selectors
 import sys
 import threading
 import time
@@ -102,18 +101,33 @@ class Threads:
 
 
 def _waits_codes() -> tuple:
-    """The code objects of threading's and selectors' waits (`blocked`)."""
+    """The code objects of threading's waits (`blocked`)."""
     condition = {threading.Condition.wait.__code__}
     join = {threading.Thread.join.__code__}
     if hasattr(threading.Thread, "_wait_for_tstate_lock"):  # up to 3.12
         join.add(threading.Thread._wait_for_tstate_lock.__code__)
-    select = {cls.select.__code__ for cls in vars(selectors).values()
-              if isinstance(cls, type) and issubclass(cls, selectors.BaseSelector)
-              and "select" in vars(cls)}
-    return frozenset(condition), frozenset(join), frozenset(select)
+    return frozenset(condition), frozenset(join)
 
 
-_CONDITION_WAIT, _JOIN, _SELECT = _waits_codes()
+_CONDITION_WAIT, _JOIN = _waits_codes()
+_select_codes: frozenset | None = None
+
+
+def _selector_waits() -> frozenset:
+    """The code objects of selectors' waits (`blocked`: asyncio's loop waits there), once
+    `selectors` is imported. The server does not import it: a thread of the code under grade
+    can wait in one only after the code (asyncio) imported it, and a target that never does
+    spares the import (a fresh interpreter's start, on the portable path)."""
+    global _select_codes
+    if _select_codes is None:
+        selectors = sys.modules.get("selectors")
+        if selectors is None:
+            return frozenset()
+        _select_codes = frozenset(
+            cls.select.__code__ for cls in vars(selectors).values()
+            if isinstance(cls, type) and issubclass(cls, selectors.BaseSelector)
+            and "select" in vars(cls))
+    return _select_codes
 
 
 def blocked(frame, frames: dict, ours) -> bool:
@@ -135,7 +149,7 @@ def blocked(frame, frames: dict, ours) -> bool:
             joined = local.get("self")
             return (local.get("block", True) is True and joined is not None
                     and joined.ident in frames)
-        if code in _SELECT:
+        if code in _selector_waits():
             return True
         pool = sys.modules.get("concurrent.futures.thread")
         if pool is not None and code is getattr(getattr(pool, "_worker", None), "__code__", 0):

@@ -18,6 +18,7 @@ import sys
 import time
 
 from grader.harness.processes import jail
+from grader.harness.wire import values
 from grader.harness.processes.forkloop import (REAP_TIMEOUT, RLIMITS, Child, ForkLoop, close_fds,
                                                send_answer, server_door)
 
@@ -183,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
         return code
     from . import compiled, server as target_server  # noqa: F401  (what every child needs, once)
 
+    for name in target_server.AHEAD:  # (what the server leaves to a fresh interpreter's need)
+        importlib.import_module(name)
+    values.library_dirs()
     jail.prepare()
     compiled.install()
     _installation()

@@ -13,8 +13,6 @@ import dataclasses
 import os
 import reprlib
 import sqlite3
-import sysconfig
-import traceback
 from typing import Any
 
 from lab.store import Claim
@@ -22,11 +20,29 @@ from lab.store import Claim
 from grader.harness import wire
 
 _HARNESS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # grader/harness
-#: The standard library's folders (`where` passes over their frames), and site-packages, which
-#: may lie inside them and is not the standard library.
-_STDLIB_DIRS, _SITE_DIRS = (
-    tuple(sorted({os.path.join(os.path.abspath(sysconfig.get_paths()[key]), "") for key in keys}))
-    for keys in (("stdlib", "platstdlib"), ("purelib", "platlib")))
+#: The standard library's modules the target process imports only when it first needs them
+#: (`where`: a call of the code under grade raised), after the code under grade is loaded:
+#: grader.harness.target.loader imports them before it puts a folder of the code's first on
+#: sys.path, so that a module of the code's named like one of them cannot stand in for it.
+STANDARD_AT_NEED = ("sysconfig", "traceback")
+
+_library_dirs: tuple | None = None
+
+
+def library_dirs() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The standard library's folders (`where` passes over their frames), and site-packages,
+    which may lie inside them and is not the standard library: found at the first `where`
+    (sysconfig's paths take every fresh interpreter of the portable path a few milliseconds to
+    work out, and a target whose code raises nothing never needs them; `STANDARD_AT_NEED`)."""
+    global _library_dirs
+    if _library_dirs is None:
+        import sysconfig
+
+        _library_dirs = tuple(
+            tuple(sorted({os.path.join(os.path.abspath(sysconfig.get_paths()[key]), "")
+                          for key in keys}))
+            for keys in (("stdlib", "platstdlib"), ("purelib", "platlib")))
+    return _library_dirs
 
 
 # -- the target's side: values and errors as plain data --------------------------------------------
@@ -137,6 +153,9 @@ def where(exc: BaseException) -> str | None:
     only when there is no other."""
     found = in_stdlib = None
     try:
+        import traceback  # (at need, as sysconfig is: `library_dirs`)
+
+        stdlib_dirs, site_dirs = library_dirs()
         for frame in traceback.extract_tb(exc.__traceback__):
             path = os.path.abspath(frame.filename)
             if path.startswith(_HARNESS_DIR) or "importlib" in path:
@@ -145,7 +164,7 @@ def where(exc: BaseException) -> str | None:
                 text = f"{os.path.relpath(path)}:{frame.lineno}"
             except ValueError:
                 text = f"{path}:{frame.lineno}"
-            if path.startswith(_STDLIB_DIRS) and not path.startswith(_SITE_DIRS):
+            if path.startswith(stdlib_dirs) and not path.startswith(site_dirs):
                 in_stdlib = text
             else:
                 found = text
