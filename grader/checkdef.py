@@ -80,6 +80,11 @@ class Family:
     long: int = 0
     #: The pass of `python -m grader watch` its checks run in: 1 is the first screen, 2 after it.
     watch_pass: int = 1
+    #: Modules of the grader's own that its checks' judges import only when they run (not
+    #: with the check module: `python -m grader -k ...` without them does not pay for them).
+    #: A process that runs its checks' judges in forked children (a lane) imports them once,
+    #: before it forks the first: every judge of a sweep or a repeat then has them already.
+    preload: tuple[str, ...] = ()
 
 
 #: Every rule family, in the order its checks are run and reported in: the order the lesson tells
@@ -99,7 +104,8 @@ FAMILIES = (
     # long: the reference on 2 cores, integration about 120 ms, crash and race about 40 ms each
     Family("race", starts_processes=True, long=1, watch_pass=2),
     Family("crash", starts_processes=True, long=2, watch_pass=2),
-    Family("integration", starts_processes=True, long=3, watch_pass=2),
+    Family("integration", starts_processes=True, long=3, watch_pass=2,
+           preload=("grader.harness.judge.receiver",)),  # http.server, email, ssl: ~20 ms
     # the random timelines: about 2 s of a first pass of 5.7 s when they were in it
     Family("differential", watch_pass=2),
 )

@@ -67,3 +67,37 @@ def test_the_declared_names_are_the_families_in_lesson_order():
     assert checkdef.MODULE_ORDER == tuple(f.name for f in checkdef.FAMILIES)
     assert checkdef.PROCESS_FAMILIES == ("race", "crash", "integration")
     assert all(checkdef.BY_NAME[n].long for n in checkdef.PROCESS_FAMILIES)
+
+
+def test_a_familys_preload_is_imported_once_before_its_judges_run(monkeypatch, tmp_path):
+    """`Family.preload`: run_unit imports the modules its judges would import when they run
+    before the first judge is forked (a lane's forked judges then inherit them), and no other
+    family's unit does."""
+    import sys
+
+    from grader import runner
+
+    (tmp_path / "preload_probe_mod.py").write_text("import builtins\n"
+                                                   "builtins._preload_probe_count = getattr("
+                                                   "builtins, '_preload_probe_count', 0) + 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "preload_probe_mod", raising=False)
+    monkeypatch.setattr(checkdef, "FAMILIES", tuple(
+        checkdef.Family(f.name, f.starts_processes, f.long, f.watch_pass,
+                        preload=("preload_probe_mod",)) if f.name == "integration" else f
+        for f in checkdef.FAMILIES))
+    seen = []
+    monkeypatch.setattr(runner.sandbox, "run",
+                        lambda judge, timeout, inline=False: seen.append(
+                            "preload_probe_mod" in sys.modules))
+    checks = checkdef.all_checks().values()
+    other = next(i for i in checks if checkdef.family(i.module) == "tokens")
+    integration = next(i for i in checks if checkdef.family(i.module) == "integration")
+    settings = runner.settings_for("solutions/queue.py", sweep=3)
+    runner.run_unit(runner.Unit(other, None), settings, in_lane=True)
+    assert seen == [False] * 3
+    runner.run_unit(runner.Unit(integration, None), settings, in_lane=True)
+    assert seen[3:] == [True] * 3
+    import builtins
+    assert builtins._preload_probe_count == 1
+    monkeypatch.delattr(builtins, "_preload_probe_count")

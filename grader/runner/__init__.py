@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import os
 import sys
 import tempfile
@@ -332,6 +333,8 @@ def run_unit(unit: Unit, settings: Settings, in_lane: bool = False,
     if unit.part is not None:
         body = functools.partial(body, part=unit.part)
     inline = in_lane and not unit.check.family.starts_processes
+    for module in unit.check.family.preload:  # once here, not in each forked judge
+        importlib.import_module(module)
     runs: list[Failure | None] = []
     for number, seed in enumerate(settings.seeds):
         if number in quiet:  # an earlier part failed in this run: nothing of it is kept

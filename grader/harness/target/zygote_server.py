@@ -183,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     if door is None:
         return code
     from . import compiled, server as target_server  # noqa: F401  (what every child needs, once)
+    import fcntl  # noqa: F401  (server.hide's, a shared library: loaded once, not in each child)
 
     for name in target_server.AHEAD:  # (what the server leaves to a fresh interpreter's need)
         importlib.import_module(name)
@@ -193,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
 
     gc.collect()
     gc.freeze()  # the children share these pages rather than copy them at their first GC
+    try:  # the C heap the imports freed given back: fewer pages for each fork to map and copy
+        jail.c_library().malloc_trim(0)
+    except (OSError, AttributeError):  # no C library, or one without malloc_trim (not glibc)
+        pass
     return Zygote(door).run()
 
 
