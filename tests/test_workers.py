@@ -66,6 +66,11 @@ def run_crew(tmp_path: Path, spec: str, owners=("A",), jobs: int = 3,
             for owner in owners:
                 crew.start(Plan(owner, spec, str(path), receiver.url, LEASE_MS, **plan))
             assert crew.wait_all_ended(time.monotonic() + WAIT)
+            # a worker whose target exited says "exited", then "stopped": wait_all_ended may
+            # return between the two, and the crew takes nothing more once closed
+            for owner in owners:
+                assert crew.wait_for(lambda e, o=owner: e["worker"] == o and e["op"] == "stopped",
+                                     time.monotonic() + WAIT)
         records = receiver.records()
     assert worker_threads() == []
     pids = [e["pid"] for e in crew.events if e["op"] == "ready"]
