@@ -171,6 +171,8 @@ class ProxyCursor:
         if self._closed:
             raise sqlite3.ProgrammingError("Cannot operate on a closed cursor.")
         self.connection._check_open()
+        if type(sql) is str and sql.isascii():  # no lone surrogate (the check below encodes)
+            return
         try:
             sql.encode("utf-8")  # a lone surrogate: the real module's UnicodeEncodeError
         except UnicodeEncodeError:
