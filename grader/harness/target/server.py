@@ -275,7 +275,9 @@ class Server:
         (from any thread, as a callback); outside every call the connection cannot be used."""
         with self.turn:
             # as a callback (`ask`): after another thread's request or callback, to its end
-            self.park(lambda: not (self.talking or (self.stack and self.stack[-1].in_flight)))
+            if self.talking or (self.stack and self.stack[-1].in_flight):  # else ready now
+                self.park(lambda: not (self.talking or (self.stack
+                                                        and self.stack[-1].in_flight)))
             if not self.stack or self.stack[-1].request.get("op") not in CALLS:
                 raise sqlite3.ProgrammingError(
                     "the connection the grader hands in can be used only while claim, finish"
