@@ -15,7 +15,6 @@ nothing POSIX-only is imported at the top.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import os
 import random
 import signal
@@ -275,9 +274,7 @@ class Server:
         (from any thread, as a callback); outside every call the connection cannot be used."""
         with self.turn:
             # as a callback (`ask`): after another thread's request or callback, to its end
-            if self.talking or (self.stack and self.stack[-1].in_flight):  # else ready now
-                self.park(lambda: not (self.talking or (self.stack
-                                                        and self.stack[-1].in_flight)))
+            self.park(lambda: not (self.talking or (self.stack and self.stack[-1].in_flight)))
             if not self.stack or self.stack[-1].request.get("op") not in CALLS:
                 raise sqlite3.ProgrammingError(
                     "the connection the grader hands in can be used only while claim, finish"
@@ -300,12 +297,8 @@ class Server:
             self.channel.send({"msg": "db", "id": call.request["id"], "cb": cb, "req": request})
         except wire.WireError:  # a request too long for one line (a huge script or blob)
             raise sqlite3.DataError("string or blob too big") from None
-        me = threading.get_ident()  # `waiting_for_judge`, inline (a request's hot path)
-        self.on_wire.add(me)
-        try:
+        with self.waiting_for_judge():
             return self._db_answer(cb)
-        finally:
-            self.on_wire.discard(me)
 
     def _db_answer(self, cb: int) -> dict:
         while True:
@@ -499,16 +492,10 @@ class Server:
                 raise error
             self.nested(request)  # made by the judge from inside its callback
 
-    @contextlib.contextmanager
-    def waiting_for_judge(self):
+    def waiting_for_judge(self) -> "_OnWire":
         """This thread waits for the judge on the channel (idle, as `idle` counts it), but
-        while it serves a nested call (`nested`)."""
-        me = threading.get_ident()
-        self.on_wire.add(me)
-        try:
-            yield
-        finally:
-            self.on_wire.discard(me)
+        while it serves a nested call (`nested`): a context manager (each request's)."""
+        return _OnWire(self.on_wire)
 
     def nested(self, request: dict) -> None:
         """Serve a call the judge made while this thread waits for an answer on the channel:
@@ -773,6 +760,24 @@ def serve(read_fd: int, write_fd: int, spec: str, spare: bool = False,
     return 0
 
 
+class _OnWire:
+    """`Server.waiting_for_judge`: this thread is in `on_wire` while the block runs. A class,
+    not a generator's context manager: it is entered at every request of the code's."""
+
+    __slots__ = ("on_wire", "me")
+
+    def __init__(self, on_wire: set):
+        self.on_wire = on_wire
+
+    def __enter__(self) -> None:
+        self.me = threading.get_ident()
+        self.on_wire.add(self.me)
+
+    def __exit__(self, *exc) -> bool:
+        self.on_wire.discard(self.me)
+        return False
+
+
 if __name__ == "__main__":
     # Run main() from the module imported under its real name, so that a target importing
     # grader.harness.target.server sees the same SendFailed class as the one raised here.
@@ -780,3 +785,4 @@ if __name__ == "__main__":
 
     sys.stdout.flush()
     os._exit(target_server.main())
+
