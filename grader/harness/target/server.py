@@ -5,7 +5,8 @@ request the judge answers (`dbhost`).
 
 Lives here: `serve` (hide the channel fds, seal, jail, load the target, say ready, serve; `main`
 runs it in a fresh interpreter, the zygote in a forked child), `Channel`, `Server` (calls,
-callbacks, nested calls, the threads of the code's own), `SendFailed`. What the code prints is
+callbacks, nested calls, the threads of the code's own), `SendFailed`, and `_OnWire` (a thread
+waiting for the judge's answer, at every request of the code's). What the code prints is
 kept in `printed`; the sealed packages and what the jail lets it read, in `sealing`. Its messages
 and threads: docs/protocol.md, "The target process". On the portable path (no fork, no fd
 passing: grader.harness.processes.portable) it talks over its stdin and stdout (`--stdio`);
