@@ -786,4 +786,3 @@ if __name__ == "__main__":
 
     sys.stdout.flush()
     os._exit(target_server.main())
-
