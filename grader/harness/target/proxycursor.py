@@ -171,8 +171,8 @@ class ProxyCursor:
         if self._closed:
             raise sqlite3.ProgrammingError("Cannot operate on a closed cursor.")
         self.connection._check_open()
-        try:
-            sql.encode("utf-8")  # a lone surrogate: the real module's UnicodeEncodeError
+        try:  # a lone surrogate: the real module's UnicodeEncodeError (ASCII str has none)
+            type(sql) is str and sql.isascii() or sql.encode("utf-8")
         except UnicodeEncodeError:
             if PY310 and op != "executescript":  # 3.10's execute and executemany say this
                 raise sqlite3.Warning(f"SQL is of wrong type ('{type(sql).__name__}')."

@@ -19,7 +19,6 @@ only. Never the judge's side (`grader.harness.judge`).
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import threading
 import time
@@ -88,16 +87,29 @@ class Threads:
                     or blocked(frame, frames, self.turn))
         self.park(ends)
 
-    @contextlib.contextmanager
-    def waiting_for_judge(self):
+    def waiting_for_judge(self) -> "_OnWire":
         """This thread waits for the judge on the channel (idle, as `settled` counts it), but
-        while it serves a nested call (the server takes it off `on_wire` meanwhile)."""
-        me = threading.get_ident()
-        self.on_wire.add(me)
-        try:
-            yield
-        finally:
-            self.on_wire.discard(me)
+        while it serves a nested call (the server takes it off `on_wire` meanwhile): a context
+        manager (each request's)."""
+        return _OnWire(self.on_wire)
+
+
+class _OnWire:
+    """`Threads.waiting_for_judge`: this thread is in `on_wire` while the block runs. A class,
+    not a generator's context manager: it is entered at every request of the code's."""
+
+    __slots__ = ("on_wire", "me")
+
+    def __init__(self, on_wire: set):
+        self.on_wire = on_wire
+
+    def __enter__(self) -> None:
+        self.me = threading.get_ident()
+        self.on_wire.add(self.me)
+
+    def __exit__(self, *exc) -> bool:
+        self.on_wire.discard(self.me)
+        return False
 
 
 def _waits_codes() -> tuple:

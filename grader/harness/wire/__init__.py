@@ -67,7 +67,14 @@ class WireError(Exception):
 
 def encode(message: dict) -> bytes:
     """One message as a line. Raises WireError if it would be longer than MAX_LINE."""
-    data = _ENCODER.encode(message).encode("utf-8") + b"\n"
+    if _C_ENCODER is not None and type(message) is dict:
+        # what _ENCODER.encode(message) does for a dict, without its Python layers (the
+        # messages are the hot path: thousands a grade, each way); the same text, the same
+        # errors (a circular reference, a NaN, a value that is not JSON)
+        data = "".join(_C_ENCODER({}, _ENCODER.default, _ESCAPE, None, ":", ",", False, False,
+                                  False)(message, 0)).encode("utf-8") + b"\n"
+    else:
+        data = _ENCODER.encode(message).encode("utf-8") + b"\n"
     if len(data) > MAX_LINE:
         raise WireError(f"message of {len(data)} bytes (limit {MAX_LINE})")
     return data
@@ -81,8 +88,18 @@ def decode(line: bytes, *, floats: bool = False) -> dict:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
         raise WireError("message is not UTF-8") from None
+    decoder = _FLOATS if floats else _INTEGERS
     try:
-        message = (_FLOATS if floats else _INTEGERS).decode(text)
+        # the scanner JSONDecoder.decode runs, called as it calls it: a message that is one
+        # object from the first character to the last (what every writer of the wire writes)
+        # is read without the decoder's Python layers; anything else (whitespace around it,
+        # what is not JSON) is read by decode itself, which says what is wrong in its words
+        message, end = decoder.scan_once(text, 0) if text[:1] == "{" else (None, -1)
+    except (StopIteration, ValueError, RecursionError):
+        message, end = None, -1
+    try:
+        if end != len(text):
+            message = decoder.decode(text)
     except WireError:
         raise
     except RecursionError:
@@ -100,7 +117,13 @@ def decode(line: bytes, *, floats: bool = False) -> dict:
 def decode_trusted(line: bytes) -> dict:
     """A line the judge wrote, read in the target process (floats allowed): JSON only, without
     the checks a line from the target gets (`decode`), which the judge's own lines cannot fail."""
-    message = _PLAIN.decode(line.decode("utf-8"))
+    text = line.decode("utf-8")
+    try:  # as in `decode`: one object from the first character to the last, scanned alone
+        message, end = _PLAIN.scan_once(text, 0) if text[:1] == "{" else (None, -1)
+    except (StopIteration, ValueError, RecursionError):
+        message, end = None, -1
+    if end != len(text):
+        message = _PLAIN.decode(text)
     if type(message) is not dict:
         raise WireError("message is not a JSON object")
     return message
@@ -144,6 +167,25 @@ def _no_float(text):
 
 # Built once (json.dumps and json.loads with options build a coder at every call)
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# the C encoder json.JSONEncoder.iterencode makes for _ENCODER at every call (None where this
+# Python has none: _ENCODER itself then), and the str escape it is given for ensure_ascii=False
+_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+_ESCAPE = json.encoder.encode_basestring
+
+
+def _c_encoder_agrees() -> bool:
+    """Whether this Python's C encoder, called as `encode` calls it, writes what _ENCODER does
+    (its signature is the json module's own business)."""
+    probe = {"a": [1, -2.5, None, True, "é\n\"", {"b": []}], "c": 2**63}
+    try:
+        return "".join(_C_ENCODER({}, _ENCODER.default, _ESCAPE, None, ":", ",", False, False,
+                                  False)(probe, 0)) == _ENCODER.encode(probe)
+    except Exception:  # noqa: BLE001 - another signature: the Python layers then
+        return False
+
+
+if _C_ENCODER is not None and not _c_encoder_agrees():
+    _C_ENCODER = None
 _INTEGERS = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no_constant,
                              parse_float=_no_float)
 _FLOATS = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no_constant,
@@ -154,6 +196,17 @@ _PLAIN = json.JSONDecoder()
 # -- strict field checks (the reader's side) -------------------------------------------------------
 def keys(message: dict, required: tuple, optional: tuple = (), what: str = "message") -> None:
     """`message` has every required key and no key outside required + optional."""
+    for k in required:  # the usual case, told without building lists (every message is read)
+        if k not in message:
+            break
+    else:
+        if len(message) == len(required):
+            return
+        for k in message:
+            if k not in required and k not in optional:
+                break
+        else:
+            return
     missing = [k for k in required if k not in message]
     extra = [k for k in message if k not in required and k not in optional]
     if missing or extra:
@@ -210,6 +263,8 @@ def bounded(text: str, limit: int) -> str:
     """`text` made fit for a str field of `limit` characters: encodable as UTF-8 (lone surrogates
     escaped), cut to `limit - 1` characters and "…" when longer. The writing side's counterpart of
     `string`: the target server bounds what it tells, the judge what it keeps of a trace."""
+    if type(text) is str and text.isascii() and len(text) <= limit:
+        return text  # what the round trip below gives back: the same characters (hot: traces)
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
