@@ -328,6 +328,12 @@ class _Elsewhere(LabOperator):
     def enqueue(self, qty, deadline, max_attempts):
         return self.operator.enqueue(qty, deadline, max_attempts)
 
+    def next_ids(self, count: int) -> list[int]:
+        return self.operator.next_ids(count)
+
+    def insert(self, rows: list[dict]) -> list[int]:
+        return self.operator.insert(rows)
+
 
 def replay(lab: Lab, steps: list[Step], index: int, shrunk: bool = True,
            alone: bool = False) -> None:
