@@ -465,3 +465,77 @@ def test_a_timeline_in_a_world_changes_only_its_instants_quantities_and_ids():
                 if field.name not in moved:
                     assert getattr(there, field.name) == getattr(step, field.name), field.name
             assert there.now == step.now + 10_000
+
+
+# -- the timeline at the domain's size (generate.scale) --------------------------------------------
+def scale_numbered(seed, index: int):
+    """The `index`-th scale timeline of `seed` numbered as the check numbers it (its place after
+    the 100 others and the late ones), and that numbering."""
+    ids = generate.numbering(seed, 100 + LATE + index)
+    return generate.in_world(generate.scale(seed, index), 0, int, ids), ids
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_scale_timeline_sets_the_domain_s_sizes_in_one_step(seed):
+    """Its first step sets thousands of jobs: more held on valid leases before the first free
+    one than a claim that looks at the first thousand live rows sees, more due at once than a
+    quarantine in batches of 1,000 takes, tokens and attempts past 256 and at 2**31 - 1; the
+    rest are ordinary steps, several of them claims (the first at once: every due job is
+    quarantined by it, the free job's counters pass 2**31)."""
+    steps = generate.scale(seed, 0)
+    bulk, rest = steps[0], steps[1:]
+    assert bulk.op == "bulk" and not any(step.op == "bulk" for step in rest)
+    held, due, free = bulk.rows
+    assert held.status == "leased" and held.count > 1000 and held.lease_until > bulk.now
+    assert held.token > 2 ** 31 and 256 < held.attempts < held.max_attempts
+    assert due.count > 1000 and due.deadline <= bulk.now
+    assert free.count >= 1 and free.token == free.attempts == 2 ** 31 - 1 < free.max_attempts
+    claims = [step for step in rest if step.op in ("claim", "work_once")]
+    assert len(claims) >= 3 and claims[0].now < held.lease_until
+    assert generate.SCALE_STEPS[0] <= len(rest) <= generate.SCALE_STEPS[1]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_model_agrees_with_the_reference_on_the_scale_timeline(seed, scratch):
+    assert differences(reference, scratch, seed, 2, scale_numbered) == []
+    with TargetProcess("solutions.queue", writable=[scratch]) as target:
+        assert differences(target, scratch, seed, 2, scale_numbered) == []
+
+
+@pytest.mark.parametrize("path", ALTERNATIVES, ids=[p.stem for p in ALTERNATIVES])
+def test_correct_alternatives_agree_with_the_model_at_scale(path, scratch):
+    assert differences(load(path), scratch, 11, 1, scale_numbered) == []
+
+
+TOUCHES_ANOTHER_ROW = '''
+from solutions.queue import claim as honest_claim, finish, work_once
+
+def claim(conn, owner, now, lease_ms):
+    """The reference's claim, then one more write: {write}"""
+    got = honest_claim(conn, owner, now, lease_ms)
+    conn.execute("UPDATE jobs SET qty = qty {change} WHERE id = (SELECT min(id) FROM jobs)")
+    return got
+'''
+
+
+@pytest.mark.parametrize("change,differs", [("+ 1", True), ("+ 0", False)])
+def test_a_row_the_model_did_not_change_is_read_when_the_changes_say_so(change, differs,
+                                                                       tmp_path, scratch):
+    """After a step only the rows the model changed are read, when the connections changed as
+    many rows as that (Database.agrees): a claim that also writes the first job of thousands
+    (one it did not take) is one change more, so the whole table is read and the row found,
+    at that step, as a direct call finds it; the same write leaving the row as it was (qty + 0:
+    a change SQLite counts, no value changed) is no difference."""
+    path = tmp_path / "touches.py"
+    path.write_text(TOUCHES_ANOTHER_ROW.format(write=f"qty {change} on the lowest id",
+                                               change=change))
+    direct = differences(load(path), scratch, 1, 1, scale_numbered)
+    with TargetProcess(str(path), writable=[scratch]) as target:
+        through = differences(target, scratch, 1, 1, scale_numbered)
+    if not differs:
+        assert direct == through == []
+        return
+    steps, ids = scale_numbered(1, 0)
+    ((index, found),) = through
+    assert [(i, d.step, d.what, d.job) for i, d in direct] == [(index, found.step, "row", ids(1))]
+    assert (found.what, found.job) == ("row", ids(1)) and steps[found.step].op == "claim"

@@ -65,6 +65,16 @@ def shown_steps(events: list[dict], ids) -> tuple[dict, list[Step]]:
                 send = event["params"]
             elif key == "timeline.random.send-meanwhile":
                 meanwhile = event["params"]["steps"]
+            elif key == "timeline.random.bulk":  # the rows a bulk step sets: one line
+                params = event["params"]
+                step = Step("bulk", qty=params["qty"], rows=tuple(
+                    timelines.Rows(**{k: v for k, v in run.items() if k != "first"})
+                    for run in params["rows"]))
+                assert [run["first"] for run in params["rows"]] == [
+                    ids(model.enqueued + 1 + sum(r.count for r in step.rows[:n]))
+                    for n in range(len(step.rows))]
+                outcome = timelines.play_step(step, model, model, stamps)
+                steps.append(step)
             elif key == "timeline.work_once-sends":  # a work_once whose send holds steps
                 params = event["params"]
                 head = Step("work_once", now=event["t"], owner=params["actor"],
@@ -137,8 +147,11 @@ def shown_and_played_again(name: str, seed: int, tmp_path) -> list[Step]:
     assert head["params"]["steps"] == len(steps) and head["params"]["seed"] == seed
 
     # The world's values: its job ids in order, its instants (from its t0 on).
-    jobs = [e["job"] for e in failure.timeline if e["op"] == "enqueue"]
-    assert jobs == [ids(n) for n in range(1, len(jobs) + 1)]
+    jobs = []  # (a bulk step's line: its runs of rows, numbered as the world numbers them)
+    for event in failure.timeline:
+        for first, count in _jobs_of(event):
+            assert first == ids(len(jobs) + 1), (event, jobs)
+            jobs += [ids(n) for n in range(len(jobs) + 1, len(jobs) + 1 + count)]
     assert all(e["t"] >= world.t0 for e in failure.timeline if e.get("t") is not None)
     if failure.row is not None:
         assert failure.row.job in jobs
@@ -151,6 +164,28 @@ def shown_and_played_again(name: str, seed: int, tmp_path) -> list[Step]:
     assert timelines.played_with(steps, found.step) == len(steps) - 1, (found, steps)
     assert steps[found.step].op in ("claim", "finish", "work_once"), (found, steps)
     return steps
+
+
+def _jobs_of(event: dict) -> list[tuple[int, int]]:
+    """The jobs an event of the shown timeline enqueues or sets, as (the first job, how many):
+    an enqueue's, a bulk step's runs of rows."""
+    if event["op"] == "enqueue":
+        return [(event["job"], 1)]
+    if event.get("key") == "timeline.random.bulk":
+        return [(run["first"], run["count"]) for run in event["params"]["rows"]]
+    return []
+
+
+#: Mutants only the timeline at the domain's size shows (generate.scale): its bulk step is one
+#: line of the shown timeline, rebuilt from it.
+SCALE = ("scale_claim_first_64_live_rows", "scale_finish_token_is",
+         "scale_quarantine_in_batches_of_500", "scale_claim_counters_int32")
+
+
+@pytest.mark.parametrize("name,seed", list(itertools.product(SCALE, (LESSON_SEED, 3))))
+def test_a_shown_scale_timeline_differs_where_it_says(name, seed, tmp_path):
+    steps = shown_and_played_again(name, seed, tmp_path)
+    assert steps[0].op == "bulk" and sum(run.count for run in steps[0].rows) >= 1, steps
 
 
 #: work_once that lets a late worker's finish land on the new holder's row: random-timelines

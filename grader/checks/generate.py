@@ -14,6 +14,11 @@ job, and maybe finishes it; the operator takes the job back and the same name cl
 its lease ending when the old one did; the same name re-claims after expiry; the operator moves
 the deadline earlier; another worker takes another job; the operator quarantines the job by
 hand, maybe requeues it), with values drawn around its claim's lease_until and deadline.
+
+`scale` draws the timelines played on a queue at the domain's size: thousands of jobs set at
+once by the operator (one `bulk` step: held on valid leases, due at once, free with counters at
+a 32-bit integer's edge, tokens and attempts past 256 and past 2**31), then ordinary steps over
+it (`Drawing.at_scale`).
 """
 
 from __future__ import annotations
@@ -25,8 +30,8 @@ from typing import Callable
 
 from lab.store import Claim
 
-from .model import DONE, QUARANTINED, QueueModel, lesson_ids
-from .timelines import (FORGEABLE, OWNERS, SEND_ERRORS, Outcome, Step, play_step,
+from .model import DONE, LEASED, PENDING, QUARANTINED, QueueModel, lesson_ids
+from .timelines import (FORGEABLE, OWNERS, SEND_ERRORS, Outcome, Rows, Step, play_step,
                         send_duration, stamps_after)
 
 FAR = 10 ** 12  # a deadline no timeline reaches
@@ -66,6 +71,30 @@ def late(seed: int | str, index: int) -> list[Step]:
     return drawing.steps
 
 
+def scale(seed: int | str, index: int) -> list[Step]:
+    """The `index`-th scale timeline of `seed`: a queue at the domain's size, set in one step
+    (`Drawing.at_scale`), then SCALE_STEPS more steps drawn as any timeline's; from random
+    sources of their own."""
+    drawing = Drawing(random.Random(f"{seed}:scale:{index}"),
+                      random.Random(f"{seed}:scale:{index}:edges"))
+    drawing.at_scale()
+    drawing.draw(1 + drawing.rng.randint(*SCALE_STEPS), openers=False)
+    return drawing.steps
+
+
+#: How many jobs a scale timeline sets at once, by kind (drawn between the two): held on valid
+#: leases before the first free job (more than a claim that looks at the first few hundred live
+#: rows sees); due at the timeline's start (more than a quarantine done in batches of 500 or
+#: 1,000 takes at once); free, their counters at a 32-bit integer's edge.
+SCALE_HELD = (1500, 2000)
+SCALE_DUE = (1100, 1400)
+SCALE_FREE = (8, 16)
+#: How many steps a scale timeline plays after its bulk step (drawn between the two).
+SCALE_STEPS = (14, 20)
+#: The held jobs' counters: past 2**31 (tokens) and past the small ints Python caches (256).
+SCALE_TOKEN, SCALE_ATTEMPTS = 2 ** 31 + 250, 300
+
+
 #: One timeline in this many (the last of each hundred: the check plays exactly one) ends with
 #: a full queue. Appended after the timeline as drawn, so that whatever the rest of the
 #: timeline shows (the first difference of any other bug) stays where it was.
@@ -100,13 +129,21 @@ def in_world(steps: list[Step], t0: int, qty: Callable[[int], int] = int,
     lesson's numbering. The timeline means the same; only its values change."""
     return [Step(
         step.op, now=step.now + t0, owner=step.owner, lease_ms=step.lease_ms,
-        qty=qty(step.qty) if step.op == "enqueue" else step.qty,
+        qty=qty(step.qty) if step.op in ("enqueue", "bulk") else step.qty,
         deadline=step.deadline + t0 if step.op in ("enqueue", "move_deadline")
         and step.deadline != EPOCH else step.deadline,
         max_attempts=step.max_attempts, ref=step.ref,
         forge=_forged_in_world(step.forge, t0, ids),
         job=ids(step.job) if step.op in OPERATOR_STEPS else step.job,
-        send_ms=step.send_ms, send_error=step.send_error, inside=step.inside) for step in steps]
+        send_ms=step.send_ms, send_error=step.send_error, inside=step.inside,
+        rows=tuple(_rows_in_world(run, t0) for run in step.rows)) for step in steps]
+
+
+def _rows_in_world(run: Rows, t0: int) -> Rows:
+    """A bulk step's run of rows as a world plays it: its instants `t0` ms later."""
+    return dataclasses.replace(
+        run, lease_until=None if run.lease_until is None else run.lease_until + t0,
+        deadline=run.deadline + t0 if run.deadline != EPOCH else run.deadline)
 
 
 OPERATOR_STEPS = ("requeue", "quarantine", "move_deadline")
@@ -340,6 +377,26 @@ class Drawing:
         for _ in range(before + held + 1):
             self.add(Step("claim", now=now, owner=edges.choice(self.owners),
                           lease_ms=edges.choice([self.lease, 3 * self.lease])))
+
+    def at_scale(self) -> None:
+        """The queue at the domain's size, set at once by the operator (one `bulk` step): a
+        run of jobs held by one worker on valid leases (tokens past 2**31, attempts past 256,
+        attempts to spare: claimable again once their leases run out, during the timeline or
+        not), a run of jobs due now (each quarantined by the next claim, not the first few),
+        and a few free jobs whose token and attempts are 2**31 - 1 (the next claim makes both
+        2**31: past a 32-bit integer). A claim that looks at the first few hundred live rows
+        finds nothing free; a quarantine in batches leaves due jobs pending; a finish that
+        compares counters by identity (`is`) rejects its own holder."""
+        rng, now = self.rng, self.now
+        held, due, free = (rng.randint(*SCALE_HELD), rng.randint(*SCALE_DUE),
+                           rng.randint(*SCALE_FREE))
+        until = now + rng.choice([2, 3, 5, 10]) * self.lease
+        runs = (Rows(held, LEASED, rng.choice(self.owners), until, SCALE_TOKEN, SCALE_ATTEMPTS,
+                     1000, now + FAR),
+                Rows(due, PENDING, None, None, rng.choice([0, 300, SCALE_TOKEN]),
+                     rng.choice([0, 1, 2]), 3, now),
+                Rows(free, PENDING, None, None, 2 ** 31 - 1, 2 ** 31 - 1, 2 ** 32, now + FAR))
+        self.add(Step("bulk", now=now, qty=1, rows=runs))
 
     def deadline_moved_between_claims(self) -> None:
         """A job claimed, its lease run out, its deadline moved (earlier, to after that

@@ -13,6 +13,9 @@ code under grade left, so the model compares as SQLite's WHERE does: a NULL comp
 never true (`lt`, `le`, `eq`), and arithmetic on a NULL gives NULL.
 
 Rows are dicts with the columns of `lab.store.COLUMNS`, as `lab.store.get_job` returns them.
+Every change to a row is also written down (`changes`: the job and its row before), so that a
+table of thousands of rows is compared with the model row by row only where the model changed
+it (`timeline_db.Database.agrees`); the rules themselves never read it.
 """
 
 from __future__ import annotations
@@ -62,6 +65,14 @@ class QueueModel:
         self.rows: dict[int, dict] = {}
         self.ids = ids
         self.enqueued = 0
+        #: every change to a row, in order: (its number in this list, the job, the row before
+        #: it or None for a new one); never read by the rules (see the module's docstring)
+        self.changes: list[tuple[int, int, dict | None]] = []
+
+    def _changing(self, job: int) -> None:
+        """Write down that job's row is about to change (`changes`)."""
+        row = self.rows.get(job)
+        self.changes.append((len(self.changes), job, None if row is None else dict(row)))
 
     @classmethod
     def holding(cls, rows: dict[int, dict]) -> "QueueModel":
@@ -77,17 +88,32 @@ class QueueModel:
         """Insert a pending job, with the id the numbering gives the next one."""
         self.enqueued += 1
         job = self.ids(self.enqueued)
+        self._changing(job)
         self.rows[job] = {"id": job, "qty": qty, "status": PENDING, "owner": None,
                           "lease_until": None, "token": 0, "attempts": 0,
                           "max_attempts": max_attempts, "deadline": deadline,
                           "finished_at": None}
         return job
 
+    def insert(self, rows: list[dict]) -> list[int]:
+        """Rows set directly by the operator, all columns given but the id (thousands at once, a
+        queue at the domain's size): numbered as enqueue numbers the next jobs."""
+        jobs = []
+        for values in rows:
+            self.enqueued += 1
+            job = self.ids(self.enqueued)
+            self._changing(job)
+            self.rows[job] = {column: job if column == "id" else values[column]
+                              for column in COLUMNS}
+            jobs.append(job)
+        return jobs
+
     def requeue(self, job: int) -> None:
         """A quarantined job back to pending: attempts 0, no owner, no lease, the token kept."""
         row = self.rows.get(job)
         if row is None or row["status"] != QUARANTINED:
             raise ValueError(f"job {job} is not quarantined")
+        self._changing(job)
         row.update(status=PENDING, attempts=0, owner=None, lease_until=None)
 
     def set_row(self, job: int, **values) -> None:
@@ -95,12 +121,18 @@ class QueueModel:
         unknown = set(values) - set(COLUMNS)
         if unknown:
             raise ValueError(f"not a column: {sorted(unknown)}")
+        self._changing(job)
         self.rows[job].update(values)
 
     def table(self) -> list[tuple]:
         """Every row as a tuple of `COLUMNS`, by id: as `SELECT <COLUMNS> ... ORDER BY id`
         returns them."""
         return [_COLUMNS_OF(row) for _, row in sorted(self.rows.items())]
+
+    def values(self, job: int) -> tuple | None:
+        """The job's row as a tuple of `COLUMNS` (as `table` gives each), None if not there."""
+        row = self.rows.get(job)
+        return None if row is None else _COLUMNS_OF(row)
 
     def row(self, job: int) -> dict | None:
         row = self.rows.get(job)
@@ -114,20 +146,25 @@ class QueueModel:
                                              and le(row["lease_until"], now))
 
     def claim(self, owner: str, now: int, lease_ms: int) -> Claim | None:
+        # The jobs whose lease is not valid (read once: a queue may hold thousands of jobs).
+        free = [(job, row) for job, row in self.rows.items() if self.lease_not_valid(row, now)]
         # 1. Quarantine every job whose lease is not valid and that is out of attempts or past
         #    its deadline. Nothing else changes (no new token).
-        for row in self.rows.values():
-            if self.lease_not_valid(row, now) and (le(row["max_attempts"], row["attempts"])
-                                                   or le(row["deadline"], now)):
+        for job, row in free:
+            if le(row["max_attempts"], row["attempts"]) or le(row["deadline"], now):
+                self._changing(job)
                 row["status"] = QUARANTINED
-        # 2. The claimable job with the lowest id.
-        claimable = [job for job, row in sorted(self.rows.items())
-                     if self.lease_not_valid(row, now) and lt(row["attempts"], row["max_attempts"])
+        # 2. The claimable job with the lowest id: of those, the ones not quarantined now
+        #    (their lease still not valid) with attempts and time left.
+        claimable = [job for job, row in free
+                     if row["status"] != QUARANTINED and lt(row["attempts"], row["max_attempts"])
                      and lt(now, row["deadline"])]
         if not claimable:
             return None
         # 3. A new generation of the lease, clamped to the job's deadline.
-        row = self.rows[claimable[0]]
+        job = min(claimable)
+        row = self.rows[job]
+        self._changing(job)
         row.update(status=LEASED, owner=owner, token=plus(row["token"], 1),
                    attempts=row["attempts"] + 1,  # not NULL: it is < max_attempts
                    lease_until=min(now + lease_ms, row["deadline"]))  # deadline: > now
@@ -144,6 +181,7 @@ class QueueModel:
                 or not eq(row["lease_until"], claim.lease_until)
                 or not lt(now, row["lease_until"]) or not lt(now, row["deadline"])):
             return False
+        self._changing(claim.id)
         row.update(status=DONE, finished_at=now)
         return True
 

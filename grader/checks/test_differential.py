@@ -17,6 +17,13 @@ it, takes it back and claims it again under the same name, moves its deadline), 
 connection of its own in the same target process (timeline_db.Elsewhere); a work_once whose late
 finish lands on the new holder's row differs there, and is shrunk to the fewest such steps.
 
+Last comes a timeline at the domain's size (generate.scale): thousands of jobs set at once by the
+operator, in one step that is one line of the timeline (held on valid leases with tokens past
+2**31 and attempts past 256, due at once, free with counters at a 32-bit integer's edge), then
+ordinary steps over them. It is compared as every timeline is, but only the rows the model
+changed are read after a step (timeline_db.Database.agrees), so thousands of rows cost a step
+what it changed.
+
 The timelines are the same in every grade: drawn from the lesson's seed (so the bugs they catch
 are caught for every student: a grade is never a lottery over which timelines a seed drew),
 played in the world's values (its t0, quantities and job ids; the model numbers the jobs as the
@@ -26,6 +33,7 @@ from the reports.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import shutil
 import tempfile
@@ -42,6 +50,7 @@ from grader.harness.judge.world import LESSON_SEED
 from . import generate
 from .model import QueueModel, lesson_ids
 from .shrink import Found, Plain, shrink
+from .timeline_db import insert_rows
 from .timelines import (Checker, Difference, Outcome, Recorder, Step, compare,
                         first_difference, groups, how, play_step, send_duration, stamp_for,
                         stamps_after)
@@ -50,6 +59,10 @@ TIMELINES = 100  # about 1 s for a correct claim (about 1,300 round trips to its
 #: Then this many late timelines (generate.late: another worker acts inside a work_once's send),
 #: numbered after the others (100, 101, ...): every one of generate.SITUATIONS twice.
 LATE = 14
+#: Then this many timelines at the domain's size (generate.scale), numbered after the late ones.
+SCALE = 1
+#: All of them, in the order they are played.
+ALL = TIMELINES + LATE + SCALE
 #: The timelines run in this many parts, each with a target process of its own (at once, on
 #: several cores): the result is the first failing part's, which holds the first failing timeline.
 PARTS = 4
@@ -63,9 +76,9 @@ def test_random_timelines(lab, part):
     # In the check's own folder (opened by the judge: grader.harness.judge.dbhost)
     scratch = Path(tempfile.mkdtemp(prefix=lab.world.label("scratch", "timelines") + "-",
                                     dir=lab.dir))
-    index = part.of(TIMELINES + LATE).start
+    index = part.of(ALL).start
     try:
-        for index in part.of(TIMELINES + LATE):
+        for index in part.of(ALL):
             ids = timeline_ids(lab.world, index)  # the model numbers the jobs as the world does
             steps = world_timeline(lab, index)
             found = first_difference(steps, lab.target, scratch / lab.world.file(str(index)),
@@ -104,7 +117,8 @@ def world_timeline(lab: Lab, index: int) -> list[Step]:
     ids (so the report's numbers are this world's, and the model's ids the database's)."""
     world = lab.world
     drawn = (generate.timeline(LESSON_SEED, index) if index < TIMELINES
-             else generate.late(LESSON_SEED, index - TIMELINES))
+             else generate.late(LESSON_SEED, index - TIMELINES) if index < TIMELINES + LATE
+             else generate.scale(LESSON_SEED, index - TIMELINES - LATE))
     return generate.in_world(drawn, world.t0, world.qty, timeline_ids(world, index))
 
 
@@ -271,6 +285,19 @@ class LabOperator:
         return self.lab.enqueue_exactly(self.ids(self.enqueued), qty=qty, deadline=deadline,
                                         max_attempts=max_attempts)
 
+    def next_ids(self, count: int) -> list[int]:
+        """The ids the next `count` jobs set or enqueued get."""
+        return [self.ids(self.enqueued + n) for n in range(1, count + 1)]
+
+    def insert(self, rows: list[dict]) -> list[int]:
+        """A bulk step's rows, set at once on the Lab's own connection (told before it, by
+        `_narrate`: one line of the timeline)."""
+        jobs = self.next_ids(len(rows))
+        self.enqueued += len(rows)
+        with judge_write():  # found locked: a lock the code under grade still holds
+            insert_rows(self.lab.observer, jobs, rows)
+        return jobs
+
     def requeue(self, job):
         self.lab.requeue(job)
 
@@ -301,6 +328,12 @@ class _Elsewhere(LabOperator):
     def enqueue(self, qty, deadline, max_attempts):
         return self.operator.enqueue(qty, deadline, max_attempts)
 
+    def next_ids(self, count: int) -> list[int]:
+        return self.operator.next_ids(count)
+
+    def insert(self, rows: list[dict]) -> list[int]:
+        return self.operator.insert(rows)
+
 
 def replay(lab: Lab, steps: list[Step], index: int, shrunk: bool = True,
            alone: bool = False) -> None:
@@ -318,8 +351,8 @@ def replay(lab: Lab, steps: list[Step], index: int, shrunk: bool = True,
     stamps: list = []
     for number, step, inside in groups(steps):
         recorder = Recorder(model) if inside else None
+        _narrate(lab, step, stamps, inside, operator)
         expected = play_step(step, model, model, stamps, inside=inside, watch=recorder)
-        _narrate(lab, step, stamps, inside)
         stamp = _prepare(queue, step, stamps)
         watch = _Explaining(lab, number, step, expected, recorder, operator, queue,
                             inside) if inside else None
@@ -367,9 +400,13 @@ class _Explaining(Checker):
                     self.recorder.at[0], _job_of(self.step, got, self.expected))
 
 
-def _narrate(lab: Lab, step: Step, stamps: list, inside: list[Step] = ()) -> None:
+def _narrate(lab: Lab, step: Step, stamps: list, inside: list[Step] = (),
+             operator: LabOperator | None = None) -> None:
     """What the timeline's own lines do not show: a forged field, how send behaves, and what
-    happens inside it."""
+    happens inside it; the rows a bulk step sets (one line: `bulk_note`)."""
+    if step.op == "bulk" and operator is not None:
+        lab.note("timeline.random.bulk", **bulk_note(step, operator.next_ids(
+            sum(run.count for run in step.rows))))
     if step.op == "finish" and step.forge and step.ref < len(stamps):
         name, value = step.forge
         lab.note("timeline.random.forged", field=name, value=show(value),
@@ -379,6 +416,33 @@ def _narrate(lab: Lab, step: Step, stamps: list, inside: list[Step] = ()) -> Non
         lab.note(key, ms=send_duration(step, inside), error=step.send_error)
         if inside:
             lab.note("timeline.random.send-meanwhile", steps=len(inside))
+
+
+def bulk_note(step: Step, jobs: list[int]) -> dict:
+    """The parameters of a bulk step's one line (`timeline.random.bulk`), its jobs numbered
+    `jobs`: how many, the first and last id, each run of rows in column terms (`runs`, the same
+    in every language) and as data (`rows`: each run's `Rows` fields, and its first job)."""
+    runs, rows, start = [], [], 0
+    for run in step.rows:
+        if not run.count:
+            continue
+        first, last = jobs[start], jobs[start + run.count - 1]
+        which, tokens = ((f"job {first}", f"{run.token}") if run.count == 1 else
+                         (f"jobs {first}..{last}", f"{run.token}..{run.token + run.count - 1}"))
+        runs.append(f"{which}: status={run.status} owner={_sql(run.owner)}"
+                    f" lease_until={_sql(run.lease_until)} token={tokens}"
+                    f" attempts={run.attempts} max_attempts={run.max_attempts}"
+                    f" deadline={run.deadline}")
+        rows.append({**dataclasses.asdict(run), "first": first})
+        start += run.count
+    return {"count": start, "first": jobs[0] if jobs else None,
+            "last": jobs[start - 1] if start else None, "qty": step.qty,
+            "runs": "; ".join(runs), "rows": rows}
+
+
+def _sql(value) -> str:
+    """A column's value as the row tables show it: NULL for None."""
+    return "NULL" if value is None else show(value)
 
 
 def explain(lab: Lab, step: Step, difference: Difference, got: Outcome, expected: Outcome,

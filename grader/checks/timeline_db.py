@@ -28,6 +28,10 @@ from grader.harness.judge.target_errors import TargetProcessError
 from .model import QueueModel
 
 
+#: Rows `Database.agrees` reads by id in one statement (SQLite before 3.32 allows 999 parameters).
+IN_CHUNK = 500
+
+
 class Direct:
     """The calls of a `TargetProcess` (open, execute, claim, finish, work_once, in_transaction,
     close_conn: by connection name) on an imported module, in this process. For the project's
@@ -76,8 +80,9 @@ class Database:
                  other: bool = False):
         self.queue = queue
         self.ids, self.enqueued = ids, 0  # None: lab.store.enqueue numbers the jobs
-        self._agreed: tuple | None = None  # (what changes moved, the model's table) when the
-        # table last agreed with the model (`agrees`)
+        #: when the table last agreed with the model (`agrees`): the connections' changes then
+        #: (`_marker`) and how far the model's `changes` had gone (their number, the last one)
+        self._agreed: tuple | None = None
         # the timelines are played on one target process, on this thread: no lock is waited for
         self.operator = store.connect(path, busy_timeout_ms=judge_wait_ms(alone=True))
         self.operator.execute("PRAGMA synchronous = OFF")  # no check here is about durability
@@ -121,6 +126,16 @@ class Database:
             return insert_job(self.operator, self.ids(self.enqueued), qty, deadline,
                               max_attempts)
 
+    def insert(self, rows: list[dict]) -> list[int]:
+        """Rows set at once (`QueueModel.insert`: all columns but the id, which the numbering
+        gives, as `enqueue` numbers the next jobs), in one transaction of the operator's."""
+        ids = self.ids or (lambda n: n)  # lab.store.enqueue's numbering on a fresh table: n
+        jobs = [ids(self.enqueued + n) for n in range(1, len(rows) + 1)]
+        self.enqueued += len(rows)
+        with judge_write():  # found locked: a lock the code under grade still holds
+            insert_rows(self.operator, jobs, rows)
+        return jobs
+
     def requeue(self, job):
         with judge_write():
             store.requeue(self.operator, job)
@@ -136,15 +151,62 @@ class Database:
             return store.get_job(self.operator, job)
 
     def agrees(self, model: QueueModel) -> bool:
-        """Whether the table holds exactly the model's rows (`QueueModel.table`). Not read again
-        when nothing can have changed since it last agreed: no connection to it changed a row
-        (the operator's, the code's: their total_changes), nor did the model."""
-        wanted = model.table()
+        """Whether the table holds exactly the model's rows (`QueueModel.table`). Since it last
+        agreed, only the rows the model changed are read (`QueueModel.changes`: a table of
+        thousands of rows costs a step what it changed), when the connections to it made
+        exactly as many changes as that (SQLite's total_changes, a trigger's included: the
+        operator's, the code's, the other worker's): each row the model changed and that now
+        holds the model's values took one of them, so no other row can have changed. Otherwise
+        (more changes: a row written twice, or to the same values, or one the model did not
+        change; a connection whose changes are not known: `DbHost.changes`) the whole table is
+        read in one statement."""
         marker = self._marker()
-        if marker is not None and self._agreed == (marker, wanted):
-            return True
-        self._agreed = (marker, wanted) if self._table() == wanted else None
-        return self._agreed is not None
+        moved = self._moved(marker, model)
+        if moved is not None:
+            if moved and self._rows_of(moved) != [model.values(job) for job in moved]:
+                self._agreed = None
+                return False
+            agreed = True
+        else:
+            agreed = self._table() == model.table()
+        self._agreed = (marker, len(model.changes), model.changes[-1:]) if agreed else None
+        return agreed
+
+    def _moved(self, marker: tuple | None, model: QueueModel) -> list[int] | None:
+        """The jobs whose rows the model changed since the table last agreed with it, in the
+        order of their ids, if the connections made exactly as many changes since; else None
+        (the whole table is to be read)."""
+        if marker is None or self._agreed is None:
+            return None
+        then, count, last = self._agreed
+        changes = model.changes
+        # the same model's history (or a copy of it, a Recorder's), gone on from there
+        if len(changes) < count or changes[count - 1:count] != last:
+            return None
+        if [key for key, _ in marker] != [key for key, _ in then]:
+            return None  # a connection opened or closed since: its counts start again
+        made = [now - before for (_, now), (_, before) in zip(marker, then)]
+        if any(n < 0 for n in made):
+            return None
+        before: dict[int, dict | None] = {}
+        for _, job, row in changes[count:]:
+            before.setdefault(job, row)
+        moved = sorted(job for job, row in before.items() if model.rows.get(job) != row)
+        return moved if sum(made) == len(moved) else None
+
+    def _rows_of(self, jobs: list[int]) -> list[dict | None]:
+        """The rows of `jobs` (in that order, each a tuple of `store.COLUMNS`, None for one not
+        there), read IN_CHUNK at a time (below any SQLite's limit on a statement's
+        parameters)."""
+        found = []
+        with judge_write(reading=True):
+            for start in range(0, len(jobs), IN_CHUNK):
+                chunk = jobs[start:start + IN_CHUNK]
+                found += self.operator.execute(
+                    f"SELECT {', '.join(store.COLUMNS)} FROM jobs"
+                    f" WHERE id IN ({', '.join('?' * len(chunk))})", chunk).fetchall()
+        by_id = {row[0]: row for row in found}
+        return [by_id.get(job) for job in jobs]
 
     def _table(self) -> list[tuple]:
         """Every row as a tuple of `store.COLUMNS`, by id, read in one statement."""
@@ -153,14 +215,17 @@ class Database:
                 f"SELECT {', '.join(store.COLUMNS)} FROM jobs ORDER BY id").fetchall()
 
     def _marker(self) -> tuple | None:
-        """What moves whenever a connection to the table changes it (None: not known): the
-        operator's, the code's, the other worker's."""
+        """How many rows each connection to the table has changed so far (None: not known),
+        by connection: the operator's, the code's, the other worker's (while it is open: each
+        time it opens, its count starts from 0 again)."""
         db = getattr(self.queue, "db", None)  # a TargetProcess's real connections
         names = [self.name] + ([self._other.name] if self._other and self._other.open else [])
         changes = [db.changes(name) if db is not None else None for name in names]
         if None in changes:
             return None
-        return (self.operator.total_changes, *changes)
+        opened = self._other.opened if self._other else 0
+        return (("operator", self.operator.total_changes), ((self.name, 0), changes[0]),
+                *(((name, opened), n) for name, n in zip(names[1:], changes[1:])))
 
     def rows(self) -> dict[int, dict]:
         """Every row by id, read in one statement: for each job what `row` gives (None for one
@@ -211,6 +276,24 @@ class Database:
             pass
 
 
+def insert_rows(conn: sqlite3.Connection, jobs: list[int], rows: list[dict]) -> None:
+    """Insert `rows` (all columns but the id) as jobs `jobs` on `conn` (which commits each
+    statement on its own: lab.store's), in one transaction: committed, or rolled back if it
+    raised."""
+    columns = store.COLUMNS
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany(f"INSERT INTO jobs({', '.join(columns)})"
+                         f" VALUES ({', '.join('?' * len(columns))})",
+                         [[job if column == "id" else row[column] for column in columns]
+                          for job, row in zip(jobs, rows)])
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
 class Elsewhere:
     """Another worker on the same database as a `Database`: its claims and finishes on a
     connection of its own (in the same `queue`: the same target process), with the store's
@@ -220,6 +303,7 @@ class Elsewhere:
 
     def __init__(self, db: Database):
         self.db, self.queue, self.name, self.open = db, db.queue, f"{db.name}-other", False
+        self.opened = 0  # how many times its connection was opened
 
     def __getattr__(self, name: str):
         # the operator's actions and the rows (enqueue, requeue, set_row, row, rows, count,
@@ -231,6 +315,7 @@ class Elsewhere:
         if not self.open:
             self.queue.open(self.name, self.db.path, busy_timeout_ms=0, synchronous_off=True)
             self.open = True
+            self.opened += 1
         return self.name
 
     def claim(self, owner, now, lease_ms):

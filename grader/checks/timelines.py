@@ -66,14 +66,40 @@ SEND_ERRORS = {"SendFailed": SendFailed,
 
 
 @dataclass(frozen=True)
+class Rows:
+    """A run of `count` jobs a `bulk` step sets at once, in the order of their ids: the k-th
+    (from 0) has token `token + k`, the other columns as given (a row's own history: a queue
+    that ran for years)."""
+
+    count: int
+    status: str
+    owner: str | None
+    lease_until: int | None
+    token: int
+    attempts: int
+    max_attempts: int
+    deadline: int
+
+    def values(self, qty: int) -> list[dict]:
+        """The rows' columns but their ids (`QueueModel.insert`), each of quantity `qty`."""
+        return [{"qty": qty, "status": self.status, "owner": self.owner,
+                 "lease_until": self.lease_until, "token": self.token + k,
+                 "attempts": self.attempts, "max_attempts": self.max_attempts,
+                 "deadline": self.deadline, "finished_at": None} for k in range(self.count)]
+
+
+@dataclass(frozen=True)
 class Step:
     """One step of a timeline. `op` says which fields matter:
     enqueue(qty, deadline, max_attempts) · claim(owner, now, lease_ms) ·
     finish(ref, now, forge): the `ref`-th stamp handed out so far, one field changed by `forge` ·
     work_once(owner, now, lease_ms, send_ms, send_error) · requeue(job) · quarantine(job) ·
-    move_deadline(job, deadline). `inside`: played inside the send of the work_once step that
-    heads its run of inside steps (another worker, or the operator, acting while that send
-    waits; see `group`); with no work_once heading it, an ordinary step."""
+    move_deadline(job, deadline) · bulk(qty, rows): the runs of jobs `rows` (`Rows`), each of
+    quantity `qty`, set at once by the operator (the queue at the domain's size, thousands of
+    jobs: one step, one line of the timeline, however many rows). `inside`: played inside the
+    send of the work_once step that heads its run of inside steps (another worker, or the
+    operator, acting while that send waits; see `group`); with no work_once heading it, an
+    ordinary step."""
 
     op: str
     now: int = 0
@@ -88,6 +114,11 @@ class Step:
     send_ms: int = 0
     send_error: str = ""
     inside: bool = False
+    rows: tuple = ()
+
+    def bulk_rows(self) -> list[dict]:
+        """A bulk step's rows, in the order of their ids (their columns but the id)."""
+        return [row for run in self.rows for row in run.values(self.qty)]
 
 
 @dataclass
@@ -192,6 +223,9 @@ def play_step(step: Step, queue, operator, stamps: list[Claim],
     that is not quarantined) are skipped, the same way on both sides."""
     if step.op == "enqueue":
         return Outcome(operator.enqueue(step.qty, step.deadline, step.max_attempts))
+    if step.op == "bulk":  # the jobs it numbered: the first and the last
+        jobs = operator.insert(step.bulk_rows())
+        return Outcome([jobs[0], jobs[-1]] if jobs else [])
     if step.op in ("requeue", "quarantine", "move_deadline"):
         return _operator_step(step, operator)
     if step.op == "claim":

@@ -10,8 +10,7 @@ from _kit import work_once_with
 
 # the class blind_claim_first_nine_live_jobs carries through every suite, at the domain's size
 LIGHT = True
-EXPECT_FAIL = {"lowest-id-first"}
-MAY_FAIL = {"random-timelines"}
+EXPECT_FAIL = {"lowest-id-first", "random-timelines"}
 EXPECT_TEXT = {"lowest-id-first": "a LIMIT before the lease is checked"}
 
 
