@@ -86,6 +86,47 @@ def start(spec: str, path: Path, timeout: float = 10, jail: bool = True) -> Targ
 
 
 # -- against the reference -------------------------------------------------------------------------
+def test_the_proxy_reads_the_state_the_judge_last_sent_also_when_a_message_leaves_it_out(
+        tmp_path, monkeypatch):
+    """A call's request and a db reply carry the connection's state only when it is not the
+    one last sent for it (docs/protocol.md); what the code reads without asking is still the
+    real connection's: after a statement of the judge's own between two calls (total_changes
+    moved), after a call that changed nothing, and on a connection opened again."""
+    spec = write_target(tmp_path, """
+        def claim(conn, owner, now, lease_ms):
+            if owner == "peek":
+                return f"{conn.in_transaction} {conn.total_changes} {conn.isolation_level}"
+            if owner == "open":
+                conn.execute("BEGIN")
+                return f"{conn.in_transaction} {conn.total_changes}"
+            if owner == "close":
+                conn.execute("COMMIT")
+                return f"{conn.in_transaction} {conn.total_changes}"
+            return "?"
+        """)
+    path, judge = fresh_db(tmp_path)
+    sent = []
+    with start(spec, path) as target:
+        real_send = target._send
+        monkeypatch.setattr(target, "_send", lambda message, during: (
+            sent.append(message), real_send(message, during))[1])
+        assert target.claim("A", "peek", 0, LEASE_MS) == "False 0 None"
+        assert target.claim("A", "peek", 0, LEASE_MS) == "False 0 None"
+        target.execute("A", "UPDATE jobs SET qty = qty + 1")  # the judge's own: 3 changes
+        assert target.claim("A", "peek", 0, LEASE_MS) == "False 3 None"
+        assert target.claim("A", "open", 0, LEASE_MS) == "True 3"
+        assert target.claim("A", "peek", 0, LEASE_MS) == "True 3 None"
+        assert target.claim("A", "close", 0, LEASE_MS) == "False 3"
+        target.open("A", path)  # a new connection: a new proxy, its state sent again
+        assert target.claim("A", "peek", 0, LEASE_MS) == "False 0 None"
+    calls = [m for m in sent if m.get("op") == "claim"]
+    assert ["state" in m for m in calls] == [True, False, True, False, False, False, True]
+    assert ["path" in m for m in calls] == [True, False, False, False, False, False, True]
+    replies = [m["res"] for m in sent if m.get("op") == "db"]  # BEGIN, COMMIT: state moved
+    assert [r["state"]["in_transaction"] for r in replies] == [True, False]
+    judge.close()
+
+
 def test_claim_and_finish_give_what_direct_calls_give(tmp_path, reference):
     from solutions import queue as ref
 

@@ -67,6 +67,11 @@ class _Conn:
         #: the code's SQL functions registered here: (collation?, name, narg) -> the number the
         #: target keeps the callable by (`callbacks.register`)
         self.functions: dict[tuple, int] = {}
+        #: the state (`connection_state`) last sent to the target for this connection, in a
+        #: reply or a call's request: what its proxy holds; a message whose state would be the
+        #: same leaves it out (`DbHost.news`)
+        self.sent_state: dict | None = None
+        self.proxied = False  # a call on it was sent: the target made its proxy (`DbHost.news`)
 
     def cached(self, sql: str, run: Callable[[], object]):
         """`run()`, an execute or executemany of `sql` on the real connection, which prepares it
@@ -286,6 +291,19 @@ class DbHost:
             return {"in_transaction": False, "total_changes": 0, "isolation_level": None}
         return connection_state(conn.real)
 
+    def news(self, name: str) -> dict | None:
+        """The state of connection `name` (`state`) if it is not what its proxy holds (the state
+        last sent for it), now sent; None when the proxy holds it already: a call's request
+        leaves it out."""
+        conn = self.conns.get(name)
+        if conn is None:
+            return self.state(name)
+        state = connection_state(conn.real)
+        if state == conn.sent_state:
+            return None
+        conn.sent_state = state
+        return state
+
     def interrupt(self, name: str) -> None:
         """Stop the statement running on `name` before it changes anything (called from its
         trace callback: the crash check's kill point, a stopped gate)."""
@@ -408,7 +426,9 @@ class DbHost:
                 else:
                     result.update(rows=[], done=True, later=too_big)
         if live:
-            reply["state"] = connection_state(conn.real)
+            state = connection_state(conn.real)
+            if state != conn.sent_state:  # else the proxy holds it: left out
+                reply["state"] = conn.sent_state = state
             if conn.student_trace is not None:
                 reply["trace"] = conn.student_trace
                 conn.student_trace = None
@@ -453,6 +473,12 @@ class DbHost:
                     result["rows"] = [] if row is None else [row_data(row)]
                     result["done"] = row is None
             result["rowcount"] = cursor.rowcount
+            # what the proxy takes as given when it is left out: no rows read ahead (and so no
+            # rowcount before the first), no description (docs/protocol.md)
+            if not result["rows"]:
+                del result["rows"], result["rowcount0"]
+            if result["description"] is None:
+                del result["description"]
             return result
         if op == "fetch":
             cursor = self._cursor(conn, request, create=False)

@@ -257,10 +257,14 @@ class TargetProcess:
 
     def _on(self, conn: str, op: str) -> dict:
         """A call's request on connection `conn`: its name, its epoch (a name opened again is
-        another connection) and what its proxy reads without asking (dbhost.DbHost.state)."""
+        another connection), its file with the first call on it (the target watches it);
+        `_call` adds what its proxy reads without asking (dbhost.DbHost.state) when that is not
+        what the proxy holds already (`DbHost.news`)."""
         self._conn(conn)
-        return {"op": op, "conn": conn, "epoch": self.db.epoch(conn), "state": self.db.state(conn),
-                "path": self.db.conns[conn].path}
+        request = {"op": op, "conn": conn, "epoch": self.db.epoch(conn)}
+        if not self.db.conns[conn].proxied:  # the first call on it: the target makes its proxy
+            request["path"] = self.db.conns[conn].path
+        return request
 
     def _not_hung(self, function: str) -> None:
         if function in self.hung:
@@ -328,6 +332,12 @@ class TargetProcess:
         request["id"] = frame.call_id
         self._stack.append(frame)
         try:
+            if frame.op in CALLS:  # the connection's state, unless its proxy holds it already
+                state = self.db.news(frame.conn)
+                if state is not None:
+                    request["state"] = state
+                if frame.conn in self.db.conns:
+                    self.db.conns[frame.conn].proxied = True
             self._send(request, frame.op)
             given = time.monotonic()  # the target has control since: a database request it
             limit = self.timeout if timeout is None else timeout  # makes runs on its time,

@@ -261,18 +261,18 @@ class Server:
     def conn(self, request: dict) -> dbproxy.ProxyConnection:
         """The proxy for the connection a call is given: the one made for its name and epoch
         (a name the judge opened again is a new connection, and a new proxy), its state as the
-        judge's connection has it now."""
+        judge's connection has it now (sent only when not the one the proxy holds: the last)."""
         name = _field(request, "conn", str)
         epoch = _field(request, "epoch", int)
-        state = _field(request, "state", dict)
+        state = _field(request, "state", dict) if "state" in request else None  # None: as held
         proxy = self.proxies.get(name)
-        if proxy is None or proxy._epoch != epoch:
-            proxy = self.proxies[name] = dbproxy.ProxyConnection(name, epoch, self.transport,
-                                                                 state)
+        if proxy is None or proxy._epoch != epoch:  # a new one: its state and file are sent
+            proxy = self.proxies[name] = dbproxy.ProxyConnection(
+                name, epoch, self.transport, _field(request, "state", dict))
             # the judge's database, watched: a connection of the code's own to it (which the
             # jail denies) is named in the reply
             self.files.add(_field(request, "path", str))
-        else:
+        elif state is not None:
             proxy._state = dict(state)
         return proxy
 
