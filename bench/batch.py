@@ -74,7 +74,7 @@ def run_batch(folder: Path, out: Path, jobs: int, timeout: float) -> tuple[float
     elapsed = time.monotonic() - start
     # CPU seconds of the batch and every process under it (each reaped by an ancestor that
     # was itself reaped): less noisy than the wall time on a machine shared with other work.
-    cpu_seconds[jobs] = _children_cpu() - cpu
+    cpu_seconds[jobs] = None if cpu is None else _children_cpu() - cpu
     return elapsed, statuses(out)
 
 
@@ -93,32 +93,37 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.count} submissions: " + ", ".join(f"{n} {k}" for k, n in kinds.items()))
         print(f"cpus: {os.cpu_count()}  load average before: {_load()}")
         parallel, statuses = run_batch(folder, Path(tmp) / "parallel", args.jobs, args.timeout)
-        print(f"--jobs {args.jobs}: {parallel:.1f} s, {cpu_seconds[args.jobs]:.1f} s CPU"
+        print(f"--jobs {args.jobs}: {parallel:.1f} s, {_cpu(cpu_seconds[args.jobs])}"
               f"  ({_counts(statuses)})  load: {_load()}")
         serial, statuses = run_batch(folder, Path(tmp) / "serial", 1, args.timeout)
-        print(f"--jobs 1: {serial:.1f} s, {cpu_seconds[1]:.1f} s CPU  ({_counts(statuses)})"
+        print(f"--jobs 1: {serial:.1f} s, {_cpu(cpu_seconds[1])}  ({_counts(statuses)})"
               f"  load: {_load()}")
     print(f"speed-up: {serial / parallel:.2f}x")
     return 0
 
 
-cpu_seconds: dict[int, float] = {}
+cpu_seconds: dict[int, float | None] = {}
 
 
-def _children_cpu() -> float:
+def _children_cpu() -> float | None:
+    """CPU seconds of this process's reaped children; None without `resource` (Windows)."""
     try:
         import resource
     except ImportError:
-        return 0.0
+        return None
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def _cpu(seconds: float | None) -> str:
+    return "CPU not measured here" if seconds is None else f"{seconds:.1f} s CPU"
 
 
 def _load() -> str:
     try:
         return " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "?"
+    except (AttributeError, OSError):  # Windows has no load average
+        return "not measured here"
 
 
 def _counts(statuses: Counter) -> str:

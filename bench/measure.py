@@ -12,6 +12,14 @@
   and programs started (clone/clone3/fork/vfork results, execve) and the fsync/fdatasync calls.
   Tracing slows a grade down several times: never time a traced run.
 - `median`, `percentile`, `machine()`.
+
+What it measures depends on what this interpreter has, never on the platform's name (issue 42:
+`python -m bench.perf --portable` on a student's Windows or macOS laptop): without `pty` (Windows)
+the output is read through a pipe, where a grader draws no live line (the first verdict is then
+the report's first verdict line: `result["screen"]`); without `os.wait4` (Windows) only wall time,
+`cpu` and `maxrss_mb` None and named in `result["not_measured"]` (NOT_MEASURED), never 0; without
+/proc (macOS, Windows) the tree's memory likewise; without sessions the command is ended alone
+(`Popen.kill`), not with its process group.
 """
 
 from __future__ import annotations
@@ -22,12 +30,16 @@ import re
 import shutil
 import statistics
 import subprocess
-import pty
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+
+try:
+    import pty  # POSIX only: Windows has no pseudo-terminal module
+except ImportError:
+    pty = None
 
 #: The first characters of a check's verdict line in the terminal report (grader.report.view
 #: MARKS: passed, failed, errored or out of a limit, timed out, not implemented) and of a shared
@@ -37,6 +49,17 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 STRACE = "/usr/bin/strace"
 TIMEOUT = 600.0  # seconds: a safety net for one measured command
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024 if hasattr(os, "sysconf") else 4
+#: What a figure this interpreter cannot give is (in a run's `not_measured`, the table, the JSON).
+NOT_MEASURED = "not measured here"
+#: The CPU time and ru_maxrss of the whole process tree: os.wait4's rusage (not on Windows).
+TREE_USAGE = hasattr(os, "wait4")
+#: The command in a session of its own, ended with its process group (not on Windows).
+SESSIONS = hasattr(os, "setsid") and hasattr(os, "killpg")
+
+
+def can_sample_memory() -> bool:
+    """Whether TreeMemory can read the processes' memory here (/proc: Linux)."""
+    return os.path.isfile(f"/proc/{os.getpid()}/statm")
 
 
 def is_verdict(line: str) -> bool:
@@ -63,15 +86,25 @@ def run(cmd: list[str], cwd: Path | str, env: dict, *, memory: bool = False,
     Returns wall (s), cpu (user + system of the process and every descendant reaped in the
     tree, s), maxrss_mb (the largest single process's ru_maxrss), code (exit status, negative
     for a signal), first_output and first_verdict (s from the start to the first stdout line,
-    and to the first verdict line; None if there was none), stdout (text) and stderr_tail; with
-    `memory`, also peak_rss_mb and peak_pss_mb (the peak of the tree's sum) and samples."""
+    and to the first verdict line; None if there was none), screen ("terminal" or "pipe": what
+    stdout was), stdout (text) and stderr_tail; with `memory`, also peak_rss_mb and peak_pss_mb
+    (the peak of the tree's sum) and samples. A figure this interpreter cannot give (no
+    os.wait4: cpu, maxrss_mb; no pty: a terminal; no /proc: the memory) is None, and
+    `not_measured` maps its key to NOT_MEASURED (the key is there only then)."""
+    terminal = terminal and pty is not None
+    not_measured = {}
+    if not TREE_USAGE:
+        not_measured.update(cpu=NOT_MEASURED, maxrss_mb=NOT_MEASURED)
+    if memory and not can_sample_memory():
+        not_measured.update(peak_rss_mb=NOT_MEASURED, peak_pss_mb=NOT_MEASURED)
+        memory = False
     with tempfile.TemporaryFile() as err:
         if terminal:
             fd, screen = pty.openpty()
         start = time.monotonic()
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                 stdout=screen if terminal else subprocess.PIPE, stderr=err,
-                                bufsize=0, start_new_session=True)
+                                bufsize=0, **({"start_new_session": True} if SESSIONS else {}))
         if terminal:
             os.close(screen)
         else:
@@ -79,7 +112,7 @@ def run(cmd: list[str], cwd: Path | str, env: dict, *, memory: bool = False,
         sampler = TreeMemory(proc.pid) if memory else None
         if sampler:
             sampler.start()
-        timer = threading.Timer(timeout, _kill_group, (proc.pid,))
+        timer = threading.Timer(timeout, _kill_group, (proc,))
         timer.daemon = True
         timer.start()
         chunks, first_output, first_verdict, pending = [], None, None, b""
@@ -100,34 +133,46 @@ def run(cmd: list[str], cwd: Path | str, env: dict, *, memory: bool = False,
                 if first_verdict is None and shows_verdict(complete, pending, terminal):
                     first_verdict = now
             os.close(fd) if terminal else proc.stdout.close()
-            _, status, usage = os.wait4(proc.pid, 0)
-            wall = time.monotonic() - start
-            proc.returncode = os.waitstatus_to_exitcode(status)
+            if TREE_USAGE:
+                _, status, usage = os.wait4(proc.pid, 0)
+                wall = time.monotonic() - start
+                proc.returncode = os.waitstatus_to_exitcode(status)
+            else:
+                proc.wait()
+                wall = time.monotonic() - start
         finally:
             timer.cancel()
             if sampler:
                 sampler.stop()
             if proc.returncode is None:  # interrupted: leave nothing running
-                _kill_group(proc.pid)
+                _kill_group(proc)
                 proc.wait()
         if first_verdict is None and pending and is_verdict(pending.decode("utf-8", "replace")):
             first_verdict = wall
         err.seek(0)
         stderr_tail = err.read()[-2000:].decode("utf-8", "replace")
-    result = {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
-              "maxrss_mb": usage.ru_maxrss / 1024, "code": proc.returncode,
+    result = {"wall": wall,
+              "cpu": usage.ru_utime + usage.ru_stime if TREE_USAGE else None,
+              "maxrss_mb": usage.ru_maxrss / 1024 if TREE_USAGE else None,
+              "code": proc.returncode,
               "first_output": first_output, "first_verdict": first_verdict,
               "stdout": b"".join(chunks).decode("utf-8", "replace"), "stderr_tail": stderr_tail}
     if sampler:
         result.update(peak_rss_mb=sampler.peak_rss_kb / 1024,
                       peak_pss_mb=sampler.peak_pss_kb / 1024,
                       samples=sampler.samples, processes_seen=len(sampler.tree))
+    elif "peak_rss_mb" in not_measured:
+        result.update(peak_rss_mb=None, peak_pss_mb=None)
+    result["screen"] = "terminal" if terminal else "pipe"
+    if not_measured:
+        result["not_measured"] = not_measured
     return result
 
 
-def _kill_group(pid: int) -> None:
+def _kill_group(proc: subprocess.Popen) -> None:
+    """End the command and, where it has a session of its own, every process in it."""
     try:
-        os.killpg(pid, 9)
+        os.killpg(proc.pid, 9) if SESSIONS else proc.kill()
     except OSError:
         pass
 
@@ -295,8 +340,8 @@ def machine() -> dict:
             if line.startswith("model name"):
                 model = line.split(":", 1)[1].strip()
                 break
-    except OSError:
-        pass
+    except OSError:  # no /proc (macOS, Windows)
+        model = platform.processor() or "?"
     try:
         uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     except OSError:
@@ -305,8 +350,13 @@ def machine() -> dict:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:
         cores = os.cpu_count()
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):  # Windows has no load average
+        load = None
     return {"nproc": cores, "cpu_count": os.cpu_count(), "cpu_model": model,
-            "load": [round(x, 2) for x in os.getloadavg()], "uptime": uptime,
+            "load": load, "uptime": uptime,
             "python": sys.version.split()[0], "python_path": sys.executable,
-            "kernel": platform.release(), "strace": shutil.which("strace") or STRACE,
+            "system": platform.system() or "?", "kernel": platform.release(),
+            "strace": shutil.which("strace") or STRACE,
             "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}

@@ -35,6 +35,15 @@ grader.harness.processes.portable, forced with LEASELAB_PORTABLE=1); issue 42's 
 full grade within 2x:
 
     python -m bench.perf --portable --skip traced,memory,repeat,batch,watch
+
+On an interpreter without the Linux path (Windows, macOS: grader.harness.processes.portable.
+fork_path_usable), both designs take the portable path, and the baseline's label says so.
+
+What is measured depends on what this interpreter has (bench.measure): without `pty` the grade's
+output is read through a pipe (the first verdict is then the report's first verdict line, and
+its row says so); without `os.wait4` only wall time (the CPU and ru_maxrss rows say "not measured
+here", in the table and the JSON), and no CPU cross-check; without /proc no memory figures;
+without GNU time (/usr/bin/time -f) no cross-check, the warm-up grade alone.
 """
 
 from __future__ import annotations
@@ -139,9 +148,22 @@ def materialise(rev: str):
 
 @contextlib.contextmanager
 def portable_pair():
-    """`--portable`'s baseline: this checkout, the Linux path."""
-    yield Design("baseline", ROOT, current().label + ", Linux path",
-                 (("LEASELAB_PORTABLE", "0"),))
+    """`--portable`'s baseline: this checkout, the Linux path (where this interpreter has none,
+    the portable path again: the label says so)."""
+    path = ", Linux path" if linux_path_here() else \
+        ", Linux path asked for (none here: portable path too)"
+    yield Design("baseline", ROOT, current().label + path, (("LEASELAB_PORTABLE", "0"),))
+
+
+def linux_path_here() -> bool:
+    """Whether this interpreter can take this checkout's Linux path (fork, zygote, lanes)."""
+    probe = ("from grader.harness.processes import portable\n"
+             "print(portable.fork_path_usable())\n")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                              [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])})
+    return proc.stdout.strip() == "True"
 
 
 def portable_current() -> Design:
@@ -190,10 +212,30 @@ def _grade(design: Design, *extra: str, memory: bool = False) -> dict:
     return run
 
 
+TIME = "/usr/bin/time"
+
+
+def gnu_time() -> bool:
+    """Whether /usr/bin/time is GNU time (`-f FORMAT`: BSD's and macOS's have no -f)."""
+    try:
+        proc = subprocess.run([TIME, "-f", "TIME %e", sys.executable, "-c", ""],
+                              capture_output=True, text=True, timeout=60)
+    except OSError:
+        return False
+    return proc.returncode == 0 and "TIME " in proc.stderr
+
+
 def cpu_cross_check(design: Design) -> dict:
     """One grade under /usr/bin/time (a warm-up run, not counted): the CPU time this benchmark
-    measures for the tree against what time(1) says (user + system of its reaped children)."""
-    time_cmd = ["/usr/bin/time", "-f", "TIME %e %U %S %M"]
+    measures for the tree against what time(1) says (user + system of its reaped children).
+    Where this benchmark measures no CPU (no os.wait4) or there is no GNU time, the warm-up
+    grade alone, and `not_measured` says why."""
+    if not measure.TREE_USAGE or not gnu_time():
+        run = measure.run(design.grade_command(), design.root, design.env())
+        why = "no os.wait4" if not measure.TREE_USAGE else f"no GNU time at {TIME}"
+        return {"bench_wall": run["wall"], "code": run["code"],
+                "not_measured": f"{measure.NOT_MEASURED} ({why})"}
+    time_cmd = [TIME, "-f", "TIME %e %U %S %M"]
     run = measure.run(time_cmd + design.grade_command(), design.root, design.env())
     line = next((l for l in run["stderr_tail"].splitlines() if l.startswith("TIME ")), None)
     if line is None:
@@ -265,7 +307,8 @@ def _batch(design: Design, folder: Path, out: Path, jobs: int) -> dict:
     if run["code"] != 0:
         raise RuntimeError(f"exit {run['code']}: {run['stderr_tail'][-300:]}")
     return {"jobs": jobs, "wall": run["wall"], "cpu": run["cpu"],
-            "statuses": dict(batch.statuses(out))}
+            "statuses": dict(batch.statuses(out)),
+            **({"not_measured": run["not_measured"]} if "not_measured" in run else {})}
 
 
 def part_watch(designs: list[Design], saves: int) -> dict:
@@ -278,6 +321,12 @@ def part_watch(designs: list[Design], saves: int) -> dict:
 
 
 # -- figures -------------------------------------------------------------------------------------
+def _unmeasured(part_runs: dict, key: str) -> bool:
+    """Whether some run of a part says `key` was not measured here (bench.measure)."""
+    return any(key in r.get("not_measured", {}) for runs in part_runs.values()
+               for r in runs or [])
+
+
 def _values(runs: list[dict] | None, key: str, **where) -> list[float]:
     return [r[key] for r in runs or [] if "error" not in r and r.get(key) is not None
             and all(r.get(k) == v for k, v in where.items())]
@@ -304,12 +353,22 @@ def rows(raw: dict) -> list[dict]:
     def add(metric, unit, part_runs, key, p90=True, **where):
         table.append(row(metric, unit, {n: _values(part_runs.get(n), key, **where) for n in names},
                          p90))
+        unmeasured(part_runs, key)
+
+    def unmeasured(part_runs, key):
+        """The last row says "not measured here" if `key` was not (an empty row, not 0)."""
+        last = table[-1]
+        if last["baseline"] is None and last["current"] is None and \
+                _unmeasured(part_runs, key):
+            last["not_measured"] = measure.NOT_MEASURED
 
     if "grade" in raw:
         runs = raw["grade"]["runs"]
         add("full grade: wall", "s", runs, "wall")
         add("full grade: CPU, whole tree", "s", runs, "cpu")
-        add("full grade: first verdict on a terminal", "s", runs, "first_verdict")
+        piped = any(r.get("screen") == "pipe" for rs in runs.values() for r in rs)
+        add("full grade: first verdict on a pipe (no pty)" if piped else
+            "full grade: first verdict on a terminal", "s", runs, "first_verdict")
         add("full grade: largest process (ru_maxrss)", "MB", runs, "maxrss_mb")
     if "memory" in raw:
         add("full grade: peak RSS, sum over processes", "MB", raw["memory"], "peak_rss_mb")
@@ -333,6 +392,7 @@ def rows(raw: dict) -> list[dict]:
                 each[n] = [(many - one) / (repeat - 1)] if known else []
             table.append(row(f"--repeat: {what} of each repetition past the first", "s", each,
                              p90=False))
+            unmeasured(raw["repeat"]["runs"], key)
     if "batch" in raw:
         count = raw["batch"]["submissions"]
         runs = raw["batch"]["runs"]
@@ -387,12 +447,17 @@ def table(report: dict) -> str:
                      f" {_number(r['current'], r['unit']):>9}"
                      f" {_number(r['current_p90'], r['unit']):>7}"
                      f" {ratio:>6}")
+        if r.get("not_measured"):  # this interpreter cannot give it: said, not shown as 0
+            lines[-1] = (f"{r['metric']:<48} {r['unit']:<4} "
+                         f"{r['not_measured'] + ' (both designs)':>{len(head) - 54}}")
     lines.append("ratio: current / baseline of the medians; p90 where there are 3 or more samples")
     raw = report["raw"]
     if "grade" in raw:
         for name, checks in raw["grade"]["cross_check"].items():
             for c in checks:
-                if "error" not in c:
+                if "not_measured" in c:
+                    lines.append(f"CPU cross-check, {name}: {c['not_measured']}")
+                elif "error" not in c:
                     lines.append(f"CPU cross-check, {name}: this benchmark {c['bench_cpu']:.2f} s,"
                                  f" /usr/bin/time {c['time_cpu']:.2f} s (one warm-up grade)")
         for name, runs in raw["grade"]["runs"].items():
@@ -415,11 +480,15 @@ def table(report: dict) -> str:
     if errors:
         lines.append("errors (left out of the figures): " + "; ".join(errors))
     m, after = report["machine"], report.get("machine_after", {})
-    lines += ["", f"machine: {m['nproc']} cores ({m['cpu_model']}), Linux {m['kernel']}, "
-                  f"Python {m['python']}; {m['date']}",
-              f"load average before: {' '.join(map(str, m['load']))}"
-              + (f", after: {' '.join(map(str, after['load']))}" if after else "")]
+    lines += ["", f"machine: {m['nproc']} cores ({m['cpu_model']}), {m.get('system', 'Linux')} "
+                  f"{m['kernel']}, Python {m['python']}; {m['date']}",
+              f"load average before: {_load(m)}" + (f", after: {_load(after)}" if after else "")]
     return "\n".join(lines)
+
+
+def _load(machine: dict) -> str:
+    load = machine.get("load")
+    return " ".join(map(str, load)) if load else measure.NOT_MEASURED
 
 
 def _design_runs(value):

@@ -90,7 +90,10 @@ def save_to_verdict(saves: int, *, root: Path = ROOT, env: dict | None = None) -
                 _, index = screen.wait_for(("Score:",), index)  # the line after the status
                 right = right and (PERFECT in screen.line(index)) == (source == SOLUTION)
         finally:
-            proc.send_signal(signal.SIGINT)
+            try:
+                proc.send_signal(signal.SIGINT)  # Ctrl-C, as a student ends it
+            except ValueError:  # Windows' Popen sends no SIGINT (CTRL_C_EVENT is console-wide)
+                proc.terminate()
             try:
                 code = proc.wait(timeout=WAIT)
             except subprocess.TimeoutExpired:

@@ -11,7 +11,6 @@ websocket library, nothing but the standard library.
 from __future__ import annotations
 
 import base64
-import fcntl
 import json
 import os
 import select
@@ -31,7 +30,20 @@ TRAMPOLINE = ("import os, sys\n"
 TIMEOUT = 60  # seconds for one command's answer
 
 
+def unavailable() -> str | None:
+    """Why this interpreter cannot drive Chromium this way, or None: the DevTools pipe is
+    handed over on fds 3 and 4 (fcntl, pass_fds), which Windows' Python has not."""
+    try:
+        import fcntl  # noqa: F401
+    except ImportError:
+        return ("no fcntl here (Windows): the DevTools pipe is handed to Chromium on fds 3"
+                " and 4, which this interpreter cannot do")
+    return None
+
+
 def _above_four(fd: int) -> int:
+    import fcntl  # POSIX only, as the fd passing is: importing this module needs neither
+
     high = fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
     os.close(fd)
     return high

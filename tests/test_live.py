@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import io
 import os
-import pty
 import subprocess
 import sys
+
+import pytest
 
 from conftest import ROOT, family_checks, points
 from grader.report.live import LiveLine
@@ -71,6 +72,8 @@ def test_nothing_is_written_where_the_output_is_not_a_terminal():
 
 
 def test_a_grade_on_a_terminal_shows_verdicts_before_the_report_and_erases_them():
+    pty = pytest.importorskip("pty", reason="no pseudo-terminals here (Windows): the live line"
+                              " is drawn on a console, which a test cannot open")
     pid, fd = pty.fork()
     if pid == 0:  # the grader, its output a terminal
         os.chdir(ROOT)

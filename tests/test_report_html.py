@@ -669,6 +669,9 @@ PRINTED = (("race", 7), ("boundary", 5), ("many", 23), ("stubs", 4))
 
 @pytest.fixture(scope="module")
 def devtools(chromium):
+    why = cdp.unavailable()
+    if why:
+        pytest.skip(why)
     with cdp.Browser(chromium) as browser:
         yield browser
 

@@ -2,7 +2,8 @@
 what a Windows Python lacks is taken away from a POSIX one before anything else runs
 (tests/test_portable.py). Not a full Windows: the POSIX `subprocess` still works underneath, but
 `pass_fds`, `preexec_fn` and `start_new_session` are refused as Windows' Popen would, and
-`select.select` takes sockets only, as Windows' does."""
+`select.select` takes sockets only, as Windows' does. No `pty`, no `os.wait3`/`os.wait4` (the
+CPU and memory of a process tree: bench.measure), no load average."""
 
 import os
 import select
@@ -13,7 +14,8 @@ import sys
 
 for _module, _names in ((os, ("fork", "forkpty", "setsid", "setpgrp", "setpgid", "killpg",
                               "getpgid", "pidfd_open", "sched_getaffinity", "register_at_fork",
-                              "uname", "getuid", "geteuid", "getgid", "getegid")),
+                              "uname", "getuid", "geteuid", "getgid", "getegid",
+                              "wait3", "wait4", "getloadavg")),
                         (signal, ("SIGALRM", "setitimer", "getitimer", "ITIMER_REAL", "alarm",
                                   "pthread_kill", "SIGCHLD")),
                         (socket, ("send_fds", "recv_fds", "sendmsg", "recvmsg"))):
