@@ -18,6 +18,16 @@ NOT_VALID = "(status = 'pending' OR (status = 'leased' AND lease_until <= :now))
 
 QUARANTINE = (f"UPDATE jobs SET status = 'quarantined' WHERE {NOT_VALID}"
               " AND (attempts >= max_attempts OR deadline <= :now)")
+
+
+def quarantine_batch(limit: int) -> str:
+    """The reference's quarantine, but of at most `limit` jobs a call (one batch, lowest ids
+    first): the scale mutants' statement (`claim_with(quarantine_batch(500))`)."""
+    return (f"UPDATE jobs SET status = 'quarantined' WHERE id IN (SELECT id FROM jobs WHERE"
+            f" {NOT_VALID} AND (attempts >= max_attempts OR deadline <= :now) ORDER BY id"
+            f" LIMIT {limit})")
+
+
 SELECT = (f"SELECT id FROM jobs WHERE {NOT_VALID}"
           " AND attempts < max_attempts AND deadline > :now ORDER BY id LIMIT 1")
 UPDATE = ("UPDATE jobs SET status = 'leased', owner = :owner, token = token + 1,"

@@ -5,7 +5,7 @@ Python keeps one object for each small integer (up to 256) only: past that, equa
 from the database and from the Claim are different objects, and the holder's own finish is
 rejected."""
 
-from _claim_parts import transaction
+from _finish_parts import finish_by_identity
 from _kit import reference_claim as claim
 from _kit import work_once_with
 
@@ -13,19 +13,5 @@ EXPECT_FAIL = {"lowest-id-first", "random-timelines"}
 EXPECT_TEXT = {"lowest-id-first": "never with is"}
 
 
-def finish(conn, claim, now):
-    def body():
-        row = conn.execute("SELECT status, owner, token, attempts, lease_until, deadline"
-                           " FROM jobs WHERE id = ?", (claim.id,)).fetchone()
-        ok = (row is not None and row[0] == "leased" and row[1] == claim.owner
-              and row[2] is claim.token and row[3] is claim.attempt
-              and row[4] == claim.lease_until and now < row[4] and now < row[5])
-        if ok:
-            conn.execute("UPDATE jobs SET status = 'done', finished_at = ? WHERE id = ?",
-                         (now, claim.id))
-        return ok
-
-    return transaction(conn, "BEGIN IMMEDIATE", body)
-
-
+finish = finish_by_identity("token", "attempt")
 work_once = work_once_with(claim, finish)
