@@ -1,8 +1,16 @@
 """The judge's side: what decides. It runs in a lane of the runner or a forked judge, never in a
 process that imported the code under grade, and believes only what it validated.
 
+    checkrun       one check's run (start the target, run the body on a Lab, every ending
+                   a failure) and the grade's probe before any check
     dbhost         the real sqlite3 connections behind the code's proxies: the lockdown, the
                    trace, the statement gate, the fault counts
+    dbvalues       how dbhost carries values, rows and errors across the channel
+    lockdown       the bounds and the authorizer of the real connections that run the code's SQL
+    invariants     the rules true after every call of claim, finish and work_once, checked
+                   after each whatever the check is about
+    outcomes       how a check's run ends (its exceptions, a lost target's failures) and how
+                   values and errors are shown on a timeline
     callbacks      the stand-ins of the code's SQL functions on its real connection: each
                    call asks the target, and only a validated SQLite value comes back
     watched        a real connection whose trace callback stays the grader's
