@@ -136,14 +136,7 @@ def in_world(steps: list[Step], t0: int, qty: Callable[[int], int] = int,
         forge=_forged_in_world(step.forge, t0, ids),
         job=ids(step.job) if step.op in OPERATOR_STEPS else step.job,
         send_ms=step.send_ms, send_error=step.send_error, inside=step.inside,
-        rows=tuple(_rows_in_world(run, t0) for run in step.rows)) for step in steps]
-
-
-def _rows_in_world(run: Rows, t0: int) -> Rows:
-    """A bulk step's run of rows as a world plays it: its instants `t0` ms later."""
-    return dataclasses.replace(
-        run, lease_until=None if run.lease_until is None else run.lease_until + t0,
-        deadline=run.deadline + t0 if run.deadline != EPOCH else run.deadline)
+        rows=tuple(run.moved(t0) for run in step.rows)) for step in steps]
 
 
 OPERATOR_STEPS = ("requeue", "quarantine", "move_deadline")

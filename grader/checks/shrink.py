@@ -219,7 +219,6 @@ def _made(steps: list[Step], ids: Callable[[int], int]) -> list[tuple[int, tuple
     return made
 
 
-
 def _simplify_values(steps: list[Step], differs: Tries, plain: Plain) -> list[Step]:
     """Plainer values: first one field in every step at once, then one field of one step at a
     time: owners A, B, C, the world's qty for 1, three attempts, no forgery, a send that takes
@@ -347,11 +346,8 @@ def _moved(step: Step, delta: int, forged: bool = False) -> Step:
     forge = step.forge
     if forged and forge and forge[0] == "lease_until":
         forge = ("lease_until", forge[1] - delta)
-    rows = tuple(dataclasses.replace(
-        run, lease_until=None if run.lease_until is None else run.lease_until - delta,
-        deadline=run.deadline - delta if run.deadline != 0 else 0) for run in step.rows)
     return dataclasses.replace(step, now=step.now - delta, deadline=deadline, forge=forge,
-                               rows=rows)
+                               rows=tuple(run.moved(-delta) for run in step.rows))
 
 
 def _earlier(steps: list[Step], differs: Tries, t0: int = 0) -> list[Step]:

@@ -80,6 +80,13 @@ class Rows:
     max_attempts: int
     deadline: int
 
+    def moved(self, delta: int) -> "Rows":
+        """These rows with their instants `delta` ms later (earlier when negative): a deadline of
+        0 (the epoch) stays 0, as a step's does."""
+        return dataclasses.replace(
+            self, lease_until=None if self.lease_until is None else self.lease_until + delta,
+            deadline=self.deadline + delta if self.deadline != 0 else 0)
+
     def values(self, qty: int) -> list[dict]:
         """The rows' columns but their ids (`QueueModel.insert`), each of quantity `qty`."""
         return [{"qty": qty, "status": self.status, "owner": self.owner,

@@ -73,6 +73,15 @@ class _Conn:
         self.sent_state: dict | None = None
         self.proxied = False  # a call on it was sent: the target made its proxy (`DbHost.news`)
 
+    def news(self) -> dict | None:
+        """This connection's state (`connection_state`) if it is not what its proxy holds (the
+        state last sent), now recorded as sent; None when the proxy holds it already."""
+        state = connection_state(self.real)
+        if state == self.sent_state:
+            return None
+        self.sent_state = state
+        return state
+
     def cached(self, sql: str, run: Callable[[], object]):
         """`run()`, an execute or executemany of `sql` on the real connection, which prepares it
         only if sqlite3's statement cache does not hold it: its tables are then those its text
@@ -296,13 +305,7 @@ class DbHost:
         last sent for it), now sent; None when the proxy holds it already: a call's request
         leaves it out."""
         conn = self.conns.get(name)
-        if conn is None:
-            return self.state(name)
-        state = connection_state(conn.real)
-        if state == conn.sent_state:
-            return None
-        conn.sent_state = state
-        return state
+        return self.state(name) if conn is None else conn.news()
 
     def interrupt(self, name: str) -> None:
         """Stop the statement running on `name` before it changes anything (called from its
@@ -426,9 +429,9 @@ class DbHost:
                 else:
                     result.update(rows=[], done=True, later=too_big)
         if live:
-            state = connection_state(conn.real)
-            if state != conn.sent_state:  # else the proxy holds it: left out
-                reply["state"] = conn.sent_state = state
+            state = conn.news()
+            if state is not None:  # else the proxy holds it: left out
+                reply["state"] = state
             if conn.student_trace is not None:
                 reply["trace"] = conn.student_trace
                 conn.student_trace = None

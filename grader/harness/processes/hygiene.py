@@ -42,26 +42,11 @@ def processes():
     for entry in entries:
         if not entry.isdigit():
             continue
-        stat = _read_small(f"/proc/{entry}/stat")
+        stat = _read(f"/proc/{entry}/stat")
         if stat is None:
             continue
         fields = stat[stat.rfind(b")") + 2:].split()
         yield int(entry), fields[0].decode(), int(fields[1]), int(fields[3])
-
-
-def _read_small(path: str) -> bytes | None:
-    """A /proc file's text in one read (os.open: none of open()'s buffering and tty checks,
-    which cost more than the read, for every process of the machine in a sweep)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        return os.read(fd, 4096)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def child_pids() -> set[int]:
@@ -101,16 +86,17 @@ def _listed_children() -> set[int] | None:
         return None
     pids: set[int] = set()
     for task in tasks:
-        listed = _read_all(f"/proc/self/task/{task}/children")
+        listed = _read(f"/proc/self/task/{task}/children")
         if listed is None:
             return None
         pids.update(int(pid) for pid in listed.split())
     return pids
 
 
-def _read_all(path: str) -> bytes | None:
-    """A /proc file's whole text (`_read_small` for a file that may pass 4 KiB: a long list of
-    children)."""
+def _read(path: str) -> bytes | None:
+    """A /proc file's whole text (os.open: none of open()'s buffering and tty checks, which
+    cost more than the read, for every process of the machine in a scan); None where it cannot
+    be read. Read to its end: a long list of children may pass one read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
