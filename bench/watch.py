@@ -59,6 +59,17 @@ class Screen:
             return self.lines[index][1]
 
 
+def interruptible() -> dict:
+    """Popen's keyword arguments that give the child Ctrl-C as a terminal gives it: SIGINT's
+    default action, whatever this process inherited. A shell starting a command in the
+    background without job control (`cmd &` in a script) leaves SIGINT ignored, the ignoring is
+    inherited, and Python then installs no KeyboardInterrupt of its own: the watcher would never
+    hear the SIGINT sent to end it."""
+    if os.name != "posix":
+        return {}
+    return {"preexec_fn": lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)}
+
+
 def save_to_verdict(saves: int, *, root: Path = ROOT, env: dict | None = None) -> dict:
     """Seconds from each save to the first verdict and to the whole grade (lists, medians,
     p90s), and whether every whole grade was the right one (the solution 100/100, the mutant
@@ -74,7 +85,8 @@ def save_to_verdict(saves: int, *, root: Path = ROOT, env: dict | None = None) -
         env.pop("LC_ALL", None)
         proc = subprocess.Popen([sys.executable, "-m", "grader", "watch", "--impl", str(target)],
                                 cwd=root, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                **interruptible())
         try:
             screen = Screen(proc.stdout)
             screen.wait_for((FINAL,), 0)  # the grade of the file as it was at the start

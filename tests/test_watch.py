@@ -25,6 +25,7 @@ from grader.report import messages, summary
 from grader.report.view import report_view
 from grader.results import CheckResult, Failure, Kind, Outcome, check_result_to_json
 
+from bench.watch import interruptible
 from conftest import points, run_grader, windowsish_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +57,7 @@ class Watching:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "grader", "watch", "--impl", str(impl), *extra], cwd=ROOT,
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True)
+            text=True, **interruptible())  # Ctrl-C heard however this suite was started
         self.lines: list[str] = []
         self.seen: set[tuple[int, str]] = set()
         self.lock = threading.Lock()
@@ -574,3 +575,19 @@ def test_instructor_shows_the_checks_the_config_hides(tmp_path, instructor):
     assert ("hidden until your instructor publishes them" in final) is not instructor, final
     # with only hidden checks graded, nothing says every check passed (their verdicts are not told)
     assert "Every check passed" not in final, final
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT's disposition is POSIX's")
+def test_the_watcher_hears_ctrl_c_even_where_the_suite_ignores_it():
+    """A suite started in the background of a script (`cmd &` without job control) inherits
+    SIGINT ignored, and so would every watcher it starts: `interruptible` gives the child
+    SIGINT's default, so Python's KeyboardInterrupt is installed as in a terminal."""
+    probe = "import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        ignored = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+        heard = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                               **interruptible())
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert (ignored.stdout.strip(), heard.stdout.strip()) == ("False", "True")

@@ -499,6 +499,13 @@ def _bug(why: str):
 # -- the process -----------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    # Ctrl-C's handler as a fresh interpreter has it in a terminal, as a target forked from the
+    # zygote gets it (forkloop.leave_loop), whatever the grader inherited: a grader started in
+    # the background of a script (`cmd &` without job control) ignores SIGINT, and Python
+    # leaves an ignored SIGINT ignored in every interpreter started under it. (`_signal`: loaded
+    # at every interpreter's start; `signal` is imported only by the targets that need it, AHEAD.)
+    import _signal
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
     if args == ["--stdio", "--await"]:
         return serve_awaited()
     if len(args) == 2 and args[0] == "--stdio":
