@@ -37,6 +37,9 @@ class CheckInfo:
     body: Callable | None = field(default=None, compare=False, repr=False)
     #: Independent parts the runner may run at once (see the module's docstring).
     parts: int = 1
+    #: The longest one call of the code may run (wall-clock seconds, times --timeout-scale), for
+    #: a check whose own `timeout` bounds many calls; None: the check's timeout and 5 s more.
+    call_timeout: float | None = None
 
     @property
     def family(self) -> "Family":
@@ -140,8 +143,9 @@ def module_rank(module_name: str) -> int:
 
 
 def check(check_id: str, points: int, timeout: float = DEFAULT_TIMEOUT,
-          oracle: str | None = None, parts: int = 1):
-    """Declare a check (`timeout`: wall-clock seconds per run, or per part: a safety net)."""
+          oracle: str | None = None, parts: int = 1, call_timeout: float | None = None):
+    """Declare a check (`timeout`: wall-clock seconds per run, or per part: a safety net;
+    `call_timeout`: per call of the code, where one run makes hundreds of calls)."""
     if not ID_PATTERN.match(check_id):
         raise ValueError(f"check id must be kebab-case: {check_id!r}")
     if type(parts) is not int or parts < 1:
@@ -152,7 +156,7 @@ def check(check_id: str, points: int, timeout: float = DEFAULT_TIMEOUT,
         if check_id in REGISTRY and REGISTRY[check_id].module != body.__module__:
             raise ValueError(f"duplicate check id {check_id!r}")
         REGISTRY[check_id] = CheckInfo(check_id, points, body.__module__, timeout, oracle,
-                                       body, parts)
+                                       body, parts, call_timeout)
         return body
 
     return decorate

@@ -350,6 +350,8 @@ def run_unit(unit: Unit, settings: Settings, in_lane: bool = False,
 def _run_once(info: CheckInfo, body: Callable, settings: Settings, seed: int,
               inline: bool, detailed: bool = True) -> Failure | None:
     timeout = info.timeout * settings.timeout_scale
+    call_timeout = timeout + 5 if info.call_timeout is None \
+        else info.call_timeout * settings.timeout_scale
 
     def judge():
         # The check's folder is made by its judge, in the judge's own folder (a forked judge's,
@@ -357,7 +359,7 @@ def _run_once(info: CheckInfo, body: Callable, settings: Settings, seed: int,
         with tempfile.TemporaryDirectory(prefix="check-", dir=workroot.folder()) as workdir:
             alone = not info.family.starts_processes
             return checkrun.run_check(body, settings.spec, workdir, seed,
-                                      call_timeout=timeout + 5, check=info.id,
+                                      call_timeout=call_timeout, check=info.id,
                                       hung=dict(settings.hung), detailed=detailed,
                                       alone=alone, model=contract_model() if alone else None)
 
