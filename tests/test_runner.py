@@ -361,3 +361,28 @@ def test_a_run_an_earlier_part_failed_in_is_not_run_and_the_result_is_the_same(m
                             0.0, settings)
     assert result.result == early and result.runs == [Outcome.FAILED, Outcome.FAILED,
                                                        Outcome.PASSED]
+
+
+def test_each_call_is_bounded_by_the_checks_call_timeout_times_the_scale(monkeypatch, tmp_path):
+    """A check's calls are each given its timeout and 5 s more, or its own `call_timeout` where
+    one run makes hundreds of calls (random-timelines: 8 s a call, its part 30 s): both times
+    --timeout-scale. A call that hangs only on some timeline is stopped at its step."""
+    from grader.harness.judge import checkrun
+    from grader.harness.processes import workroot
+
+    seen = {}
+
+    def run_check(body, spec, workdir, seed, call_timeout, **rest):
+        seen[rest["check"]] = call_timeout
+
+    monkeypatch.setattr(checkrun, "run_check", run_check)
+    monkeypatch.setattr(runner.sandbox, "run", lambda judge, timeout, inline: judge())
+    monkeypatch.setattr(workroot, "folder", lambda: str(tmp_path))
+    settings = runner.settings_for("solutions.queue", timeout_scale=2)
+    checks = all_checks()
+    for cid in ("random-timelines", "finish-at-expiry"):
+        runner._run_once(checks[cid], checks[cid].body, settings, 1, inline=True)
+    timelines = checks["random-timelines"]
+    assert timelines.call_timeout is not None and timelines.call_timeout < timelines.timeout
+    assert seen == {"random-timelines": timelines.call_timeout * 2,
+                    "finish-at-expiry": checks["finish-at-expiry"].timeout * 2 + 5}
