@@ -46,6 +46,7 @@ from grader.harness.judge.scenario import Lab
 from grader.harness.judge.target_errors import (FunctionHung, ProtocolError, TargetEnded,
                                                 TargetProcessError, TargetTimeout)
 from grader.harness.judge.world import LESSON_SEED
+from grader.results import Failure, Outcome as Verdict
 
 from . import generate
 from .model import QueueModel, lesson_ids
@@ -221,6 +222,13 @@ def _target_failed(lab: Lab, exc: TargetProcessError, index: int) -> None:
         lab.note("timeline.random.played", seed=lab.seed, index=index, step=number + 1)
         event = _event(step, stamps)
         lab.timeline.append(event)
+        if isinstance(exc, TargetTimeout):  # a call past CALL_TIMEOUT: told as the part's safety
+            # net tells a timeout (the timeline's step, what the code had printed before it),
+            # the call that did not return last on the timeline
+            during = lab.played_step("timeline.random.played", seed=lab.seed, index=index,
+                                     step=number + 1)
+            raise CheckFailed(Failure(Verdict.TIMED_OUT, step=during, timeout=exc.timeout,
+                                      timeline=lab.timeline))
     raise CheckFailed(lost_target(exc, event, lab.timeline))
 
 

@@ -389,8 +389,12 @@ class Lab(Verdicts):
         printed = 0 if self.target is None else self.target.printed_total
         if printed > self._printed_told:
             self._printed_told = printed
-            sandbox.report_step({"op": "note", "key": key, "params": params,
-                                 "printed_before": printed})
+            sandbox.report_step(self.played_step(key, **params))
+
+    def played_step(self, key: str, **params) -> dict:
+        """The step `report_playing` says (the note `key` with `params`), with how much the code
+        had printed before it: what a timeout during that step tells."""
+        return {"op": "note", "key": key, "params": params, "printed_before": self._printed_told}
 
     def _connection_rules(self, function: str, conn: Conn, event: dict) -> None:
         """After every call: no transaction open on its connection, no statement of the code's
