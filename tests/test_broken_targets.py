@@ -170,6 +170,20 @@ def test_the_probe_finds_the_functions_that_hang_in_the_plainest_situation(sourc
     assert all(seconds == runner.PROBE_TIMEOUT * 0.2 for seconds in found.values())
 
 
+def test_the_probe_waits_for_claim_and_work_once_side_by_side(tmp_path):
+    """A claim that never returns, and the work_once over it: the probe waits for the two at
+    once (work_once in a target process of its own), not one after the other: less than two
+    waits in all, however loaded the machine (one after the other could not take less)."""
+    scale = 0.75
+    wait = runner.PROBE_TIMEOUT * scale
+    start = time.monotonic()
+    refused, found = runner.preflight(str(HANGING_CLAIM), scale)
+    took = time.monotonic() - start
+    assert refused is None and found == {"claim": wait, "work_once": wait}
+    assert list(found) == ["claim", "work_once"]  # in the order the probe calls them
+    assert wait <= took < 2 * wait, f"the probe took {took:.1f} s for two waits of {wait} s"
+
+
 def test_a_batch_grades_a_hanging_claim_at_once_beside_a_correct_one(tmp_path):
     # `python -m grader batch` goes through the same runner: the probe, not a wait per check.
     subs = tmp_path / "submissions"

@@ -1090,17 +1090,19 @@ def claim(conn, owner, now, lease_ms):
 """
 
 
-def test_open_with_synchronous_off_sets_it_on_that_connection(tmp_path):
-    """open(..., synchronous_off=True) leaves PRAGMA synchronous = OFF (0) on the connection it
-    opens, as an execute of it would; a connection opened without it keeps the default."""
+def test_every_connection_is_opened_with_synchronous_off(tmp_path):
+    """Every connection the judge opens for the code has PRAGMA synchronous = OFF (0): no check
+    is about durability, and no commit waits for the disk (DbHost.open). One lab.store.connect
+    opens elsewhere keeps SQLite's default (2, FULL). `gated` is a bool or a TypeError."""
     path, judge = fresh_db(tmp_path)
     with TargetProcess(write_target(tmp_path, SYNCHRONOUS), timeout=10) as target:
         target.open("A", path)
-        target.open("B", path, synchronous_off=True)
-        assert target.claim("A", "A", 0, LEASE_MS) != 0
+        target.open("B", path, busy_timeout_ms=0)
+        assert target.claim("A", "A", 0, LEASE_MS) == 0
         assert target.claim("B", "B", 0, LEASE_MS) == 0
+        assert judge.execute("PRAGMA synchronous").fetchone()[0] == 2
         with pytest.raises(TypeError):
-            target.open("C", path, synchronous_off=1)
+            target.open("C", path, gated=1)
     judge.close()
 
 

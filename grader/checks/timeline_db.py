@@ -42,14 +42,12 @@ class Direct:
         self.module = module
         self.conns: dict[str, sqlite3.Connection] = {}
 
-    def open(self, name: str, path, busy_timeout_ms: int = store.BUSY_TIMEOUT_MS,
-             synchronous_off: bool = False) -> None:
+    def open(self, name: str, path, busy_timeout_ms: int = store.BUSY_TIMEOUT_MS) -> None:
         old = self.conns.pop(name, None)
         if old is not None:
             old.close()
         self.conns[name] = watched.connect(path, busy_timeout_ms)  # as the target server does
-        if synchronous_off:
-            self.conns[name].execute("PRAGMA synchronous = OFF")
+        self.conns[name].execute("PRAGMA synchronous = OFF")  # as the judge's DbHost opens one
 
     def execute(self, name: str, sql: str, params: tuple = ()) -> None:
         self.conns[name].execute(sql, params)
@@ -98,7 +96,7 @@ class Database:
         self.path = path
         self._other: Elsewhere | None = None  # the other worker's connection, once used
         try:
-            queue.open(self.name, path, synchronous_off=True)  # no check here is about durability
+            queue.open(self.name, path)
         except BaseException:
             self.operator.close()
             raise
@@ -313,7 +311,7 @@ class Elsewhere:
     def connect(self) -> str:
         """Its connection, opened as lab.store.connect opens one (if it is not open)."""
         if not self.open:
-            self.queue.open(self.name, self.db.path, busy_timeout_ms=0, synchronous_off=True)
+            self.queue.open(self.name, self.db.path, busy_timeout_ms=0)
             self.open = True
             self.opened += 1
         return self.name

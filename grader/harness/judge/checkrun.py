@@ -6,6 +6,7 @@ body on a `Lab`, turn every ending into a failure) and the grade's probe before 
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -138,20 +139,29 @@ def probe(target_spec: str, workdir: str, start_timeout: float,
     """Before any check (grader.runner's preflight): load the target, then call each function
     once in the plainest situation, in the lesson's world, each call given `call_timeout`
     seconds: claim with one pending job and nothing else running, finish with the Claim it
-    returned (before its lease_until), work_once with another pending job (a send that
-    returns, a clock that stands still). The load failure every check gets, or
-    {"hung": {function: call_timeout}} for the functions that did not return (a raise, a
-    wrong value, an exit: the checks say; the probe looks only for a hang). A call that broke
-    the target process is followed by a fresh one (in a folder of its own)."""
+    returned (before its lease_until); at the same time, in a target process and a database of
+    its own, work_once with one pending job (a send that returns, a clock that stands still).
+    The load failure every check gets, or {"hung": {function: call_timeout}} for the functions
+    that did not return (a raise, a wrong value, an exit: the checks say; the probe looks only
+    for a hang). A call that broke the target process is followed by a fresh one (in a folder
+    of its own).
+
+    Why work_once at the same time, on its own: a claim that never returns would otherwise be
+    waited for twice, one wait after the other (claim's, then work_once's over it); side by
+    side the probe waits once. Its situation is the same whatever claim did."""
     hung: dict[str, float] = {}
     labs: list[Lab] = []
+    made = threading.Lock()  # the two threads' labs: one folder each, one list
 
     def fresh() -> Lab:
-        folder = Path(workdir) / f"probe-{len(labs)}"
-        folder.mkdir()
-        labs.append(Lab(target_spec, str(folder), LESSON_SEED, call_timeout, "probe",
-                        start_timeout=start_timeout, alone=True))
-        return labs[-1]
+        with made:
+            folder = Path(workdir) / f"probe-{len(labs)}"
+            folder.mkdir()
+            labs.append(None)
+            index = len(labs) - 1
+        labs[index] = Lab(target_spec, str(folder), LESSON_SEED, call_timeout, "probe",
+                          start_timeout=start_timeout, alone=True)
+        return labs[index]
 
     def call(function: str, lab: Lab, make: Callable[[Lab], Any]) -> tuple[Any, Lab | None]:
         """make(lab)'s value, and the lab to go on with (None: its target process is gone)."""
@@ -164,34 +174,41 @@ def probe(target_spec: str, workdir: str, start_timeout: float,
         except TargetRaised:
             return None, lab
 
-    def with_a_job(lab: Lab | None) -> Lab | None:
-        """The lab with one more pending job; None if it is gone, or its database is locked by
-        what the calls left (their checks will say): the caller takes a fresh one."""
-        if lab is None:
-            return None
-        try:
-            lab.enqueue()
-        except WriteLocked:
-            return None
-        return lab
+    failed_start: list[TargetProcessError] = []
 
-    try:
+    def work_once_alone() -> None:
         try:
             lab = fresh()
+            lab.enqueue()
+            w = lab.world
+            call("work_once", lab, lambda lab: lab.work_once(w.name("B"), lambda claim: None,
+                                                             ManualClock(w.t0 + 1), w.lease_ms))
+        except TargetProcessError as exc:  # its target process would not start
+            failed_start.append(exc)
+
+    beside: threading.Thread | None = None
+    try:
+        try:
+            lab = fresh()  # the target loads (or not) once, before anything runs beside it
         except TargetProcessError as exc:
             return start_failure(exc, target_spec, start_timeout)
+        beside = threading.Thread(target=work_once_alone, name="probe-work_once", daemon=True)
+        beside.start()
         w = lab.world
         lab.enqueue()
         claimed, lab = call("claim", lab, lambda lab: lab.claim(w.name("A"), now=w.t0,
                                                                 lease_ms=w.lease_ms))
         if type(claimed) is Claim:  # (so claim's target process is still there)
-            _, lab = call("finish", lab, lambda lab: lab.finish(claimed, now=w.t0 + 1))
-        lab = with_a_job(lab) or with_a_job(fresh())
-        call("work_once", lab, lambda lab: lab.work_once(w.name("B"), lambda claim: None,
-                                                         ManualClock(w.t0 + 1), w.lease_ms))
+            call("finish", lab, lambda lab: lab.finish(claimed, now=w.t0 + 1))
+        beside.join()
+        if failed_start:
+            return start_failure(failed_start[0], target_spec, start_timeout)
     except TargetProcessError as exc:  # a fresh target process that would not start
         return start_failure(exc, target_spec, start_timeout)
     finally:
+        if beside is not None:
+            beside.join()  # (its calls are bounded: call_timeout)
         for lab in labs:
-            lab.close()
-    return {"hung": hung}
+            if lab is not None:
+                lab.close()
+    return {"hung": dict(sorted(hung.items(), key=lambda item: PROBED.index(item[0])))}

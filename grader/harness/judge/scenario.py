@@ -132,6 +132,7 @@ class Lab(Verdicts):
         #: every plain write, which nobody commits (results.Cause.ISOLATION_LEVEL_CHANGED)
         self.isolation_changed_by: str | None = None
         self.observer = store.connect(self.path, busy_timeout_ms=self.wait_ms)
+        self.observer.execute("PRAGMA synchronous = OFF")  # as the code's connections (DbHost.open)
         store.init_db(self.observer)
         #: the rules every call is held to (invariants); rows too, as the contract's `model`
         #: makes them (handed by the check run), where only the code writes

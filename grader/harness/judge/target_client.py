@@ -129,20 +129,20 @@ class TargetProcess:
 
     # -- the calls ---------------------------------------------------------------------------------
     def open(self, name: str, path, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
-             gated: bool = False, synchronous_off: bool = False) -> None:
-        """Open (or reopen) connection `name` (in the judge: `db`); `gated`: its claims ask
-        before each statement; `synchronous_off`: PRAGMA synchronous = OFF on it once opened.
+             gated: bool = False) -> None:
+        """Open (or reopen) connection `name` (in the judge: `db`, synchronous OFF); `gated`:
+        its claims ask before each statement.
         The target process learns the file with the first call on it, and watches it for
         connections of the code's own (filewatch): its jail denies them,
         and the watch names the mistake."""
-        if type(gated) is not bool or type(synchronous_off) is not bool:
-            raise TypeError("open: gated and synchronous_off are bools")
+        if type(gated) is not bool:
+            raise TypeError("open: gated is a bool")
         if self._closed is not None:
             raise TargetClosed(f"the target process is closed ({self._closed})")
         conn_name(name)
         self.gates.close(name)
         try:
-            self.db.open(name, str(path), int64(busy_timeout_ms), synchronous_off=synchronous_off)
+            self.db.open(name, str(path), int64(busy_timeout_ms))
         except sqlite3.Error as exc:  # as lab.store.connect raises it (a lock held on the file)
             raise raised_error("open", exc) from None
         if gated:

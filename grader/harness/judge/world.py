@@ -68,6 +68,11 @@ class World:
             self._first_id = rng.randrange(1, 10 ** 6)
             self._gaps = tuple(rng.choice((1, 1, 2, 3, 7, rng.randrange(1, 10 ** 4)))
                                for _ in range(8))
+        # job_id's sums: of gaps[k % len] for k = 2..r+1, r = 0..len-1; of every gap
+        span = len(self._gaps)
+        self._partial = tuple(sum(self._gaps[k % span] for k in range(2, 2 + rest))
+                              for rest in range(span))
+        self._cycle = sum(self._gaps)
         scale = self._draw("qty")
         self._qty_scale, self._qty_offset = scale.randrange(1, 1000), scale.randrange(0, 10 ** 5)
         self._ids = 0  # jobs enqueued so far
@@ -116,8 +121,7 @@ class World:
         model) must number them as. Strictly increasing in n."""
         # the sum of gaps[k % len] for k = 2..n, in closed form (n may be large: 2**40)
         cycles, rest = divmod(n - 1, len(self._gaps))
-        return (self._first_id + cycles * sum(self._gaps)
-                + sum(self._gaps[k % len(self._gaps)] for k in range(2, 2 + rest)))
+        return self._first_id + cycles * self._cycle + self._partial[rest]
 
     def send_returns(self):
         """What the check's sends return, one after another, where the check's own send returns
