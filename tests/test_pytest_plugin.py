@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MUTANTS, ROOT, by_check, grade, run_grader
+from conftest import MUTANTS, ROOT, by_check, cpu_slot, grade, run_grader
 from test_mutants import EVERY_SUITE, declared
 from grader.checkdef import all_checks
 
@@ -27,9 +27,10 @@ def run_pytest(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess
     env = {**os.environ, "NO_COLOR": "1", "LANG": "C.UTF-8"}
     env.pop("PYTEST_XDIST_WORKER", None)
     env.pop("PYTEST_ADDOPTS", None)
-    return subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider",
-                           *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    with cpu_slot():  # a grade, as run_grader's
+        return subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "-p",
+                               "no:cacheprovider", *args], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=timeout)
 
 
 def both_ways(impl: str, tmp: Path, *select: str, hints: bool = False) -> tuple[dict, dict, str]:
