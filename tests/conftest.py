@@ -100,7 +100,8 @@ def grader_env(env: dict | None = None) -> dict[str, str]:
 
 
 def run_grader(*args: str, cwd: Path = ROOT, env: dict | None = None,
-               timeout: float = 300, forked: bool = False) -> subprocess.CompletedProcess:
+               timeout: float = 300, forked: bool = False,
+               waits: bool = False) -> subprocess.CompletedProcess:
     """`python -m grader ARGS` in a child process, as a student or CI would run it.
 
     forked=True: forked by this pytest process's fork server (the batch's,
@@ -109,9 +110,12 @@ def run_grader(*args: str, cwd: Path = ROOT, env: dict | None = None,
     grader's imports (about half of a one-check grade's CPU), which the server made once. For
     the grades the suite makes by the hundred (every mutant, alternative and world): never for
     a test of what a grade leaves behind, since the server ends what a grade it forked leaves
-    running (as batch does), nor of the command's start."""
+    running (as batch does), nor of the command's start.
+
+    waits=True: a grade that mostly waits (a busy timeout, run after run) takes no grade slot
+    (`cpu_slot`): it is started at once, beside the others."""
     full_env = grader_env(env)
-    with cpu_slot():
+    with (contextlib.nullcontext() if waits else cpu_slot()):
         if forked:
             done = _forked(list(args), cwd, full_env, timeout)
             if done is not None:
@@ -232,7 +236,7 @@ def _fork_server_stopped():
 
 
 def grade(impl: str, tmp_path: Path, *extra: str, shared: bool = False,
-          forked: bool = False) -> tuple[subprocess.CompletedProcess, dict]:
+          forked: bool = False, waits: bool = False) -> tuple[subprocess.CompletedProcess, dict]:
     """Grade `impl`; return the process and its results.json.
 
     shared=True: the grade may be one another test of this pytest session already ran, or is
@@ -243,7 +247,8 @@ def grade(impl: str, tmp_path: Path, *extra: str, shared: bool = False,
     out = tmp_path / f"results-{abs(hash(impl))}.json"
     if shared and _CACHE["dir"] is not None:
         return shared_grade(impl, out, *extra)
-    proc = run_grader("--impl", impl, "--json", str(out), *extra, forked=forked or shared)
+    proc = run_grader("--impl", impl, "--json", str(out), *extra, forked=forked or shared,
+                      waits=waits)
     assert out.exists(), f"no results.json (exit {proc.returncode}):\n{proc.stderr}"
     return proc, json.loads(out.read_text(encoding="utf-8"))
 

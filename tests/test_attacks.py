@@ -38,13 +38,14 @@ def test_nothing_the_code_under_grade_starts_outlives_the_grade(tmp_path):
                       env={"LEASELAB_ATTACK_DIR": str(tmp_path),
                            "LEASELAB_EXTRA_WRITABLE": str(tmp_path)})
     assert proc.returncode == 1, proc.stderr
-    # the import probe and both checks imported it: three times it tried to leave six processes
-    # behind; the target's seccomp filter lets it start none (each fork fails), and where there
-    # is no such filter every one it started is ended with the check
-    assert len(list(tmp_path.glob("started-*"))) == 3, "the attack did not run"
+    # the probe's two target processes (claim's, and work_once's beside it) and both checks
+    # imported it: four times it tried to leave six processes behind; the target's seccomp
+    # filter lets it start none (each fork fails), and where there is no such filter every one
+    # it started is ended with the check
+    assert len(list(tmp_path.glob("started-*"))) == 4, "the attack did not run"
     pids = [int(p.name.rsplit("-", 1)[1]) for p in tmp_path.glob("pid-*")]
     if jail.native_arch() is not None:
-        assert pids == [] and len(list(tmp_path.glob("refused-*"))) == 3 * 6
+        assert pids == [] and len(list(tmp_path.glob("refused-*"))) == 4 * 6
     assert [pid for pid in pids if alive(pid)] == []
     time.sleep(2.5)  # longer than the attack waits before writing its marker
     assert list(tmp_path.glob("marker-*")) == []

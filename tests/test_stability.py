@@ -27,7 +27,9 @@ def test_solution_is_stable_over_20_runs(tmp_path):
 #: The lock mutants' runs mostly wait: each of their integration runs waits out a worker's busy
 #: timeout (5 s, so about 100 s for 20 runs) on a lock another worker holds, using little CPU.
 #: They are graded first and side by side, the others beside them: the fixture takes about the
-#: longest of them instead of the sum of pairs (240 s on the loaded 2-core CI machine).
+#: longest of them instead of the sum of pairs (240 s on the loaded 2-core CI machine). Nor do
+#: they take one of the session's grade slots (`waits`: conftest.cpu_slot), which would make
+#: them wait for each other and every other grade of the session wait for them.
 SLEEPERS_FIRST = sorted(CONCURRENCY_MUTANTS, key=lambda p: not p.name.startswith("lock_"))
 AT_ONCE = 6
 
@@ -37,7 +39,9 @@ def repeated_mutants(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("stability")
     with ThreadPoolExecutor(max_workers=AT_ONCE) as pool:
         return dict(pool.map(lambda p: (p.stem, grade(str(p), tmp, "--repeat", "20",
-                                                      "-k", MULTI_PROCESS, forked=True)), SLEEPERS_FIRST))
+                                                      "-k", MULTI_PROCESS, forked=True,
+                                                      waits=p.name.startswith("lock_"))),
+                             SLEEPERS_FIRST))
 
 
 @pytest.mark.parametrize("path", CONCURRENCY_MUTANTS, ids=[p.stem for p in CONCURRENCY_MUTANTS])
