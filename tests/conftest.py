@@ -134,11 +134,11 @@ def run_grader(*args: str, cwd: Path = ROOT, env: dict | None = None,
 # the session's workers: a file lock each, in the session's folder. A grade that waits keeps its
 # slot; the one slot above the cores' count keeps the cores busy meanwhile.
 
-#: Grades at once in the whole session: the cores this process may use, and one more.
-#: LEASELAB_TEST_SLOTS=N sets it; 0: no limit.
-SLOTS = int(os.environ.get("LEASELAB_TEST_SLOTS")
-            or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                else os.cpu_count() or 1) + 1)
+#: Grades at once in the whole session: the cores this process may use (as many as a grade's
+#: lanes), and one more. LEASELAB_TEST_SLOTS=N sets it; 0: no limit.
+from grader.runner import default_jobs  # noqa: E402  (here: os.environ is set above)
+
+SLOTS = int(os.environ.get("LEASELAB_TEST_SLOTS") or default_jobs() + 1)
 SLOT_POLL = 0.02  # seconds between two looks at the slots, all taken
 
 

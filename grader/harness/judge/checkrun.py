@@ -5,6 +5,7 @@ body on a `Lab`, turn every ending into a failure) and the grade's probe before 
 
 from __future__ import annotations
 
+import itertools
 import sys
 import threading
 from pathlib import Path
@@ -151,17 +152,14 @@ def probe(target_spec: str, workdir: str, start_timeout: float,
     side the probe waits once. Its situation is the same whatever claim did."""
     hung: dict[str, float] = {}
     labs: list[Lab] = []
-    made = threading.Lock()  # the two threads' labs: one folder each, one list
+    folders = itertools.count()  # one folder each, whichever thread asks (next() holds the GIL)
 
     def fresh() -> Lab:
-        with made:
-            folder = Path(workdir) / f"probe-{len(labs)}"
-            folder.mkdir()
-            labs.append(None)
-            index = len(labs) - 1
-        labs[index] = Lab(target_spec, str(folder), LESSON_SEED, call_timeout, "probe",
-                          start_timeout=start_timeout, alone=True)
-        return labs[index]
+        folder = Path(workdir) / f"probe-{next(folders)}"
+        folder.mkdir()
+        labs.append(Lab(target_spec, str(folder), LESSON_SEED, call_timeout, "probe",
+                        start_timeout=start_timeout, alone=True))
+        return labs[-1]
 
     def call(function: str, lab: Lab, make: Callable[[Lab], Any]) -> tuple[Any, Lab | None]:
         """make(lab)'s value, and the lab to go on with (None: its target process is gone)."""
@@ -174,7 +172,7 @@ def probe(target_spec: str, workdir: str, start_timeout: float,
         except TargetRaised:
             return None, lab
 
-    failed_start: list[TargetProcessError] = []
+    raised: list[BaseException] = []  # what work_once's thread raised, raised again here
 
     def work_once_alone() -> None:
         try:
@@ -183,8 +181,8 @@ def probe(target_spec: str, workdir: str, start_timeout: float,
             w = lab.world
             call("work_once", lab, lambda lab: lab.work_once(w.name("B"), lambda claim: None,
                                                              ManualClock(w.t0 + 1), w.lease_ms))
-        except TargetProcessError as exc:  # its target process would not start
-            failed_start.append(exc)
+        except BaseException as exc:  # its target process would not start, or a grader bug
+            raised.append(exc)
 
     beside: threading.Thread | None = None
     try:
@@ -201,14 +199,13 @@ def probe(target_spec: str, workdir: str, start_timeout: float,
         if type(claimed) is Claim:  # (so claim's target process is still there)
             call("finish", lab, lambda lab: lab.finish(claimed, now=w.t0 + 1))
         beside.join()
-        if failed_start:
-            return start_failure(failed_start[0], target_spec, start_timeout)
+        if raised:
+            raise raised[0]
     except TargetProcessError as exc:  # a fresh target process that would not start
         return start_failure(exc, target_spec, start_timeout)
     finally:
         if beside is not None:
             beside.join()  # (its calls are bounded: call_timeout)
         for lab in labs:
-            if lab is not None:
-                lab.close()
+            lab.close()
     return {"hung": dict(sorted(hung.items(), key=lambda item: PROBED.index(item[0])))}
