@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import html
 import json
 import os
@@ -78,6 +79,36 @@ def test_the_code_under_grade_makes_no_system_v_ipc_object(tmp_path):
     (tmp_path / "honest").mkdir()
     honest = grade("lab.queue", tmp_path / "honest", "-k", "finish-before-expiry")[1]
     assert json.loads(out.read_text())["score"] == honest["score"] == 0
+
+
+@pytest.mark.skipif(jail.native_arch() != 0xC000003E, reason="the attack's key calls: x86_64")
+def test_the_code_under_grade_holds_no_capability_and_reaches_no_file_metadata_nor_key(
+        tmp_path):
+    """A grader run as root lends the code under grade nothing: it holds no capability (no
+    immutable flag a clean-up cannot remove, no raw socket, no watch on the machine's files),
+    and the calls that reach past every folder's rules (a file's mode, times and extended
+    attributes, which Landlock does not rule on; the user's key ring, which outlives the grade)
+    fail with EPERM: the canary outside its folder is as it was, and no key is left."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    canary = outside / "canary.txt"
+    canary.write_text("the grader's own file\n")
+    canary.chmod(0o644)
+    before = canary.stat()
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    proc = run_grader("--impl", str(ATTACKS / "beyond_folders.py"), "-k", "finish-before-expiry",
+                      env={"LEASELAB_ATTACK_DIR": str(seen), "LEASELAB_ATTACK_CANARY": str(canary),
+                           "LEASELAB_EXTRA_WRITABLE": str(seen)})
+    assert proc.returncode == 1, proc.stderr
+    tries = {name: int(code) for name, code in
+             (p.name[len("try_"):].rsplit("_", 1) for p in seen.glob("try_*"))}
+    assert set(tries) == {"chmod", "utime", "setxattr", "add_key", "keyctl"}, "it did not run"
+    assert all(code == errno.EPERM for code in tries.values()), tries
+    assert [p.name for p in seen.glob("caps_*")] == ["caps_0000000000000000"]
+    after = canary.stat()
+    assert (after.st_mode, after.st_mtime_ns) == (before.st_mode, before.st_mtime_ns)
+    assert not os.listxattr(canary)
 
 
 def test_escape_codes_from_the_code_under_grade_reach_no_report(tmp_path):

@@ -241,3 +241,38 @@ def test_progress_redraws_one_bar_on_a_terminal():
     out = stream.getvalue()
     assert out.count("\r") == 2 and out.endswith("\n") and out.count("\n") == 1
     assert "█" * 15 + "░" * 15 + " [2/4] bob: grader failed 0/20" in out
+
+
+def test_every_submission_gets_a_row_of_its_own_whatever_its_name(tmp_path):
+    """Names a class folder can hold, side by side: a folder and a file of one name (`x/`,
+    `x.py`), a file whose name ends in `.py` twice (`x.py.py`, whose stem is `x.py`), a name
+    as long as a file name may be, one that is not UTF-8. Each is graded under a row name of
+    its own, its results in a file of its own; nothing is lost and no row takes another's
+    score (a do-nothing x.py does not get x/'s full marks)."""
+    from grader.instructor.batch import MAX_NAME_BYTES, unique_names
+
+    folder = tmp_path / "class"
+    (folder / "x").mkdir(parents=True)
+    reference = (ROOT / "solutions" / "queue.py").read_text(encoding="utf-8")
+    stubs = (ROOT / "lab" / "queue.py").read_text(encoding="utf-8")
+    (folder / "x" / "queue.py").write_text(reference, encoding="utf-8")
+    (folder / "x.py").write_text(stubs, encoding="utf-8")
+    (folder / "x.py.py").write_text(reference, encoding="utf-8")
+    long = "L" * 252 + ".py"
+    (folder / long).write_text(stubs, encoding="utf-8")
+    odd = os.fsdecode(b"bad\xff\xfeutf8.py")
+    (folder / odd).write_text(reference, encoding="utf-8")
+    names = [s.name for s in unique_names(discover(folder))]
+    assert len(set(names)) == len(names) == 5
+    assert all(len(n.encode("utf-8")) <= MAX_NAME_BYTES for n in names)
+    out = tmp_path / "out"
+    proc = run_grader("batch", str(folder), "--out", str(out), "--jobs", "2", "-k",
+                      "finish-at-expiry", forked=True)
+    assert proc.returncode == 0, proc.stderr
+    with open(out / "gradebook.csv", encoding="utf-8") as f:
+        rows = {row["submission"]: row for row in csv.DictReader(f)}
+    assert sorted(rows) == sorted(names)
+    scores = {name: int(row["score"]) for name, row in rows.items()}
+    assert scores["x"] == 3 and scores["x.py"] == 0  # the folder's and the file's own
+    assert sorted(scores.values()) == [0, 0, 3, 3, 3]
+    assert sorted(p.stem for p in (out / "results").glob("*.json")) == sorted(names)

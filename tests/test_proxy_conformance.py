@@ -1353,6 +1353,22 @@ def test_rows_too_long_for_the_channel_raise_data_error(tmp_path):
         host.close_all()
 
 
+def test_a_fetch_stops_reading_rows_once_they_could_not_go_back():
+    """The judge reads a fetch's rows one at a time and raises "string or blob too big" as soon
+    as their text and blobs are past one message: ten million rows of 4 KiB (40 GB) are not
+    read, let alone held in the judge's memory (a fetchall of a hundred 3 MB blobs once filled
+    it, and the grader blamed itself)."""
+    from grader.harness.judge import dbhost
+
+    conn = sqlite3.connect(":memory:")
+    cur = conn.execute("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n"
+                       " WHERE i < 10000000) SELECT i, zeroblob(4096) FROM n")
+    with pytest.raises(sqlite3.DataError, match="string or blob too big"):
+        dbhost._fetched(cur, -1)
+    assert cur.fetchone()[0] <= wire.MAX_LINE // 4096 + 2  # read only as far as the limit
+    conn.close()
+
+
 def test_no_file_is_opened_from_the_judges_process(tmp_path):
     """The code's SQL runs in the judge's process: ATTACH of a file, VACUUM INTO and the PRAGMAs
     that move the process's temporary files are refused ("not authorized", or SQLite's

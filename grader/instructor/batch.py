@@ -13,6 +13,7 @@ Exit status 0 when the gradebook was written (whatever the grades), 2 when the b
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import sys
@@ -167,7 +168,10 @@ def grade_all(submissions: list[Submission], out: Path, *, jobs: int, limit: flo
     rows: dict[str, gradebook.Row] = {}
     # Under the batch's work root (grader.harness.processes.workroot): each grade's TMPDIR is in `work`,
     # removed after it whatever ended it; a batch killed leaves its root to the next grader.
-    with tempfile.TemporaryDirectory(prefix="batch-", dir=workroot.root()) as work, \
+    # (what a grade left that cannot be removed, whatever it is, costs no gradebook: the
+    # clean-up's errors are ignored, and the work root is swept by the next grader)
+    with tempfile.TemporaryDirectory(prefix="batch-", dir=workroot.root(),
+                                     ignore_cleanup_errors=True) as work, \
             isolated.forking(), ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(grade_one, sub, Path(work) / str(i), out, limit=limit,
                                timeout_scale=timeout_scale, lang=lang, select=select,
@@ -234,9 +238,35 @@ def remove_earlier_outputs(out: Path) -> None:
                 stale.unlink()
 
 
+#: The longest row name, in bytes of UTF-8: its results and log files (`<name>.json`, and the
+#: hidden temporary one a write makes beside it) must fit a file name (255 bytes on most file
+#: systems).
+MAX_NAME_BYTES = 180
+
+
 def unique_names(submissions: list[Submission]) -> list[Submission]:
-    """`alice/` and `alice.py` side by side: the file keeps its full name as the row name."""
+    """Each submission's row name, one per submission, each a file name the results can take:
+    `alice/` and `alice.py` side by side, the file keeps its full name (`alice.py`); a name
+    that is not UTF-8 (undecodable bytes: U+FFFD in their place) or too long for a file name
+    (cut to MAX_NAME_BYTES) is made one, and a name that is still some other submission's
+    (`x.py` beside `x.py.py`, two names that read alike once made so) gets `~` and a hash of
+    the entry's own name: no two rows share a name, and no row's results are another's."""
     folders = {s.name for s in submissions if s.path.is_dir()}
-    return [Submission(s.path.name, s.path) if s.path.is_file() and s.name in folders else s
-            for s in submissions]
+    taken: set[str] = set()
+    named = []
+    for sub in submissions:
+        name = sub.path.name if sub.path.is_file() and sub.name in folders else sub.name
+        name = _cut(name.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+        if name in taken:
+            digest = hashlib.sha256(os.fsencode(sub.path.name)).hexdigest()[:10]
+            name = f"{_cut(name, MAX_NAME_BYTES - 11)}~{digest}"
+        taken.add(name)
+        named.append(Submission(name, sub.path))
+    return named
+
+
+def _cut(name: str, limit: int = MAX_NAME_BYTES) -> str:
+    """`name` within `limit` bytes of UTF-8 (cut between characters)."""
+    data = name.encode("utf-8")
+    return name if len(data) <= limit else data[:limit].decode("utf-8", "ignore")
 

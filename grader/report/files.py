@@ -20,10 +20,12 @@ from pathlib import Path
 
 def write_atomically(path: str | Path, text: str, *, newline: str | None = None) -> None:
     """Write `text` (UTF-8) to `path` through a temporary file beside it. `newline` as in open()
-    ('' keeps the csv module's line endings)."""
+    ('' keeps the csv module's line endings). A character UTF-8 cannot hold (a lone surrogate:
+    how Python keeps the bytes of a file name that is not UTF-8) is written as "?": every file
+    the grader writes is UTF-8, whatever a submission's file names are."""
     path = Path(path)
     if _exists_but_not_regular(path):
-        with open(path, "w", encoding="utf-8", newline=newline) as f:
+        with open(path, "w", encoding="utf-8", errors="replace", newline=newline) as f:
             f.write(text)
         return
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
@@ -31,7 +33,7 @@ def write_atomically(path: str | Path, text: str, *, newline: str | None = None)
     # mode an ordinary write would give the target
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        with open(fd, "w", encoding="utf-8", newline=newline) as f:
+        with open(fd, "w", encoding="utf-8", errors="replace", newline=newline) as f:
             f.write(text)
         os.replace(tmp, path)
     except BaseException:

@@ -11,6 +11,7 @@ locks, the authorizer and the bounds: docs/protocol.md, "The judge's databases".
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import time
@@ -326,6 +327,14 @@ class DbHost:
         conn = self.conns.get(name)
         return None if conn is None else conn.last_tables
 
+    def held(self, name: str) -> tuple[bool, tuple[int, int] | None]:
+        """What connection `name` holds now, each keeping a lock: a transaction open, and its
+        statements still running ((reads, writes) as `unfinished` tells; None: not known). No
+        such connection (its call closed it, or none was opened): nothing held."""
+        if name not in self.conns:
+            return False, None
+        return self.in_transaction(name), self.unfinished(name)
+
     def unfinished(self, name: str) -> tuple[int, int] | None:
         """(reads, writes): how many cursors of connection `name` hold a statement still running
         (it returned a row and was neither read to its end, nor reset, nor closed), which keeps
@@ -487,7 +496,7 @@ class DbHost:
         if op == "fetch":
             cursor = self._cursor(conn, request, create=False)
             n = integer_of(request.get("n"), "n")
-            rows = cursor.fetchall() if n < 0 else cursor.fetchmany(n)
+            rows = _fetched(cursor, n)
             return {"rows": [row_data(row) for row in rows], "done": n < 0 or len(rows) < n,
                     "rowcount": cursor.rowcount}
         if op == "close_cursor":
@@ -568,6 +577,20 @@ class DbHost:
         key = str(key)[:wire.MAX_NAME]
         self.counts[key] = self.counts.get(key, 0) + 1
         return 1
+
+
+def _fetched(cursor: sqlite3.Cursor, n: int) -> list:
+    """fetchall (n < 0) or fetchmany(n), read a row at a time: rows that could not go back in
+    one message (their text and blobs alone past wire.MAX_LINE) raise what a reply too long
+    raises (DataError, TOO_BIG) as soon as they are past it, before the judge holds them all
+    (a fetchall of a hundred 3 MB blobs would fill the judge's memory first)."""
+    rows, size = [], 0
+    for row in cursor if n < 0 else itertools.islice(cursor, n):
+        rows.append(row)
+        size += sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
+        if size > wire.MAX_LINE:
+            raise sqlite3.DataError(TOO_BIG)
+    return rows
 
 
 __all__ = ["DbHost", "RequestError", "ITER_CHUNK", "BUILTIN_ERRORS", "error_data", "COUNTER"]

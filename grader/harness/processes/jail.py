@@ -236,6 +236,21 @@ SYSV_IPC_CALLS = {
 }
 
 
+#: AUDIT_ARCH_* -> the calls that reach past every folder's rules, which the code under grade
+#: has no use for: the kernel's key rings (add_key, request_key, keyctl: a key in the user's
+#: ring outlives the target and is read by the next submission's) and the calls that change a
+#: file's metadata without writing to it (chmod, chown, utime and the extended attributes, in
+#: every form: Landlock does not rule on them, and the files the target may read are the
+#: grader's own). Each fails with EPERM.
+BEYOND_FOLDERS_CALLS = {
+    0xC000003E: (248, 249, 250,                                   # add_key request_key keyctl
+                 90, 91, 92, 93, 94, 260, 268, 452,               # chmod fchmod chown ... fchmodat2
+                 132, 235, 261, 280,                               # utime utimes futimesat utimensat
+                 188, 189, 190, 197, 198, 199),                    # setxattr ... fremovexattr
+    0xC00000B7: (217, 218, 219, 52, 53, 54, 55, 452, 88, 5, 6, 7, 14, 15, 16),
+}
+
+
 #: AUDIT_ARCH_* -> the calls that start a process: clone (a thread when its flags hold
 #: CLONE_THREAD), clone3 (its flags are in memory a filter cannot read) and fork / vfork.
 PROCESS_CALLS = {
@@ -249,7 +264,8 @@ _ARGS0 = 16  # offsetof(struct seccomp_data, args[0]): its low 32 bits on a litt
 
 def target_filter(arch: int) -> list[tuple[int, int, int, int]]:
     """The BPF program (code, jt, jf, k) of the target process, on `arch`:
-    - every System V IPC call fails with EPERM (and on x86_64 every x32 call);
+    - every System V IPC call fails with EPERM (and on x86_64 every x32 call), and so does
+      every call of BEYOND_FOLDERS_CALLS (the key rings, a file's metadata);
     - no new process: fork and vfork fail with EAGAIN (what a process limit gives), clone
       without CLONE_THREAD too, clone3 with ENOSYS (so the C library starts a thread with
       clone instead, which is allowed: the code under grade may use threads);
@@ -260,7 +276,8 @@ def target_filter(arch: int) -> list[tuple[int, int, int, int]]:
     code: list[tuple] = [("ld", 4), ("jeq", arch, None, "allow"), ("ld", 0)]
     if arch == 0xC000003E:
         code.append(("jset", _X32_BIT, "eperm", None))
-    code += [("jeq", number, "eperm", None) for number in sysv]
+    code += [("jeq", number, "eperm", None)
+             for number in (*sysv, *BEYOND_FOLDERS_CALLS.get(arch, ()))]
     if processes is not None:
         code.append(("jeq", processes["clone3"], "enosys", None))
         code += [("jeq", number, "eagain", None) for number in processes["fork"]]
@@ -333,6 +350,33 @@ def _seccomp_program() -> tuple:
             _program = (SockFprog(len(program), ctypes.cast(filters, ctypes.c_void_p)),
                         filters)
     return _program
+
+
+_PR_CAPBSET_DROP = 24
+_CAPABILITY_VERSION_3 = 0x20080522  # _LINUX_CAPABILITY_VERSION_3: two 32-bit words a set
+_LAST_CAPABILITY = 63
+
+
+def drop_capabilities() -> bool:
+    """Give up every capability this process has, for good: each taken out of the bounding set
+    (none can come back, not by a program run with privileges: none can be run either), then
+    the effective, permitted and inheritable sets emptied (the ambient set with them). A grader
+    run as root (a container, a CI runner, Gradescope) otherwise lends them to the code under
+    grade: the immutable flag on a file no clean-up can then remove, raw sockets, a watch on
+    every file of the machine (fanotify), the kernel's log, a higher scheduling priority than
+    the classmate graded beside it. False where it cannot be done (not Linux, no C library)."""
+    import ctypes
+
+    try:
+        libc = c_library()
+        capset = libc.capset
+    except (OSError, AttributeError):
+        return False
+    for capability in range(_LAST_CAPABILITY + 1):  # EINVAL past the kernel's last: ignored
+        libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # {effective, permitted, inheritable} x 2: all empty
+    return capset(header, data) == 0
 
 
 def deny_sysv_ipc() -> bool:

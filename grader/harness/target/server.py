@@ -561,6 +561,7 @@ def serve(read_fd: int, write_fd: int, spec: str, spare: bool = False,
         if contained:  # the databases' folder cannot be opened: no descriptor to look for
             file_watch().descriptors = False
         jail.deny_sysv_ipc()
+        jail.drop_capabilities()
     printed = capture_output()  # before the import: what it prints is the first call's
     if announce:
         channel.send({"msg": "loading"})
