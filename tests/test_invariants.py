@@ -174,3 +174,27 @@ def test_the_copy_without_the_model_has_no_model_to_hand(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "grader.checks.model", None)  # its import fails: absent
     assert grader.checks.contract_model() is None
+
+
+@pytest.mark.parametrize("in_transaction, running, rule", [
+    ([False], [(0, 0)], None),
+    ([False], [None], None),  # not known on this Python: nothing said
+    ([], [], None),  # send never called
+    ([True], [(0, 0)], "send-in-transaction"),
+    ([False], [(1, 0)], "send-statement-running"),  # a cursor read in part, kept across send
+    ([False, True], [(0, 0), (0, 1)], "send-in-transaction"),  # the first send that held one
+    ([False, False], [(0, 0), (0, 1)], "send-statement-running"),
+])
+def test_work_once_sends_with_no_lock_held(in_transaction, running, rule):
+    """The contract's work_once calls send with no transaction open and no lock held: each
+    send's connection state, as the judge read it on the real connection, is held to that;
+    the first send that held either breaks the rule, and says which and how many."""
+    rules = invariants.Rules(sqlite3.connect(":memory:"), model=None)
+    event = {"op": "work_once"}
+    rules.sends(event, in_transaction, running)
+    broken = rules.broken
+    assert (broken and broken.rule) == rule
+    if rule == "send-statement-running":
+        reads, writes = next(r for r in running if r and any(r))
+        assert broken.params == {"function": "work_once", "reads": reads, "writes": writes}
+        assert broken.event is event

@@ -44,3 +44,16 @@ def test_right_row_wrong_value_says_so(tmp_path):
         assert raised.value.failure.detail == "tokens.late-finish-accepted"
     finally:
         lab.close()
+
+
+@pytest.mark.parametrize("actor, shown", [("A", "A claims"), ("", "'' claims"),
+                                          (" A", "' A' claims"), ("A ", "'A ' claims"),
+                                          ("o'brien", "o'brien claims")])
+def test_a_name_that_is_empty_or_ends_in_a_space_is_quoted_on_the_timeline(actor, shown):
+    """Any str is an owner (the random timelines draw "" and names with spaces at an end):
+    the timeline quotes those few, so that a line does not read as if nobody claimed, and
+    " A" is not taken for "A"; every other name is shown as it is."""
+    from grader.report.sentences import event_text
+
+    event = {"op": "claim", "actor": actor, "t": 0, "lease_ms": 1000, "result": None}
+    assert event_text(event, "en").startswith(shown)

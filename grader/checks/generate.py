@@ -84,10 +84,11 @@ def scale(seed: int | str, index: int) -> list[Step]:
 
 #: How many jobs a scale timeline sets at once, by kind (drawn between the two): held on valid
 #: leases before the first free job (more than a claim that looks at the first few hundred live
-#: rows sees); due at the timeline's start (more than a quarantine done in batches of 500 or
-#: 1,000 takes at once); free, their counters at a 32-bit integer's edge.
+#: rows sees; lowest-id-first holds thousands more); due at the timeline's start (more than a
+#: quarantine done in batches of 500, 1,000 or 4,096 takes at once); free, their counters at a
+#: 32-bit integer's edge.
 SCALE_HELD = (1500, 2000)
-SCALE_DUE = (1100, 1400)
+SCALE_DUE = (4200, 5000)
 SCALE_FREE = (8, 16)
 #: How many steps a scale timeline plays after its bulk step (drawn between the two).
 SCALE_STEPS = (14, 20)

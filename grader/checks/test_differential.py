@@ -51,7 +51,7 @@ from grader.results import Failure, Outcome as Verdict
 from . import generate
 from .model import QueueModel, lesson_ids
 from .shrink import Found, Plain, shrink
-from .timeline_db import insert_rows
+from .timeline_db import insert_rows, send_lock
 from .timelines import (Checker, Difference, Outcome, Recorder, Step, compare,
                         first_difference, groups, how, play_step, send_duration, stamp_for,
                         stamps_after)
@@ -171,9 +171,22 @@ def show_failing(lab: Lab, small: list[Step], steps: list[Step], index: int) -> 
     alone = passes_alone(lab, small, index)
     if small != steps:
         replay(lab, small, index, shrunk=True, alone=alone)  # fails the check if it differs
+        _rule_broken(lab)
         _start_over(lab, mark)
     replay(lab, steps, index, shrunk=False, alone=alone and small == steps)
+    _rule_broken(lab)
     lab.fail("timeline-unreproduced", seed=lab.seed, index=index)
+
+
+def _rule_broken(lab: Lab) -> None:
+    """A replay whose steps did not differ, but one of whose calls broke a rule of every call
+    (grader.harness.judge.invariants: the clock read while send still ran, a statement left
+    running...): that rule is the failure, at that call, rather than a timeline that seemed not
+    to reproduce (the fast play reads the clock on the target's side, where a reading taken
+    during send cannot wait for it to return)."""
+    broken = lab.broken_rule()
+    if broken is not None:
+        raise CheckFailed(broken)
 
 
 def passes_alone(lab: Lab, steps: list[Step], index: int) -> bool:
@@ -206,7 +219,8 @@ def _start_over(lab: Lab, mark: int) -> None:
     did not differ left no transaction open on the Lab's connection: that would have
     differed.)"""
     del lab.timeline[mark:]
-    lab.observer.execute("DELETE FROM jobs")
+    with judge_write():  # found locked: a lock the code under grade still holds
+        lab.observer.execute("DELETE FROM jobs")
 
 
 def _target_failed(lab: Lab, exc: TargetProcessError, index: int) -> None:
@@ -333,6 +347,9 @@ class LabOperator:
 
     def in_transaction(self) -> bool:
         return self.conn.in_transaction
+
+    def send_lock(self) -> tuple[bool, tuple[int, int] | None] | None:
+        return send_lock(self.lab.target)
 
     def own_connections(self) -> list[str]:
         return []  # the Lab's calls fail on their own (Lab._invoke)
@@ -484,6 +501,15 @@ def explain(lab: Lab, step: Step, difference: Difference, got: Outcome, expected
         lab.fail_own_connection(step.op, difference.got)
     if what == "transaction":
         lab.fail("timeline-transaction-open", function=step.op)
+    if what == "send-lock":  # the Lab held that call to the same rule (invariants)
+        broken = lab.broken_rule()
+        if broken is not None:
+            raise CheckFailed(broken)
+        in_transaction, running = difference.got
+        reads, writes = running or (0, 0)
+        lab.fail("invariant-send-in-transaction" if in_transaction
+                 else "invariant-send-statement-running", function="work_once", reads=reads,
+                 writes=writes)
     if what == "row":
         lab.expect_row(difference.job, difference.expected, detail="timeline-row",
                        number=difference.job)

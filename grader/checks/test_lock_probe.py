@@ -18,7 +18,7 @@ from lab.store import Claim
 from grader.checkdef import check
 from .situations import done, leased
 from grader.harness.judge.outcomes import CheckFailed
-from grader.harness.judge.scenario import ManualClock
+from grader.harness.judge.scenario import ManualClock, insert_job
 from grader.harness.wire.values import RaisedInTarget
 from .test_work_once import expect_a_claim
 
@@ -36,13 +36,45 @@ BLOCKED = {
 @check("lock-free-during-send", points=4)
 def test_lock_free_during_send(lab):
     """Inside A's send, a new job is enqueued and B claims another pending job (busy timeout
-    150 ms each): both succeed, and A's connection has no open transaction."""
+    150 ms each): both succeed, and A's connection has no open transaction. Then once more with
+    A restarted under the same name while its earlier lease still runs (the lesson's same-name
+    restart): what A's connection holds while it sends must not depend on how many leases A
+    holds (a query of A's leases read in part keeps its statement, and its lock, running)."""
     w = lab.world
     job = lab.enqueue(qty=5)
     other = lab.enqueue(qty=7)
     before, other_before = lab.row(job), lab.row(other)
     clock = ManualClock(w.t0)
     until = w.t0 + w.lease_ms
+    result, seen = _work_once_probed(lab, clock)
+    if "in_transaction" not in seen:
+        with lab.setup():  # A never got to send: nothing to probe
+            lab.fail("lock-send-not-called", job=job, result=result)
+    _judge_probe(lab, seen, job, other)
+    lab.expect(seen["claim"]["result"],
+               Claim(id=other, qty=other_before["qty"], owner=w.name("B"), token=1, attempt=1,
+                     lease_until=until),
+               job=other, row=leased(other_before, w.name("B"), token=1, attempts=1,
+                                     lease_until=until),
+               detail="lock-probe-claim", other=other)
+    lab.expect(result, True, job=job,
+               row=done(leased(before, w.name("A"), token=1, attempts=1, lease_until=until),
+                        clock.now))
+    # Round two: A restarts under the same name and claims the pending job the probe enqueued;
+    # before that lease runs out, its work_once takes the next job and sends it.
+    earlier = lab.claim(w.name("A"), now=clock.now, lease_ms=w.lease_ms)
+    if type(earlier) is not Claim:  # the checks of claim tell what it did instead
+        return
+    lab.note("timeline.lock-probe.restarted", job=earlier.id, until=earlier.lease_until)
+    job, other = lab.enqueue(qty=4), lab.enqueue(qty=6)
+    result, seen = _work_once_probed(lab, clock)
+    if "in_transaction" in seen:
+        _judge_probe(lab, seen, job, other)
+
+
+def _work_once_probed(lab, clock: ManualClock) -> tuple[object, dict]:
+    """A's work_once, the probe run inside its send: (what it returned, what the probe saw;
+    nothing if send was not called)."""
     seen: dict = {}
 
     def send(claim):
@@ -52,12 +84,14 @@ def test_lock_free_during_send(lab):
         except CheckFailed as failed:  # the verdict is given after work_once, not through it
             seen["failed"] = failed
 
-    result = lab.work_once(w.name("A"), send, clock, w.lease_ms)
+    result = lab.work_once(lab.world.name("A"), send, clock, lab.world.lease_ms)
     if "failed" in seen:
         raise seen["failed"]
-    if "in_transaction" not in seen:
-        with lab.setup():  # A never got to send: nothing to probe
-            lab.fail("lock-send-not-called", job=job, result=result)
+    return result, seen
+
+
+def _judge_probe(lab, seen: dict, job: int, other: int) -> None:
+    """Fail if A's connection blocked the probe or had a transaction open inside send."""
     blocked = [name for name in ("enqueue", "claim") if seen[name]["error"]]
     if blocked:
         # what held the lock: an open transaction, or (none open) a statement of A's still
@@ -69,15 +103,6 @@ def test_lock_free_during_send(lab):
                  claim_error=seen["claim"]["error"], claim_ms=seen["claim"]["waited_ms"])
     if seen["in_transaction"]:
         lab.fail("lock-transaction-open", job=job)
-    lab.expect(seen["claim"]["result"],
-               Claim(id=other, qty=other_before["qty"], owner=w.name("B"), token=1, attempt=1,
-                     lease_until=until),
-               job=other, row=leased(other_before, w.name("B"), token=1, attempts=1,
-                                     lease_until=until),
-               detail="lock-probe-claim", other=other)
-    lab.expect(result, True, job=job,
-               row=done(leased(before, w.name("A"), token=1, attempts=1, lease_until=until),
-                        clock.now))
 
 
 def probe_while_sending(lab, claim: Claim, now: int) -> dict:
@@ -98,8 +123,11 @@ def probe_while_sending(lab, claim: Claim, now: int) -> dict:
             mode = "delete"  # the enqueue below meets the same lock and says so
         if mode.lower() != "delete":  # the cause to name: what is blocked then is another story
             lab.fail("tx-journal-file", mode=mode, after="claim")
-        outcome, waited = _timed(lambda: store.enqueue(intake, qty=lab.world.qty(1),
-                                                       deadline=lab.world.far))
+        # the job gets the world's next id, as every job the Lab enqueues (not the table's
+        # next rowid: a job enqueued after it would be given that id again)
+        outcome, waited = _timed(lambda: insert_job(intake, lab.world.next_id(),
+                                                    qty=lab.world.qty(1),
+                                                    deadline=lab.world.far))
     finally:
         intake.close()  # a failed write must not keep a lock of its own
     seen["enqueue"] = {"error": _error(outcome), "waited_ms": waited}

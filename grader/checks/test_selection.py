@@ -63,7 +63,9 @@ def expect_crowd_held(lab, at: int, until: int) -> None:
     more), and T's finish lands. A claim that looks at the first few live rows only finds
     nothing; a finish that compares the stamp by identity rejects its own holder."""
     w = lab.world
-    held = [w.next_id() for _ in range(w.pick("crowd-held", 2000, 1000, 3000))]
+    # more than a claim that looks at the first few thousand live rows sees (fetchmany(2500),
+    # LIMIT 4096)
+    held = [w.next_id() for _ in range(w.pick("crowd-held", 5000, 4200, 6000))]
     owner = w.name("X")
     rows = [(job, w.qty(1), owner, until, BIG_TOKEN + i, 300 + i % 7, w.far)
             for i, job in enumerate(held)]

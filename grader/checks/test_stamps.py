@@ -59,8 +59,18 @@ def test_forged_stamp_id(lab):
 
 @check("forged-stamp-owner", points=1)
 def test_forged_stamp_owner(lab):
-    """A's stamp with another worker's name."""
-    forged_stamp_is_rejected(lab, "owner", lambda a, b: b.owner)
+    """A's stamp with another worker's name, then with A's own name in another letter case
+    (`case_variant`): names are compared exactly, as SQLite's `=` compares text (a COLLATE
+    NOCASE, a LIKE or a lower() on both sides would let the second one through)."""
+    forged_stamp_is_rejected(lab, "owner", lambda a, b: b.owner,
+                             lambda a, b: case_variant(a.owner))
+
+
+def case_variant(name: str) -> str:
+    """`name` in another letter case (swapcase); a name with no letters that have a case gets a
+    trailing space instead (still another name, one a trim would take for it)."""
+    variant = name.swapcase()
+    return variant if variant != name else name + " "
 
 
 @check("forged-stamp-token", points=1)

@@ -69,6 +69,19 @@ class Direct:
         self.conns.pop(name).close()
 
 
+def send_lock(queue) -> tuple[bool, tuple[int, int] | None] | None:
+    """After a work_once on `queue` (a TargetProcess): the first send it called while its
+    connection held a lock, as (a transaction open, the statements still running: (reads,
+    writes)); None if every send ran with none (or a `Direct` queue: not known)."""
+    in_transaction = getattr(queue, "sends_in_transaction", None) or []
+    running = getattr(queue, "sends_running", None) or []
+    for number, tx in enumerate(in_transaction):
+        run = running[number] if number < len(running) else None
+        if tx or (run is not None and any(run)):
+            return bool(tx), run
+    return None
+
+
 class Database:
     """The code under grade's side: a fresh database, a connection of its own on it in `queue`
     (a TargetProcess or `Direct`), named after the database's file, and an operator's
@@ -239,6 +252,10 @@ class Database:
         own), or asked."""
         after = getattr(self.queue, "in_transaction_after", None)
         return self.queue.in_transaction(self.name) if after is None else after
+
+    def send_lock(self) -> tuple[bool, tuple[int, int] | None] | None:
+        """After a work_once: `send_lock(self.queue)`."""
+        return send_lock(self.queue)
 
     def own_connections(self) -> list[str]:
         """After a call: the connections it opened of its own to the database, as the target

@@ -45,9 +45,14 @@ from grader.harness.wire.values import RaisedInTarget
 from .model import LEASED, PENDING, QUARANTINED, QueueModel, lesson_ids
 from .timeline_db import Database, Elsewhere
 
-#: Worker names from a wide alphabet: case, SQL wildcards, quotes, spaces, non-ASCII, SQL text.
-OWNERS = ("A", "B", "C", "a", "worker-1", "worker_1", "o'brien", 'say "hi"', "50%", "%", "_",
-          "A ", " A", "Ａ", "名前", "Ünïcode", "NULL", "0", "1; DROP TABLE jobs; --", "x" * 64)
+#: Worker names from a wide alphabet: case, SQL wildcards, quotes (both kinds in one name, with
+#: a backslash: a name put into SQL text by repr() or by hand is stored otherwise, or breaks the
+#: statement), spaces, non-ASCII, SQL text, a long one (past 64 characters: a name cut to a
+#: column width is another name) and the empty name (a string like any other: the contract
+#: grades every str owner). Replaced in place, never appended: generate draws by index.
+OWNERS = ("A", "B", "C", "a", "worker-1", "worker_1", "o'brien", 'say "hi", it\'s C:\\new',
+          "50%", "%", "_", "A ", " A", "", "名前", "Ünïcode", "NULL", "0",
+          "1; DROP TABLE jobs; --", "x" * 100)
 FORGEABLE = ("id", "owner", "token", "attempt", "lease_until")
 
 
@@ -148,7 +153,8 @@ class Difference:
     """The first step at which the code under grade and the model part."""
 
     step: int
-    what: str  # returned | raised | sent | row | rows | transaction | own-connection
+    what: str  # returned | raised | sent | row | rows | transaction | send-lock
+    #            | own-connection | locked
     got: Any
     expected: Any
     job: int | None = None
@@ -389,6 +395,14 @@ def compare(index: int, step: Step, got: Outcome, expected: Outcome, db,
     # operator's steps run on a connection of the judge's): asked after those alone.
     if step.op in ("claim", "finish", "work_once") and not got.skipped and db.in_transaction():
         return Difference(index, "transaction", True, False)
+    # As work_once calls send, its connection holds no lock: no transaction open, no statement
+    # of the code's running (grader.harness.judge.invariants; read on the judge's real
+    # connection). A statement still running after a call is met by the operator's next
+    # write, which finds the database locked (judge_write), as before this rule.
+    if step.op == "work_once" and not got.skipped and hasattr(db, "send_lock"):
+        held = db.send_lock()
+        if held is not None:
+            return Difference(index, "send-lock", held, None)
     # A Database reads the whole table at once (and, where it agrees, no more); the Lab's
     # operator (the replay) row by row.
     whole = isinstance(db, (Database, Elsewhere))

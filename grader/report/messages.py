@@ -165,7 +165,8 @@ DETAIL = Family("detail.{}", None)
 RACE_CHILD = Family("detail.race-{}", ("exited", "no-answer"))
 #: Every check: the rule a call broke (grader.harness.judge.invariants.Broken.rule).
 INVARIANT = Family("detail.invariant-{}", ("transaction-open", "statement-running", "rows",
-                                           "clock-before-send-returned"))
+                                           "clock-before-send-returned", "send-in-transaction",
+                                           "send-statement-running"))
 #: test_lock_probe: what work_once's open transaction blocked.
 LOCK_BLOCKED = Family("detail.lock-blocked-{}", ("both", "enqueue", "claim"))
 #: test_stamps: the field of a forged stamp that finish accepted.

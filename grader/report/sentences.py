@@ -122,6 +122,9 @@ def event_text(event: dict, lang: str) -> str:
     else:
         result = str(event["result"])
     params = {**event, "result": result}
+    actor = event.get("actor")
+    if isinstance(actor, str) and (not actor or actor != actor.strip()):
+        params["actor"] = repr(actor)  # a name that is empty or has spaces at an end: quoted
     if op == "finish":
         params["stamp"] = text("timeline.stamp", lang, **event["stamp"])
     if op == "work_once" and event.get("returns"):  # told after what happened inside its send

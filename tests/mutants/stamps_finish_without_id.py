@@ -8,7 +8,8 @@ from _kit import reference_claim as claim
 from _kit import work_once_with
 
 EXPECT_FAIL = {"forged-stamp-id"}
-MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
+MAY_FAIL = {"random-timelines",  # the same bug, met again on a random timeline
+            "lock-free-during-send"}  # and by the probe's restarted A, holding two leases
 
 finish = finish_without("id = :id")
 work_once = work_once_with(claim, finish)

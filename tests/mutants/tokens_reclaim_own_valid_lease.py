@@ -8,7 +8,8 @@ from _kit import reference_finish as finish
 from _kit import work_once_with
 
 EXPECT_FAIL = {"valid-lease-never-handed-over"}
-MAY_FAIL = {"random-timelines"}  # the same bug, met again on a random timeline
+MAY_FAIL = {"random-timelines",  # the same bug, met again on a random timeline
+            "lock-free-during-send"}  # and by the probe's restarted A, its lease still valid
 
 claim = claim_with(select=SELECT.replace(
     NOT_VALID, "(status = 'pending' OR (status = 'leased' AND (lease_until <= :now"

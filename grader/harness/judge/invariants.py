@@ -10,7 +10,8 @@ returned.
 The Lab (scenario) asks these after each call and keeps the first rule broken (`Broken`); a
 check that then passes on its own fails with it, its timeline cut at the call that broke it.
 
-Only the generic rules are written here: no transaction open, no statement running, a call that
+Only the generic rules are written here: no transaction open, no statement running (after every
+call, and on work_once's connection as it calls send: send runs with no lock held), a call that
 raised changes nothing, the clock read after send returned. What a call makes of the rows is the
 contract's one model (`grader.checks.model.QueueModel`, which reads rows as SQLite compares
 them: a NULL compares as unknown, never true), handed to the Lab by the check run (`RowModel`);
@@ -139,6 +140,24 @@ class Rules:
                              {"function": function, "reads": reads, "writes": writes}))
             return False
         return True
+
+    def sends(self, event: dict, in_transaction: list[bool],
+              running: list[tuple[int, int] | None]) -> None:
+        """work_once called each send with no transaction open and no statement of its own
+        running on its connection (the contract: send runs with no lock held, so that other
+        workers can enqueue and claim meanwhile); the first send that had either breaks the
+        rule (`in_transaction`, `running`: for each send, as the judge read them on the real
+        connection as send was called; a running statement None: not known)."""
+        for number, tx in enumerate(in_transaction):
+            run = running[number] if number < len(running) else None
+            if tx:
+                self.keep(Broken("send-in-transaction", event, {"function": "work_once"}))
+                return
+            if run is not None and any(run):
+                reads, writes = run
+                self.keep(Broken("send-statement-running", event,
+                                 {"function": "work_once", "reads": reads, "writes": writes}))
+                return
 
     def rows_as(self, function: str, event: dict, expected: dict[int, dict] | None,
                 rule: str = "rows") -> None:

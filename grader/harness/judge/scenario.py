@@ -344,7 +344,7 @@ class Lab(Verdicts):
         # those through the Lab and those made on its target directly (random timelines)
         printed = max(self.printed_chars, self.target.printed_total)
         sandbox.report_step(dict(event, printed_before=printed) if printed else event)
-        self.target.sends_in_transaction = []
+        self.target.sends_in_transaction, self.target.sends_running = [], []
         try:
             result = self.ask(lambda target: getattr(target, function)(conn.name, *args), event)
         except FunctionHung:
@@ -353,6 +353,7 @@ class Lab(Verdicts):
             self._own_connections(function, event, raised=error_line(raised))
             if raised.not_implemented:
                 self.fail_not_implemented(function)
+            self._send_rules(function, event)  # during the call: before what it left
             self._connection_rules(function, conn, event)
             raise TargetRaised(function, raised, raised.where, event) from None
         finally:
@@ -371,8 +372,15 @@ class Lab(Verdicts):
             if function == "work_once" and any(self.target.sends_in_transaction):
                 self.cause = self.cause or Cause.SEND_IN_TRANSACTION
         self._own_connections(function, event, result=result)
+        self._send_rules(function, event)  # during the call: before what it left
         self._connection_rules(function, conn, event)
         return result
+
+    def _send_rules(self, function: str, event: dict) -> None:
+        """work_once called every send with no transaction open and no statement of its own
+        running on its connection (invariants.Rules.sends; the first broken is kept)."""
+        if function == "work_once":
+            self.rules.sends(event, self.target.sends_in_transaction, self.target.sends_running)
 
     def fresh_target(self) -> TargetProcess:
         """Another target process of the code under grade, started afresh (its module state new,

@@ -82,14 +82,13 @@ class TargetProcess:
         #: traced during the last call: (conn, sql, tables), `tables` those the statement reads
         #: or writes as SQLite's authorizer told (dbhost.DbHost.tables_read), None: not known
         self.statements: list[tuple[str, str, frozenset | None]] = []
-        #: conn.in_transaction after the last claim / finish / work_once returned or raised, as
-        #: the target process reported it with its reply (None: it could not tell)
+        #: conn.in_transaction after the last claim / finish / work_once (None: not known)
         self.in_transaction_after: bool | None = None
-        #: for each send of the last work_once, whether the connection it was given had a
-        #: transaction open as send was called (as the target process reported it)
+        #: for each send of the last work_once, what its connection held as send was called
+        #: (dbhost.DbHost.held: a transaction open; the code's statements still running)
         self.sends_in_transaction: list[bool] = []
-        #: the same for the send being called back now (None before any send)
-        self.sending_in_transaction: bool | None = None
+        self.sends_running: list[tuple[int, int] | None] = []
+        self.sending_in_transaction: bool | None = None  # that, for the send called back now
         #: for the clock being called back now: how many sends of its work_once had returned
         #: (or raised) when the code called clock(), on whatever thread (a reading taken while
         #: send still runs is answered only once it returned: this says when it was asked)
@@ -400,7 +399,8 @@ class TargetProcess:
             if printed is not None:
                 self.printed_total += len(printed[0]) + max(0, printed[1])
         if frame.op == "work_once":
-            self.sends_in_transaction = frame.sends_in_transaction
+            self.sends_in_transaction, self.sends_running = (frame.sends_in_transaction,
+                                                             frame.sends_running)
         if isinstance(value, RaisedInTarget):
             raise value
         if isinstance(value, RequestRefused):
@@ -497,9 +497,10 @@ class TargetProcess:
         self._check_quiet()
         self._last_cb = cb
         if name == "send":  # read here, on the real connection: the contract sends with none
-            frame.sends_in_transaction.append(
-                self.db.in_transaction(frame.conn) if frame.conn in self.db.conns else False)
-            self.sending_in_transaction = frame.sends_in_transaction[-1]
+            tx, running = self.db.held(frame.conn)
+            frame.sends_in_transaction.append(tx)
+            frame.sends_running.append(running)
+            self.sending_in_transaction = tx
         if name == "clock":  # the sends of this work_once that had ended when it was read
             self.clock_ended = arg
         try:
