@@ -276,3 +276,21 @@ def test_every_submission_gets_a_row_of_its_own_whatever_its_name(tmp_path):
     assert scores["x"] == 3 and scores["x.py"] == 0  # the folder's and the file's own
     assert sorted(scores.values()) == [0, 0, 3, 3, 3]
     assert sorted(p.stem for p in (out / "results").glob("*.json")) == sorted(names)
+
+
+def test_a_name_made_unique_is_never_an_entry_s_own_name_graded_before_it(tmp_path):
+    """The `~hash` a second claimant of a name gets cannot meet an entry that is already named
+    so, in whatever order the entries come: then `~2` follows. (Two names that are not UTF-8
+    read alike once their bytes are U+FFFD; a third entry is named as the second's `~hash`.)"""
+    import hashlib
+
+    from grader.instructor.batch import unique_names
+
+    first, second = os.fsdecode(b"a\xff.py"), os.fsdecode(b"a\xfe.py")
+    digest = hashlib.sha256(os.fsencode(second)).hexdigest()[:10]
+    made = f"a\ufffd~{digest}"
+    for name in (f"{made}.py", first, second):
+        (tmp_path / name).write_text("", encoding="utf-8")
+    crafted = [Submission(made, tmp_path / f"{made}.py"),
+               Submission(first[:-3], tmp_path / first), Submission(second[:-3], tmp_path / second)]
+    assert [s.name for s in unique_names(crafted)] == [made, "a\ufffd", f"{made}~2"]

@@ -191,7 +191,7 @@ def test_work_once_sends_with_no_lock_held(in_transaction, running, rule):
     the first send that held either breaks the rule, and says which and how many."""
     rules = invariants.Rules(sqlite3.connect(":memory:"), model=None)
     event = {"op": "work_once"}
-    rules.sends(event, in_transaction, running)
+    rules.sends(event, list(zip(in_transaction, running)))
     broken = rules.broken
     assert (broken and broken.rule) == rule
     if rule == "send-statement-running":

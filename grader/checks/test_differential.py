@@ -348,7 +348,7 @@ class LabOperator:
     def in_transaction(self) -> bool:
         return self.conn.in_transaction
 
-    def send_lock(self) -> tuple[bool, tuple[int, int] | None] | None:
+    def send_lock(self) -> tuple[str, dict] | None:
         return send_lock(self.lab.target)
 
     def own_connections(self) -> list[str]:
@@ -505,11 +505,8 @@ def explain(lab: Lab, step: Step, difference: Difference, got: Outcome, expected
         broken = lab.broken_rule()
         if broken is not None:
             raise CheckFailed(broken)
-        in_transaction, running = difference.got
-        reads, writes = running or (0, 0)
-        lab.fail("invariant-send-in-transaction" if in_transaction
-                 else "invariant-send-statement-running", function="work_once", reads=reads,
-                 writes=writes)
+        rule, params = difference.got
+        lab.fail(f"invariant-{rule}", **params)
     if what == "row":
         lab.expect_row(difference.job, difference.expected, detail="timeline-row",
                        number=difference.job)

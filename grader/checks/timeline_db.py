@@ -21,6 +21,7 @@ from typing import Callable
 from lab import store
 
 from grader.harness.judge import watched
+from grader.harness.judge.invariants import send_broke
 from grader.harness.judge.outcomes import judge_wait_ms, judge_write
 from grader.harness.judge.scenario import insert_job
 from grader.harness.judge.target_errors import TargetProcessError
@@ -69,17 +70,11 @@ class Direct:
         self.conns.pop(name).close()
 
 
-def send_lock(queue) -> tuple[bool, tuple[int, int] | None] | None:
-    """After a work_once on `queue` (a TargetProcess): the first send it called while its
-    connection held a lock, as (a transaction open, the statements still running: (reads,
-    writes)); None if every send ran with none (or a `Direct` queue: not known)."""
-    in_transaction = getattr(queue, "sends_in_transaction", None) or []
-    running = getattr(queue, "sends_running", None) or []
-    for number, tx in enumerate(in_transaction):
-        run = running[number] if number < len(running) else None
-        if tx or (run is not None and any(run)):
-            return bool(tx), run
-    return None
+def send_lock(queue) -> tuple[str, dict] | None:
+    """After a work_once on `queue` (a TargetProcess): the rule its first send that held a lock
+    broke, and its parameters (invariants.send_broke); None if every send held none (or a
+    `Direct` queue: not known)."""
+    return send_broke(getattr(queue, "sends_held", None) or [])
 
 
 class Database:
@@ -253,7 +248,7 @@ class Database:
         after = getattr(self.queue, "in_transaction_after", None)
         return self.queue.in_transaction(self.name) if after is None else after
 
-    def send_lock(self) -> tuple[bool, tuple[int, int] | None] | None:
+    def send_lock(self) -> tuple[str, dict] | None:
         """After a work_once: `send_lock(self.queue)`."""
         return send_lock(self.queue)
 

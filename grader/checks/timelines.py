@@ -400,9 +400,9 @@ def compare(index: int, step: Step, got: Outcome, expected: Outcome, db,
     # connection). A statement still running after a call is met by the operator's next
     # write, which finds the database locked (judge_write), as before this rule.
     if step.op == "work_once" and not got.skipped and hasattr(db, "send_lock"):
-        held = db.send_lock()
-        if held is not None:
-            return Difference(index, "send-lock", held, None)
+        broke = db.send_lock()  # (the rule, its parameters)
+        if broke is not None:
+            return Difference(index, "send-lock", broke, None)
     # A Database reads the whole table at once (and, where it agrees, no more); the Lab's
     # operator (the replay) row by row.
     whole = isinstance(db, (Database, Elsewhere))

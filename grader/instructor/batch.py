@@ -250,18 +250,22 @@ def unique_names(submissions: list[Submission]) -> list[Submission]:
     that is not UTF-8 (undecodable bytes: U+FFFD in their place) or too long for a file name
     (cut to MAX_NAME_BYTES) is made one, and a name that is still some other submission's
     (`x.py` beside `x.py.py`, two names that read alike once made so) gets `~` and a hash of
-    the entry's own name: no two rows share a name, and no row's results are another's."""
+    the entry's own name (and `~2`, `~3`... should an entry already be named so): no two rows
+    share a name, and no row's results are another's."""
     folders = {s.name for s in submissions if s.path.is_dir()}
     taken: set[str] = set()
     named = []
     for sub in submissions:
         name = sub.path.name if sub.path.is_file() and sub.name in folders else sub.name
-        name = _cut(name.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
-        if name in taken:
-            digest = hashlib.sha256(os.fsencode(sub.path.name)).hexdigest()[:10]
-            name = f"{_cut(name, MAX_NAME_BYTES - 11)}~{digest}"
-        taken.add(name)
-        named.append(Submission(name, sub.path))
+        name = unique = _cut(name.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+        digest = hashlib.sha256(os.fsencode(sub.path.name)).hexdigest()[:10]
+        number = 1
+        while unique in taken:
+            suffix = f"~{digest}" + (f"~{number}" if number > 1 else "")
+            unique = _cut(name, MAX_NAME_BYTES - len(suffix)) + suffix
+            number += 1
+        taken.add(unique)
+        named.append(Submission(unique, sub.path))
     return named
 
 

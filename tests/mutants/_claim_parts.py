@@ -44,6 +44,21 @@ def select(conn, now: int) -> int | None:
     return None if row is None else row[0]
 
 
+#: The live rows with what the lease's expiry needs, lowest ids first: the scale mutants read a
+#: few of them and decide in Python (`first_claimable`).
+LIVE_ROWS = ("SELECT id, status, lease_until, attempts, max_attempts, deadline FROM jobs"
+             " WHERE status IN ('pending', 'leased') ORDER BY id")
+
+
+def first_claimable(rows, now: int) -> int | None:
+    """The first of `rows` (as LIVE_ROWS gives them) whose lease is not valid at `now` and
+    that has attempts and time left, decided in Python; None if none of them is."""
+    for job, status, until, attempts, max_attempts, deadline in rows:
+        if (status == "pending" or until <= now) and attempts < max_attempts and deadline > now:
+            return job
+    return None
+
+
 def lease(conn, job: int, owner: str, now: int, lease_ms: int) -> Claim:
     stamp = conn.execute(UPDATE, {"owner": owner, "now": now, "lease_ms": lease_ms,
                                   "id": job}).fetchone()

@@ -5,7 +5,7 @@ When the first 2,500 live jobs are all held on valid leases, a claimable job aft
 found: any number of jobs may be held at once. Found by a blind set written from the contract
 alone, when lowest-id-first held 2,000 jobs: it now holds over 4,200."""
 
-from _claim_parts import lease, quarantine, transaction
+from _claim_parts import LIVE_ROWS, first_claimable, lease, quarantine, transaction
 from _kit import reference_finish as finish
 from _kit import work_once_with
 
@@ -19,16 +19,11 @@ EXPECT_TEXT = {"lowest-id-first": "Came back: None"}
 def claim(conn, owner, now, lease_ms):
     def body():
         quarantine(conn, now)
-        cursor = conn.execute(
-            "SELECT id, status, lease_until, attempts, max_attempts, deadline FROM jobs"
-            " WHERE status IN ('pending', 'leased') ORDER BY id")
+        cursor = conn.execute(LIVE_ROWS)
         page = cursor.fetchmany(2500)
         cursor.close()
-        for job, status, until, attempts, max_attempts, deadline in page:
-            free = status == "pending" or until <= now
-            if free and attempts < max_attempts and deadline > now:
-                return lease(conn, job, owner, now, lease_ms)
-        return None
+        job = first_claimable(page, now)
+        return None if job is None else lease(conn, job, owner, now, lease_ms)
 
     return transaction(conn, "BEGIN IMMEDIATE", body)
 

@@ -108,6 +108,22 @@ def differs(after: dict[int, dict] | None,
     return None
 
 
+def send_broke(held: list[tuple[bool, tuple[int, int] | None]]) -> tuple[str, dict] | None:
+    """The rule the first send of a work_once broke, and its parameters, or None. The contract
+    calls send with no lock held, so that other workers can enqueue and claim meanwhile: no
+    transaction open on its connection, no statement of the code's still running there.
+    `held`: for each send, (a transaction open, the statements running as (reads, writes);
+    None: not known), as dbhost.DbHost.held reads them."""
+    for in_transaction, running in held:
+        if in_transaction:
+            return "send-in-transaction", {"function": "work_once"}
+        if running is not None and any(running):
+            reads, writes = running
+            return "send-statement-running", {"function": "work_once", "reads": reads,
+                                              "writes": writes}
+    return None
+
+
 class Rules:
     """What one Lab holds its calls to (see the module's docstring): `before(conn)` ahead of a
     call, `after(...)` once it returned or raised; the first rule broken is kept (`broken`).
@@ -141,23 +157,13 @@ class Rules:
             return False
         return True
 
-    def sends(self, event: dict, in_transaction: list[bool],
-              running: list[tuple[int, int] | None]) -> None:
-        """work_once called each send with no transaction open and no statement of its own
-        running on its connection (the contract: send runs with no lock held, so that other
-        workers can enqueue and claim meanwhile); the first send that had either breaks the
-        rule (`in_transaction`, `running`: for each send, as the judge read them on the real
-        connection as send was called; a running statement None: not known)."""
-        for number, tx in enumerate(in_transaction):
-            run = running[number] if number < len(running) else None
-            if tx:
-                self.keep(Broken("send-in-transaction", event, {"function": "work_once"}))
-                return
-            if run is not None and any(run):
-                reads, writes = run
-                self.keep(Broken("send-statement-running", event,
-                                 {"function": "work_once", "reads": reads, "writes": writes}))
-                return
+    def sends(self, event: dict, held: list[tuple[bool, tuple[int, int] | None]]) -> None:
+        """work_once called each send with no lock held (`send_broke`; `held`: for each send,
+        as the judge read it on the real connection as send was called)."""
+        broke = send_broke(held)
+        if broke is not None:
+            rule, params = broke
+            self.keep(Broken(rule, event, params))
 
     def rows_as(self, function: str, event: dict, expected: dict[int, dict] | None,
                 rule: str = "rows") -> None:

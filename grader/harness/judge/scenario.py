@@ -344,7 +344,7 @@ class Lab(Verdicts):
         # those through the Lab and those made on its target directly (random timelines)
         printed = max(self.printed_chars, self.target.printed_total)
         sandbox.report_step(dict(event, printed_before=printed) if printed else event)
-        self.target.sends_in_transaction, self.target.sends_running = [], []
+        self.target.sends_held = []
         try:
             result = self.ask(lambda target: getattr(target, function)(conn.name, *args), event)
         except FunctionHung:
@@ -380,7 +380,7 @@ class Lab(Verdicts):
         """work_once called every send with no transaction open and no statement of its own
         running on its connection (invariants.Rules.sends; the first broken is kept)."""
         if function == "work_once":
-            self.rules.sends(event, self.target.sends_in_transaction, self.target.sends_running)
+            self.rules.sends(event, self.target.sends_held)
 
     def fresh_target(self) -> TargetProcess:
         """Another target process of the code under grade, started afresh (its module state new,

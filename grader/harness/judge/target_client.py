@@ -86,9 +86,8 @@ class TargetProcess:
         self.in_transaction_after: bool | None = None
         #: for each send of the last work_once, what its connection held as send was called
         #: (dbhost.DbHost.held: a transaction open; the code's statements still running)
-        self.sends_in_transaction: list[bool] = []
-        self.sends_running: list[tuple[int, int] | None] = []
-        self.sending_in_transaction: bool | None = None  # that, for the send called back now
+        self.sends_held: list[tuple[bool, tuple[int, int] | None]] = []
+        self.sending_in_transaction: bool | None = None  # a transaction, for the send now
         #: for the clock being called back now: how many sends of its work_once had returned
         #: (or raised) when the code called clock(), on whatever thread (a reading taken while
         #: send still runs is answered only once it returned: this says when it was asked)
@@ -156,6 +155,10 @@ class TargetProcess:
             self.db.execute(name, str(sql), params)
         except sqlite3.Error as exc:  # as when the target process ran setup SQL: its error
             raise raised_error("execute", exc) from None
+
+    @property
+    def sends_in_transaction(self) -> list[bool]:  # each send of the last work_once: one open?
+        return [in_transaction for in_transaction, _ in self.sends_held]
 
     def in_transaction(self, conn: str) -> bool:
         self._conn(conn)
@@ -399,8 +402,7 @@ class TargetProcess:
             if printed is not None:
                 self.printed_total += len(printed[0]) + max(0, printed[1])
         if frame.op == "work_once":
-            self.sends_in_transaction, self.sends_running = (frame.sends_in_transaction,
-                                                             frame.sends_running)
+            self.sends_held = frame.sends_held
         if isinstance(value, RaisedInTarget):
             raise value
         if isinstance(value, RequestRefused):
@@ -497,10 +499,8 @@ class TargetProcess:
         self._check_quiet()
         self._last_cb = cb
         if name == "send":  # read here, on the real connection: the contract sends with none
-            tx, running = self.db.held(frame.conn)
-            frame.sends_in_transaction.append(tx)
-            frame.sends_running.append(running)
-            self.sending_in_transaction = tx
+            frame.sends_held.append(self.db.held(frame.conn))
+            self.sending_in_transaction = frame.sends_held[-1][0]
         if name == "clock":  # the sends of this work_once that had ended when it was read
             self.clock_ended = arg
         try:

@@ -38,12 +38,9 @@ class CallFrame:
     # traced during it: (conn, sql, tables), tables as dbhost.DbHost.tables_read told
     statements: list = dataclasses.field(default_factory=list)
     dropped: int = 0  # statements traced over the limit
-    #: work_once: for each send, whether its connection had a transaction open at that moment
-    sends_in_transaction: list = dataclasses.field(default_factory=list)
-    #: work_once: for each send, the statements of the code's still running on that
-    #: connection at that moment, (reads, writes) as dbhost.DbHost.unfinished tells (None:
-    #: not known); each keeps its lock while send runs
-    sends_running: list = dataclasses.field(default_factory=list)
+    #: work_once: for each send, what its connection held at that moment (dbhost.DbHost.held:
+    #: a transaction open; the code's statements still running, each keeping its lock)
+    sends_held: list = dataclasses.field(default_factory=list)
 
 
 def raised_error(function: str, exc: sqlite3.Error) -> RaisedInTarget:
