@@ -53,6 +53,11 @@ class Kind:
     #                                      the grader first called it, before any check (its
     #                                      `timeout`): the check stopped at `step`, its own first
     #                                      call of it, instead of waiting for it to hang again
+    SQL_STUCK = "sql-stuck"              # (outcome timed_out) a statement of the code's SQL
+    #                                      ran on in the judge past the check's time limit, in
+    #                                      one step SQLite cannot interrupt (a lock waited for as
+    #                                      long as its own busy timeout, one function over a
+    #                                      large value): the lane was ended (processes.stuck)
     PROTOCOL = "protocol-error"          # the target process broke the channel's rules
     #                                      (error says which), during step: never believed
     # The target cannot be loaded; params say why (file, line, msg / error / names / file).

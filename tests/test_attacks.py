@@ -558,3 +558,21 @@ def test_a_patched_target_server_gains_nothing_through_the_gradescope_bundle(
     graded, left = reported_bundle
     assert left == NOTHING_LEFT, left
     expect_no_gain(attack, graded[attack], graded[f"{attack}_honest"])
+
+
+@pytest.mark.parametrize("portable", [False, True], ids=["forked lanes", "spawned lanes"])
+def test_a_judge_held_in_the_codes_sql_past_its_backstop_times_out_the_code(portable,
+                                                                            tmp_path):
+    """A statement of the code's SQL that SQLite cannot interrupt (a wait for a lock as long as
+    the busy timeout the code set: 60 s, under the lock locked-database-raises holds) keeps the
+    judge past the lane's backstop: the check is timed out in the code's SQL, in the words
+    that say so, on both paths; the grader blames neither itself nor the lock it holds."""
+    env = {"LEASELAB_PORTABLE": "1"} if portable else {}
+    out = tmp_path / "results.json"
+    proc = run_grader("--impl", str(ATTACKS / "stuck_in_sql.py"), "-k", "locked-database-raises",
+                      "--json", str(out), env=env, waits=True)  # it waits out the backstop
+    test = by_check(json.loads(out.read_text(encoding="utf-8")))["locked-database-raises"]
+    assert test["extra_data"]["outcome"] == "timed_out", test["output"]
+    assert "busy timeout the code set itself" in test["output"], test["output"]
+    assert "grader itself failed" not in proc.stdout + test["output"]
+    assert proc.returncode == 1, proc.stderr

@@ -425,7 +425,7 @@ def test_the_families_of_the_instructor_are_its_own_values():
     from grader.report import results_json as r
 
     assert set(messages.INSTRUCTOR_STATUS.members()) == {
-        r.GRADED, r.TIMED_OUT, r.CRASHED, r.MISSING, r.AMBIGUOUS, r.TOO_LARGE}
+        r.GRADED, r.TIMED_OUT, r.CRASHED, r.MISSING, r.AMBIGUOUS, r.NOT_REGULAR, r.TOO_LARGE}
     assert messages.INSTRUCTOR_TOO_LARGE.members() == TOO_LARGE_KINDS
 
 

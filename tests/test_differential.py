@@ -250,7 +250,9 @@ HANDFUL = 7
 #: A bug that needs many jobs at once: more than N held on valid leases (N + 1 enqueues, N
 #: claims and the claim that finds none).
 MANY = {"blind_claim_first_five_live_jobs": 12, "blind_claim_first_nine_live_jobs": 20,
-        "blind_claim_first_sixteen_live_jobs": 34}
+        "blind_claim_first_sixteen_live_jobs": 34,
+        # ids compared as text: ten jobs, so that 9 and 10 are both claimable
+        "blind_claim_min_of_id_texts": 12}
 
 
 def shrinking(module, scratch: Path, ids):

@@ -198,3 +198,51 @@ def test_work_once_sends_with_no_lock_held(in_transaction, running, rule):
         reads, writes = next(r for r in running if r and any(r))
         assert broken.params == {"function": "work_once", "reads": reads, "writes": writes}
         assert broken.event is event
+
+
+@pytest.mark.parametrize("sql, lowered", [
+    (None, None),  # nothing run
+    ("PRAGMA busy_timeout", None),  # read only
+    ("PRAGMA busy_timeout = 1000", None),  # as handed
+    ("PRAGMA busy_timeout = 30000", None),  # raised: the caller's setting is not cut
+    ("PRAGMA busy_timeout = 0", (0, 1000)),
+    ("PRAGMA main.busy_timeout(999)", (999, 1000)),
+    ("PRAGMA busy_timeout = -5", (0, 1000)),  # SQLite keeps a negative one as 0
+])
+def test_a_call_leaves_the_busy_timeout_it_was_handed(tmp_path, sql, lowered):
+    """The busy timeout is the caller's setting (docs/contract.md): read on the real
+    connection once the code ran a PRAGMA that sets, a call that left it below the one the
+    connection was handed with breaks the rule, and says both."""
+    from tests.test_proxy_conformance import proxy_side
+    proxy, host = proxy_side(tmp_path)  # handed with a busy timeout of 1000 ms
+    try:
+        if sql is not None:
+            proxy.execute(sql).fetchall()
+        assert host.busy_lowered("main") == lowered
+        rules = invariants.Rules(sqlite3.connect(":memory:"), model=None)
+        event = {"op": "finish"}
+        rules.settings("finish", event, host.busy_lowered("main"))
+        if lowered is None:
+            assert rules.broken is None
+        else:
+            assert rules.broken.rule == "busy-timeout-lowered"
+            assert rules.broken.params == {"function": "finish", "ms": lowered[0],
+                                           "default": 1000}
+            assert rules.broken.event is event
+    finally:
+        host.close_all()
+
+
+def test_the_busy_timeout_is_not_read_while_no_setting_pragma_ran(tmp_path):
+    """No PRAGMA that sets, nothing read: the rule costs the calls of a program that never
+    touches the setting no statement."""
+    from tests.test_proxy_conformance import proxy_side
+    proxy, host = proxy_side(tmp_path)
+    try:
+        proxy.execute("SELECT count(*) FROM jobs").fetchall()
+        ran = []
+        host.conns["main"].real.set_trace_callback(ran.append)
+        assert host.busy_lowered("main") is None
+        assert ran == []
+    finally:
+        host.close_all()

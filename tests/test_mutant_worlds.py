@@ -161,3 +161,16 @@ def test_a_template_takes_the_values_of_the_checks_own_world():
 def test_a_template_refuses_what_it_does_not_know(bad):
     with pytest.raises((AssertionError, SyntaxError, ValueError)):
         in_world(bad, 2, "finish-at-expiry")
+
+
+def test_a_drawn_worlds_ids_change_their_number_of_digits_by_the_fourth_job():
+    """Every drawn world's first id is a little below a power of ten: a check's first four jobs
+    have ids of two lengths, so ids compared or sorted as text ("1000" < "999") are caught in
+    every world, as the lesson's are at the tenth job (blind_claim_min_of_id_texts)."""
+    for seed in range(2, 200):
+        for check in ("lowest-id-first", "finish-at-deadline", "random-timelines"):
+            w = World(seed, check)
+            ids = [w.job_id(n) for n in range(1, 5)]
+            assert ids == sorted(set(ids)), (seed, check, ids)
+            assert len(str(ids[0])) < len(str(ids[3])), (seed, check, ids)
+            assert sorted(map(str, ids)) != [str(i) for i in ids], (seed, check, ids)

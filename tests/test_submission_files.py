@@ -16,7 +16,7 @@ from grader.checkdef import all_checks
 from conftest import ROOT, run_grader
 from grader.instructor import isolated, submission
 from grader.instructor.submission import (NoSubmission, Submission, TooLarge, copied_files,
-                                          discover, find_queue_py)
+                                          discover, find_queue_py, queue_py_of)
 
 SOLUTION = (ROOT / "solutions" / "queue.py").read_text(encoding="utf-8")
 #: Appended to the solution: at import, the graded copy must hold the regular files and none
@@ -133,17 +133,32 @@ def test_a_linked_queue_py_or_lab_folder_is_not_graded_from_outside(tmp_path, ou
     assert find_queue_py(folder) == folder / "src" / "queue.py"
 
 
-def test_discover_skips_symlinked_entries_and_survives_loops(tmp_path, outside):
+def test_discover_lists_linked_and_special_entries_it_never_follows_nor_opens(tmp_path,
+                                                                             outside):
+    """A symbolic link (to a file, a folder, itself) and a .py that is a FIFO are submissions
+    of their own that cannot be graded ('not_regular'), so the gradebook shows them: never
+    followed, never opened (a FIFO would block the grade that opened it)."""
     (outside / "carol.py").write_text(SOLUTION)
-    (tmp_path / "class").mkdir()
-    (tmp_path / "class" / "alice").mkdir()
-    (tmp_path / "class" / "carol.py").symlink_to(outside / "carol.py")
-    (tmp_path / "class" / "dave").symlink_to(outside)
-    (tmp_path / "class" / "loop").symlink_to(tmp_path / "class" / "loop")
-    (tmp_path / "class" / "alice" / "again").symlink_to(tmp_path / "class")
-    assert discover(tmp_path / "class") == [Submission("alice", tmp_path / "class" / "alice")]
+    klass = tmp_path / "class"
+    klass.mkdir()
+    (klass / "alice").mkdir()
+    (klass / "carol.py").symlink_to(outside / "carol.py")
+    (klass / "dave").symlink_to(outside)
+    (klass / "loop").symlink_to(klass / "loop")
+    (klass / "alice" / "again").symlink_to(klass)
+    os.mkfifo(klass / "erin.py")
+    (klass / "notes.txt").symlink_to(outside / "carol.py")  # not a .py: still a link, listed
+    found = discover(klass)
+    assert found == [Submission("alice", klass / "alice"), Submission("carol", klass / "carol.py"),
+                     Submission("dave", klass / "dave"), Submission("erin", klass / "erin.py"),
+                     Submission("loop", klass / "loop"),
+                     Submission("notes.txt", klass / "notes.txt")]
+    for listed in found[1:]:
+        with pytest.raises(NoSubmission) as refused:
+            queue_py_of(listed)
+        assert refused.value.kind == "not_regular", listed
     with pytest.raises(NoSubmission):
-        find_queue_py(tmp_path / "class" / "alice")
+        find_queue_py(klass / "alice")
 
 
 def test_batch_writes_a_row_for_every_submission_whatever_it_holds(tmp_path, outside):
@@ -155,6 +170,8 @@ def test_batch_writes_a_row_for_every_submission_whatever_it_holds(tmp_path, out
     (subs / "carol" / "queue.py").write_text(SOLUTION)
     sparse(subs / "carol" / "dump.bin", submission.MAX_FILE_BYTES + 1)
     (subs / "dave.py").write_text("(" * 50 + "-" * 100_000 + "1")  # the parser gives up
+    os.mkfifo(subs / "erin.py")  # opened, it would block the grade
+    (subs / "frank").symlink_to(subs / "carol")
     out = tmp_path / "grades"
     proc = run_grader("batch", str(subs), "--jobs", "2", "--out", str(out), "--timeout", "60",
                       "-k", "finish_before_expiry", "--lang", "en", "--quiet",
@@ -165,7 +182,9 @@ def test_batch_writes_a_row_for_every_submission_whatever_it_holds(tmp_path, out
     status = {name: (r["status"], r["score"]) for name, r in rows.items()}
     full = str(all_checks()["finish-before-expiry"].points)
     assert status == {"alice": ("graded", full), "bob": ("missing", "0"),
-                      "carol": ("too_large", "0"), "dave": ("graded", "0")}, rows
+                      "carol": ("too_large", "0"), "dave": ("graded", "0"),
+                      "erin": ("not_regular", "0"), "frank": ("not_regular", "0")}, rows
+    assert "not a regular file or folder" in rows["erin"]["message"]
     assert "dump.bin is over 5 MB" in rows["carol"]["message"]
     saved = json.loads((out / "results" / "carol.json").read_text(encoding="utf-8"))
     assert saved["extra_data"]["status"] == "too_large"

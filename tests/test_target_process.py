@@ -296,6 +296,49 @@ def test_send_failing_as_a_network_error_is_that_error_in_the_target(tmp_path, b
     judge.close()
 
 
+def test_send_interrupted_is_a_keyboard_interrupt_in_the_target_and_no_exception(tmp_path):
+    """A judge's SendFailed that is also a KeyboardInterrupt is, in the target, a
+    KeyboardInterrupt alone, as Ctrl-C's is: `except Exception` does not catch it, `except
+    KeyboardInterrupt` does; uncaught, it comes out of work_once as the very one. And a send
+    that returns wire.SEND_OBJECT returns a plain object there: no JSON, no str."""
+    path, judge = fresh_db(tmp_path)
+    spec = write_target(tmp_path, """
+        import json
+
+        def work_once(conn, owner, send, clock, lease_ms):
+            c = claim(conn, owner, clock(), lease_ms)
+            try:
+                answer = send(c)
+            except Exception:
+                return "an Exception"
+            except KeyboardInterrupt as exc:
+                if owner == "catch":
+                    return type(exc).__name__
+                raise
+            try:
+                json.dumps(answer)
+            except TypeError:
+                return "an object: " + type(answer).__name__
+            return "data"
+        """)
+
+    class Interrupted(SendFailed, KeyboardInterrupt):
+        pass
+
+    def send(claim):
+        raise Interrupted("interrupted")
+    with start(spec, path) as target:
+        assert target.work_once("A", "catch", send, Clock(0), LEASE_MS) == "KeyboardInterrupt"
+        with pytest.raises(RaisedInTarget) as raised:
+            target.work_once("A", "A", send, Clock(0), LEASE_MS)
+        assert target.work_once("A", "A", lambda claim: wire.SEND_OBJECT, Clock(0),
+                                LEASE_MS) == "an object: SendReceipt"
+    error = raised.value
+    assert error.type == "grader.harness.target.server.KeyboardInterrupt"
+    assert error.send_failed == "same"
+    judge.close()
+
+
 def test_a_clock_the_target_reads_itself_answers_as_the_judges_would(tmp_path):
     """clock_script (now, per_send): no clock callback crosses the channel, and every reading
     is what a judge's clock that each send moves on by per_send would answer: before the send,

@@ -260,15 +260,15 @@ def test_sqlite3s_own_begin_takes_no_tables_from_the_write_it_opens(traced):
 def test_texts_forgotten_make_every_statement_prepared_again(traced, monkeypatch):
     # beyond what a connection remembers, the oldest texts are dropped and every statement
     # prepared again before its next run: none runs from sqlite3's cache with its tables unknown
-    from grader.harness.judge import dbhost
+    from grader.harness.judge import hosted
 
-    monkeypatch.setattr(dbhost, "MAX_REMEMBERED", 2)
+    monkeypatch.setattr(hosted, "MAX_REMEMBERED", 2)
     sql = "UPDATE 'jobs' SET qty = qty WHERE id = ?"
     traced(sql, params=(1,))
     for n in range(5):
         traced(f"SELECT {n} FROM jobs WHERE 0")
     assert traced(sql, params=(2,)) == [(sql.replace("?", "2"), JOBS)]
     assert len(traced.host.conns["main"].tables_of) <= 3
-    monkeypatch.setattr(dbhost, "MAX_REMEMBERED_CHARS", 10)  # no text is short enough
+    monkeypatch.setattr(hosted, "MAX_REMEMBERED_CHARS", 10)  # no text is short enough
     for job in (1, 2, 3):
         assert traced(sql, params=(job,)) == [(sql.replace("?", str(job)), JOBS)]

@@ -156,8 +156,9 @@ def _forged_in_world(forge: tuple, t0: int, ids: Callable[[int], int]) -> tuple:
 
 def near_names(owner: str) -> list[str]:
     """Names a careless comparison takes for `owner`: other case, spaces around it, and
-    patterns that LIKE would match it with."""
-    return [owner.swapcase(), owner.upper(), owner.lower(), f"{owner} ", f" {owner}", "%",
+    patterns that LIKE or GLOB would match it with. (Replaced in place, never appended: the
+    draws are the same.)"""
+    return [owner.swapcase(), owner[:1] + "*", owner.lower(), f"{owner} ", f" {owner}", "%",
             owner[:-1] + "_", owner[:1] + "%"]
 
 

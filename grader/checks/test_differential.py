@@ -51,7 +51,7 @@ from grader.results import Failure, Outcome as Verdict
 from . import generate
 from .model import QueueModel, lesson_ids
 from .shrink import Found, Plain, shrink
-from .timeline_db import insert_rows, send_lock
+from .timeline_db import insert_rows, rule_broken
 from .timelines import (Checker, Difference, Outcome, Recorder, Step, compare,
                         first_difference, groups, how, play_step, send_duration, stamp_for,
                         stamps_after)
@@ -348,8 +348,8 @@ class LabOperator:
     def in_transaction(self) -> bool:
         return self.conn.in_transaction
 
-    def send_lock(self) -> tuple[str, dict] | None:
-        return send_lock(self.lab.target)
+    def rule_broken(self, function: str) -> tuple[str, dict] | None:
+        return rule_broken(self.lab.target, self.conn.name, function)
 
     def own_connections(self) -> list[str]:
         return []  # the Lab's calls fail on their own (Lab._invoke)
@@ -501,7 +501,7 @@ def explain(lab: Lab, step: Step, difference: Difference, got: Outcome, expected
         lab.fail_own_connection(step.op, difference.got)
     if what == "transaction":
         lab.fail("timeline-transaction-open", function=step.op)
-    if what == "send-lock":  # the Lab held that call to the same rule (invariants)
+    if what == "rule":  # the Lab held that call to the same rule (invariants)
         broken = lab.broken_rule()
         if broken is not None:
             raise CheckFailed(broken)

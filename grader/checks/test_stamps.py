@@ -31,12 +31,12 @@ def a_and_b_hold_jobs(lab: Lab) -> tuple[Claim, Claim, dict[int, dict]]:
         return a, b, {job_a: lab.row(job_a), job_b: lab.row(job_b)}
 
 
-def forged_stamp_is_rejected(lab: Lab, field: str, *forges) -> None:
+def forged_stamp_is_rejected(lab: Lab, field: str, *forges, genuine=None) -> None:
     """A finishes with its claim but `field` changed to `forge(a, b)`, once for each forge
     (each on the stamp as claimed): each rejected, both rows untouched; A's genuine stamp is
-    accepted afterwards. A field with an order is forged both above and below the row's value,
-    so a finish that compares it one-sidedly (`>=` or `<=` instead of `=`) fails whichever
-    way it leans."""
+    accepted afterwards (`genuine`: with its qty `genuine(a, b)`, a field the match leaves
+    out). A field with an order is forged both above and below the row's value, so a finish
+    that compares it one-sidedly (`>=` or `<=` instead of `=`) fails whichever way it leans."""
     a, b, rows = a_and_b_hold_jobs(lab)
     for forge in forges:
         forged = dataclasses.replace(a, **{field: forge(a, b)})
@@ -47,23 +47,32 @@ def forged_stamp_is_rejected(lab: Lab, field: str, *forges) -> None:
                  forged=getattr(forged, field))
         expect_rows(lab, rows, detail=f"stamps.forged-{field}-accepted",
                     real=getattr(a, field), forged=getattr(forged, field))
+    if genuine is not None:
+        a = dataclasses.replace(a, qty=genuine(a, b))
+        lab.note("timeline.note.stamps.genuine-other-qty", qty=a.qty)
+        finishes(lab, a, now=finish_at(lab), accepted=True,
+                 detail="stamps.genuine-other-qty-rejected", qty=a.qty)
+        return
     lab.note("timeline.note.stamps.genuine")
     finishes(lab, a, now=finish_at(lab), accepted=True, detail="stamps.genuine-rejected")
 
 
 @check("forged-stamp-id", points=1)
 def test_forged_stamp_id(lab):
-    """A's stamp with B's job id: must not finish B's job (nor A's own)."""
-    forged_stamp_is_rejected(lab, "id", lambda a, b: b.id)
+    """A's stamp with B's job id: must not finish B's job (nor A's own). Then A's genuine
+    stamp, but with B's qty: accepted, since the stamp is matched on id, owner, token, attempt
+    and lease_until, and qty is not among them (the contract's list)."""
+    forged_stamp_is_rejected(lab, "id", lambda a, b: b.id, genuine=lambda a, b: b.qty)
 
 
 @check("forged-stamp-owner", points=1)
 def test_forged_stamp_owner(lab):
     """A's stamp with another worker's name, then with A's own name in another letter case
-    (`case_variant`): names are compared exactly, as SQLite's `=` compares text (a COLLATE
-    NOCASE, a LIKE or a lower() on both sides would let the second one through)."""
+    (`case_variant`), then with a pattern that matches A's name (its first letter and `*`):
+    names are compared exactly, as SQLite's `=` compares text (a COLLATE NOCASE, a LIKE or a
+    lower() on both sides would let the second one through, a GLOB the third)."""
     forged_stamp_is_rejected(lab, "owner", lambda a, b: b.owner,
-                             lambda a, b: case_variant(a.owner))
+                             lambda a, b: case_variant(a.owner), lambda a, b: a.owner[:1] + "*")
 
 
 def case_variant(name: str) -> str:

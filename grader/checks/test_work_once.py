@@ -7,6 +7,8 @@ given and what the committed row held at that moment.
 
 from __future__ import annotations
 
+import sqlite3
+
 from lab.store import Claim
 
 from grader.checkdef import check
@@ -109,9 +111,33 @@ def expect_clock_read_around_send(lab: Lab, courier: Courier, result=None) -> No
 
 
 # -- the checks ------------------------------------------------------------------------------------
+class SlowClaimClock(ManualClock):
+    """The clock of a claim that takes its whole lease: read once the job's row holds the
+    claim's token (the claim committed), it is already `late`, whatever reads it then."""
+
+    def __init__(self, lab: Lab, start: int, job: int, token: int, late: int):
+        super().__init__(start)
+        self.lab, self.job, self.token, self.late = lab, job, token, late
+
+    def __call__(self) -> int:
+        if self.now < self.late and self._claimed():
+            self.now = self.late
+        return super().__call__()
+
+    def _claimed(self) -> bool:
+        try:
+            row = self.lab.observer.execute("SELECT status, token FROM jobs WHERE id = ?",
+                                            (self.job,)).fetchone()
+        except sqlite3.Error:  # locked by what the code holds: not committed
+            return False
+        return row is not None and tuple(row) == ("leased", self.token)
+
+
 @check("work-once-fresh-clock", points=3)
 def test_work_once_fresh_clock(lab):
-    """send takes 999 ms of a 1000 ms lease: finished, finished_at=999. Then send takes
+    """send takes 999 ms of a 1000 ms lease: finished, finished_at=999. Then the claim itself
+    takes the whole lease (read once it has committed, the clock is past lease_until): send is
+    called all the same, for the job was claimed, and finish is rejected. Then send takes
     1001 ms: the lease ran out while sending, so finish is rejected and the job stays leased."""
     w = lab.world
     a, lease_ms = w.name("A"), w.lease_ms
@@ -126,7 +152,21 @@ def test_work_once_fresh_clock(lab):
                row=done(leased(before, a, token=1, attempts=1, lease_until=w.t0 + lease_ms),
                         clock.now))
 
+    # a claim that takes its whole lease: read once it has committed, the clock is past it
     start = clock.now
+    job = lab.enqueue(qty=4)
+    before = lab.row(job)
+    slow = SlowClaimClock(lab, start, job, token=1, late=start + lease_ms + 1)
+    lab.note("timeline.note.work-once.slow-claim", late=start + lease_ms + 1)
+    courier = Courier(lab, slow)
+    result = lab.work_once(a, courier, slow, lease_ms)
+    expect_sent_once(lab, courier)
+    lab.expect(result, False, job=job, detail="work-once-too-late", now=slow.now,
+               lease_until=start + lease_ms,
+               row=leased(before, a, token=1, attempts=1, lease_until=start + lease_ms))
+
+    with lab.setup():  # that job's lease still runs: out of the queue, as the first one is
+        lab.remove_jobs()
     job = lab.enqueue(qty=3)
     before = lab.row(job)
     courier = Courier(lab, clock, takes_ms=lease_ms + 1)
@@ -138,15 +178,36 @@ def test_work_once_fresh_clock(lab):
                row=leased(before, a, token=1, attempts=1, lease_until=start + lease_ms))
 
 
+
+class Interrupted(SendFailed, KeyboardInterrupt):
+    """The grader's send interrupted (Ctrl-C while it waited for the receiver): in a target
+    process, send raises a KeyboardInterrupt, which is no Exception."""
+
+
 @check("work-once-send-raises", points=3)
 def test_work_once_send_raises(lab):
     """send raises: the same exception comes out of work_once, the job stays leased as claimed
-    (not done), and no transaction or lock is left behind."""
+    (not done), and no transaction or lock is left behind. Then again, for another job, with
+    send interrupted (a KeyboardInterrupt: not an Exception, and no less an error of send's)."""
     w = lab.world
-    clock = ManualClock(w.t0)
-    job = lab.enqueue(qty=5)
+    send_raises(lab, SendFailed("connection reset by the receiver"), qty=5)
+    with lab.setup():  # a queue of one job again: the same claim as the first time
+        lab.remove_jobs()
+        job = lab.enqueue(qty=7)
+    send_raises(lab, Interrupted("interrupted while waiting for the receiver"), job=job,
+                at=w.t0 + 2)
+
+
+def send_raises(lab: Lab, error: SendFailed, qty: int | None = None, job: int | None = None,
+                at: int | None = None) -> None:
+    """A's work_once at `at` (t0) claims `job` (a new one of `qty`), and its send raises
+    `error`: the same exception comes out, the job stays leased as claimed, no transaction or
+    lock is left behind."""
+    w = lab.world
+    at = w.t0 if at is None else at
+    clock = ManualClock(at)
+    job = lab.enqueue(qty=qty) if job is None else job
     before = lab.row(job)
-    error = SendFailed("connection reset by the receiver")
     courier = Courier(lab, clock, takes_ms=1, error=error)
     try:
         came_back, raised = lab.work_once(w.name("A"), courier, clock, w.lease_ms), None
@@ -161,7 +222,7 @@ def test_work_once_send_raises(lab):
     if raised.send_failed is None:  # neither that very exception nor another SendFailed
         lab.fail("work-once-other-error", error=error_line(error), raised=error_line(raised))
     lab.expect_row(job, leased(before, w.name("A"), token=1, attempts=1,
-                               lease_until=w.t0 + w.lease_ms),
+                               lease_until=at + w.lease_ms),
                    detail="work-once-not-leased-after-raise")
     if lab.conn.in_transaction:
         lab.fail("tx-open-after-error", function="work_once", error=error_line(raised))

@@ -21,7 +21,7 @@ from typing import Callable
 from lab import store
 
 from grader.harness.judge import watched
-from grader.harness.judge.invariants import send_broke
+from grader.harness.judge.invariants import busy_broke, send_broke
 from grader.harness.judge.outcomes import judge_wait_ms, judge_write
 from grader.harness.judge.scenario import insert_job
 from grader.harness.judge.target_errors import TargetProcessError
@@ -70,11 +70,18 @@ class Direct:
         self.conns.pop(name).close()
 
 
-def send_lock(queue) -> tuple[str, dict] | None:
-    """After a work_once on `queue` (a TargetProcess): the rule its first send that held a lock
-    broke, and its parameters (invariants.send_broke); None if every send held none (or a
-    `Direct` queue: not known)."""
-    return send_broke(getattr(queue, "sends_held", None) or [])
+def rule_broken(queue, name: str, function: str) -> tuple[str, dict] | None:
+    """After a call of `function` on connection `name` of `queue` (a TargetProcess): the rule
+    of every call it broke that is read on the judge's real connection, and its parameters: a
+    send of a work_once that held a lock (invariants.send_broke), then the busy timeout left
+    lowered (invariants.busy_broke), as the Lab's rules take them; None if it broke neither (or
+    a `Direct` queue: not known)."""
+    if function == "work_once":
+        broke = send_broke(getattr(queue, "sends_held", None) or [])
+        if broke is not None:
+            return broke
+    db = getattr(queue, "db", None)  # a TargetProcess's DbHost
+    return busy_broke(function, db.busy_lowered(name) if db is not None else None)
 
 
 class Database:
@@ -248,9 +255,9 @@ class Database:
         after = getattr(self.queue, "in_transaction_after", None)
         return self.queue.in_transaction(self.name) if after is None else after
 
-    def send_lock(self) -> tuple[str, dict] | None:
-        """After a work_once: `send_lock(self.queue)`."""
-        return send_lock(self.queue)
+    def rule_broken(self, function: str) -> tuple[str, dict] | None:
+        """After a call of `function`: `rule_broken(self.queue, ...)` on its connection."""
+        return rule_broken(self.queue, self.name, function)
 
     def own_connections(self) -> list[str]:
         """After a call: the connections it opened of its own to the database, as the target
@@ -319,6 +326,10 @@ class Elsewhere:
         # the operator's actions and the rows (enqueue, requeue, set_row, row, rows, count,
         # agrees): the Database's
         return getattr(self.db, name)
+
+    def rule_broken(self, function: str) -> tuple[str, dict] | None:
+        """After a call of `function` on its own connection: `rule_broken` there."""
+        return rule_broken(self.queue, self.name, function) if self.open else None
 
     def connect(self) -> str:
         """Its connection, opened as lab.store.connect opens one (if it is not open)."""

@@ -45,13 +45,15 @@ from grader.harness.wire.values import RaisedInTarget
 from .model import LEASED, PENDING, QUARANTINED, QueueModel, lesson_ids
 from .timeline_db import Database, Elsewhere
 
-#: Worker names from a wide alphabet: case, SQL wildcards, quotes (both kinds in one name, with
-#: a backslash: a name put into SQL text by repr() or by hand is stored otherwise, or breaks the
-#: statement), spaces, non-ASCII, SQL text, a long one (past 64 characters: a name cut to a
+#: Worker names from a wide alphabet: case, SQL wildcards (LIKE's and GLOB's: a name compared as
+#: a pattern matches others, or not itself), quotes (both kinds in one name, with a backslash: a
+#: name put into SQL text by repr() or by hand is stored otherwise, or breaks the statement),
+#: spaces, non-ASCII, a NUL (a str may hold one: a name put into SQL text breaks the statement,
+#: a bound one is stored whole), SQL text, a long one (past 64 characters: a name cut to a
 #: column width is another name) and the empty name (a string like any other: the contract
 #: grades every str owner). Replaced in place, never appended: generate draws by index.
 OWNERS = ("A", "B", "C", "a", "worker-1", "worker_1", "o'brien", 'say "hi", it\'s C:\\new',
-          "50%", "%", "_", "A ", " A", "", "名前", "Ünïcode", "NULL", "0",
+          "50%", "%", "_", "A ", " A", "", "名\x00前", "Ünï[c]*?", "NULL", "0",
           "1; DROP TABLE jobs; --", "x" * 100)
 FORGEABLE = ("id", "owner", "token", "attempt", "lease_until")
 
@@ -153,7 +155,7 @@ class Difference:
     """The first step at which the code under grade and the model part."""
 
     step: int
-    what: str  # returned | raised | sent | row | rows | transaction | send-lock
+    what: str  # returned | raised | sent | row | rows | transaction | rule
     #            | own-connection | locked
     got: Any
     expected: Any
@@ -396,13 +398,15 @@ def compare(index: int, step: Step, got: Outcome, expected: Outcome, db,
     if step.op in ("claim", "finish", "work_once") and not got.skipped and db.in_transaction():
         return Difference(index, "transaction", True, False)
     # As work_once calls send, its connection holds no lock: no transaction open, no statement
-    # of the code's running (grader.harness.judge.invariants; read on the judge's real
-    # connection). A statement still running after a call is met by the operator's next
-    # write, which finds the database locked (judge_write), as before this rule.
-    if step.op == "work_once" and not got.skipped and hasattr(db, "send_lock"):
-        broke = db.send_lock()  # (the rule, its parameters)
+    # of the code's running; and every call leaves the busy timeout it was handed
+    # (grader.harness.judge.invariants; read on the judge's real connection). A statement
+    # still running after a call is met by the operator's next write, which finds the
+    # database locked (judge_write), as before this rule.
+    if step.op in ("claim", "finish", "work_once") and not got.skipped \
+            and hasattr(db, "rule_broken"):
+        broke = db.rule_broken(step.op)  # (the rule, its parameters)
         if broke is not None:
-            return Difference(index, "send-lock", broke, None)
+            return Difference(index, "rule", broke, None)
     # A Database reads the whole table at once (and, where it agrees, no more); the Lab's
     # operator (the replay) row by row.
     whole = isinstance(db, (Database, Elsewhere))

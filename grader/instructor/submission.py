@@ -40,7 +40,9 @@ class TooLarge(Exception):
 
 
 class NoSubmission(Exception):
-    """No gradable queue.py: `kind` is 'missing' or 'ambiguous' (several candidates)."""
+    """No gradable queue.py: `kind` is 'missing', 'ambiguous' (several candidates) or
+    'not_regular' (what was handed in is a symbolic link, FIFO, socket or device: never
+    opened)."""
 
     def __init__(self, kind: str, candidates: list[Path] | None = None):
         super().__init__(kind)
@@ -67,21 +69,40 @@ def find_queue_py(folder: Path) -> Path:
 
 
 def queue_py_of(submission: Submission) -> Path:
-    return submission.path if _is_regular(submission.path) else find_queue_py(submission.path)
+    """The queue.py that grades `submission` (the file itself, or `find_queue_py` in its
+    folder); raise NoSubmission, 'not_regular' for what is neither a regular file nor a real
+    folder."""
+    try:
+        mode = os.lstat(submission.path).st_mode
+    except OSError:
+        raise NoSubmission("missing") from None
+    if stat.S_ISREG(mode):
+        return submission.path
+    if stat.S_ISDIR(mode):
+        return find_queue_py(submission.path)
+    raise NoSubmission("not_regular")
 
 
 def discover(directory: Path) -> list[Submission]:
     """The submissions in `directory`, by name: every folder, and every `.py` file (a single
-    queue.py, named after the file: `alice.py` is alice). Hidden entries and symbolic links
-    are skipped."""
+    queue.py, named after the file: `alice.py` is alice). Hidden entries are skipped. A
+    symbolic link (to a folder or a file), or a `.py` that is a FIFO, socket or device, is a
+    submission too, named the same way: one that cannot be graded (`queue_py_of`: never
+    followed nor opened), so that the gradebook says so instead of leaving the student out."""
     subs = []
     for entry in sorted(Path(directory).iterdir()):
-        if entry.name.startswith((".", "_")) or entry.is_symlink():
+        if entry.name.startswith((".", "_")):
             continue
-        if entry.is_dir():
+        try:
+            mode = os.lstat(entry).st_mode
+        except OSError:  # gone since the listing
+            continue
+        if stat.S_ISDIR(mode):
             subs.append(Submission(entry.name, entry))
-        elif entry.is_file() and entry.suffix == ".py":
+        elif entry.suffix == ".py" and not stat.S_ISLNK(mode):  # a file, a FIFO, a device...
             subs.append(Submission(entry.stem, entry))
+        elif stat.S_ISLNK(mode):
+            subs.append(Submission(entry.stem if entry.suffix == ".py" else entry.name, entry))
     return subs
 
 

@@ -166,7 +166,7 @@ RACE_CHILD = Family("detail.race-{}", ("exited", "no-answer"))
 #: Every check: the rule a call broke (grader.harness.judge.invariants.Broken.rule).
 INVARIANT = Family("detail.invariant-{}", ("transaction-open", "statement-running", "rows",
                                            "clock-before-send-returned", "send-in-transaction",
-                                           "send-statement-running"))
+                                           "send-statement-running", "busy-timeout-lowered"))
 #: test_lock_probe: what work_once's open transaction blocked.
 LOCK_BLOCKED = Family("detail.lock-blocked-{}", ("both", "enqueue", "claim"))
 #: test_stamps: the field of a forged stamp that finish accepted.
@@ -183,9 +183,9 @@ INTEGRATION_EVENT = Family("timeline.integration.{}", (
 #: grader.instructor.isolated: a submission's status in a batch.
 INSTRUCTOR_STATUS = Family("instructor.status.{}",
                            ("graded", "timed_out", "crashed", "missing", "ambiguous",
-                            "too_large"))
+                            "not_regular", "too_large"))
 #: grader.instructor: why a submission could not be graded (its files).
-INSTRUCTOR_NOT_GRADED = Family("instructor.{}", ("missing", "ambiguous"))
+INSTRUCTOR_NOT_GRADED = Family("instructor.{}", ("missing", "ambiguous", "not_regular"))
 #: grader.instructor.isolated: which bound of the copy a submission is over (TooLarge.kind).
 INSTRUCTOR_TOO_LARGE = Family("instructor.too-large.{}", ("file", "entries", "total"))
 #: grader.instructor.lms: why a roster is refused (RosterError.kind).

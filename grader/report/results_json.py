@@ -36,8 +36,8 @@ from .render import causes_text, check_text
 from .view import CheckView, ReportView, report_view
 
 #: Why a submission has (or lacks) a grader verdict: the `status` column of the gradebook.
-GRADED, TIMED_OUT, CRASHED, MISSING, AMBIGUOUS, TOO_LARGE = "graded", "timed_out", "crashed", \
-    "missing", "ambiguous", "too_large"
+GRADED, TIMED_OUT, CRASHED, MISSING, AMBIGUOUS, NOT_REGULAR, TOO_LARGE = "graded", \
+    "timed_out", "crashed", "missing", "ambiguous", "not_regular", "too_large"
 
 
 def build(results: list[CheckResult], lang: str, *, target: str, duration: float,

@@ -147,6 +147,10 @@ def step_text(step, lang: str) -> str:
     return event_text(step, lang) if step else text("kind.nothing-running", lang)
 
 
+#: SQLite's words when a COMMIT or ROLLBACK meets a statement of the connection still running.
+IN_PROGRESS = "SQL statements in progress"
+
+
 def problem_line(failure: Failure, lang: str) -> str | None:
     """One sentence for outcomes that are about the code under grade rather than the rule."""
     kind = failure.kind
@@ -156,6 +160,8 @@ def problem_line(failure: Failure, lang: str) -> str | None:
                 if failure.step else
                 text("kind.not-graded-unshown", lang, function=failure.function,
                      timeout=seconds(failure.timeout)))
+    if kind == Kind.SQL_STUCK:  # the lane was ended in the code's SQL: no step kept
+        return text("kind.sql-stuck", lang, timeout=seconds(failure.timeout))
     if (failure.outcome == Outcome.TIMED_OUT and isinstance(failure.step, dict)
             and failure.step.get("lock_held_busy_ms") is not None):  # it should have raised
         return text("kind.timed-out-lock-held", lang, timeout=seconds(failure.timeout),
@@ -181,7 +187,10 @@ def problem_line(failure: Failure, lang: str) -> str | None:
         return text("kind.protocol-error", lang, error=failure.error, step=step_text(step, lang))
     if kind == Kind.RAISED:
         at = text("kind.at", lang, where=failure.where) if failure.where else ""
-        return text("kind.raised", lang, function=failure.function, error=failure.error, at=at)
+        said = text("kind.raised", lang, function=failure.function, error=failure.error, at=at)
+        if IN_PROGRESS in (failure.error or ""):  # SQLite's: what it means, for the code's COMMIT
+            said += " " + text("kind.raised-statements-in-progress", lang)
+        return said
     if kind in (Kind.NOT_IMPLEMENTED, Kind.WRONG_TYPE, Kind.WRONG_VALUE, Kind.WRONG_FIELD_TYPE,
                 Kind.OWN_CONNECTION):
         return text(KIND(kind), lang, **{**failure.to_json(), **(failure.params or {})})

@@ -30,8 +30,8 @@ import time
 import traceback
 from typing import Callable, Iterator
 
-from grader.harness.processes import hygiene, sandbox, workroot, zygote
-from grader.results import Failure, result_from_json, result_to_json
+from grader.harness.processes import hygiene, sandbox, stuck, workroot, zygote
+from grader.results import Failure, Kind, Outcome, result_from_json, result_to_json
 
 
 #: Seconds past a run's own timeout before the grading process gives up on a lane: the judge's
@@ -53,9 +53,11 @@ class _Lane:
         self.folder = workroot.make("lane-")
         from_main, to_lane = os.pipe()  # (read end, write end)
         from_lane, to_main = os.pipe()
+        self.mark = stuck.Mark()  # set while its judge runs the code's SQL (`overdue`)
         pid = os.fork()
         if pid == 0:  # the lane
             workroot.enter(self.folder)
+            stuck.adopt(self.mark)
             for lane in others:  # else a lane would hold another's inbox open past its end
                 lane.close()
             os.close(to_lane)
@@ -86,6 +88,7 @@ class _Lane:
                  .encode())
 
     def close(self) -> None:
+        self.mark.close()
         for fd in (self.out, self.inbox):
             if fd >= 0:
                 try:
@@ -194,10 +197,10 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
                 if lane.unit is not None and lane.inbox < 0:  # it ended without answering
                     yield lane.unit, lost(settings, "ended while it ran this check")
                 elif lane.unit is not None and time.monotonic() > lane.deadline:
+                    in_sql = lane.mark.running  # read before the kill: the judge's last word
                     lane.close()
                     _end(lane.pid, at_once=True)
-                    yield lane.unit, lost(settings, "did not answer in time while it ran"
-                                           " this check (its judge could not be stopped)")
+                    yield lane.unit, overdue(units[lane.unit], settings, in_sql)
                 else:
                     continue
                 lane.unit = None
@@ -297,6 +300,18 @@ def _answers(lane: _Lane):
 def lost(settings, what: str) -> tuple:
     bug = Failure.grader_bug(f"a lane of the grader {what}")
     return [bug] * len(settings.seeds), 0.0
+
+
+def overdue(unit, settings, in_sql: bool) -> tuple:
+    """The runs of `unit`, whose lane did not answer by its backstop: timed out in the code's
+    SQL when the lane's judge was running a statement of it then (`stuck`: a wait for a lock as
+    long as the code's own busy timeout, one function over a large value), else lost."""
+    if not in_sql:
+        return lost(settings, "did not answer in time while it ran this check (its judge could"
+                              " not be stopped)")
+    stopped = Failure(Outcome.TIMED_OUT, Kind.SQL_STUCK,
+                      timeout=unit.check.timeout * settings.timeout_scale)
+    return [stopped] * len(settings.seeds), 0.0
 
 
 def _end(pid: int, at_once: bool) -> None:

@@ -27,7 +27,7 @@ from typing import Callable, Iterator
 
 from grader.checkdef import Part, all_checks
 from grader.harness.judge import target_pipe
-from grader.harness.processes import portable, sandbox
+from grader.harness.processes import portable, sandbox, stuck, workroot
 from grader.results import Failure, result_from_json
 
 from . import lanes
@@ -62,14 +62,16 @@ LAST = b"last"
 class _Lane:
     """A spawned lane: its process, the unit it runs and when its answer is overdue."""
 
-    def __init__(self, units, settings, events: queue.Queue):
+    def __init__(self, units, settings, events: queue.Queue, marks: str):
         self.process = portable.Spawned(*LANE)
         self.pid = self.process.pid
         self.unit: int | None = None
         self.deadline = 0.0
         self.alive = True
+        self.mark = stuck.Mark.in_file(marks)  # set while its judge runs the code's SQL
         self.process.send(json.dumps({"setup": {"settings": _settings_json(settings),
-                                                "units": _units_json(units)}}).encode())
+                                                "units": _units_json(units),
+                                                "mark": self.mark.path}}).encode())
         threading.Thread(target=self._pump, args=(events,), daemon=True,
                          name=f"lane-{self.pid}").start()
 
@@ -109,6 +111,7 @@ class _Home:
         self.unit: int | None = None
         self.deadline = 0.0
         self.alive = True
+        self.mark = stuck.Mark()  # this process's judges' (`stuck.adopt`)
 
     def give(self, index: int, units, settings, brief: dict) -> None:
         self.unit = index
@@ -140,7 +143,9 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
     reported = lanes.Reported(units)
     pool: list[_Lane] = []
     ended: list[_Lane] = []
+    marks = workroot.make("marks-")  # the spawned lanes' marks (`stuck`)
     home = _Home(events)
+    stuck.adopt(home.mark)
     answered = False  # a spawned lane has answered (`_Home` takes no more units then)
     completed = False
 
@@ -160,7 +165,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
         lane.process.end()
         ended.append(lane)
         if order:
-            fresh = _Lane(units, settings, events)
+            fresh = _Lane(units, settings, events, marks)
             fresh.brief(brief)
             number = pool.index(lane)
             pool[number] = fresh
@@ -171,7 +176,7 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
         # found before their first unit: no unit runs on a guess. The preflight's judge, then
         # the lesson's first check's (`_Home`), run in this process on target processes started
         # ahead (grader.__main__): the first verdict a report shows waits for no interpreter.
-        pool.extend(_Lane(units, settings, events)
+        pool.extend(_Lane(units, settings, events, marks)
                     for _ in range(min(jobs, len(units) - len(kept))))
         answer, brief = meanwhile(set())
         if answer is None:  # (a grade refused runs nothing more)
@@ -210,22 +215,23 @@ def run(units, jobs: int, settings, long: list[int], short: list[int],
             now = time.monotonic()
             if home.unit is not None and now > home.deadline:
                 unit, home.unit, home.alive = home.unit, None, False
-                yield unit, lanes.lost(settings, "did not answer in time while it ran this"
-                                       " check (its judge could not be stopped)")
+                yield unit, lanes.overdue(units[unit], settings, home.mark.running)
                 if not pool and order:  # nobody else to run the rest
-                    pool.append(_Lane(units, settings, events))
+                    pool.append(_Lane(units, settings, events, marks))
                     pool[0].brief(brief)
                     give_next(pool[0], 0)
             for lane in [lane for lane in pool if lane.unit is not None and now > lane.deadline]:
                 unit, lane.unit = lane.unit, None
-                yield unit, lanes.lost(settings, "did not answer in time while it ran this"
-                                       " check (its judge could not be stopped)")
+                yield unit, lanes.overdue(units[unit], settings, lane.mark.running)
                 replace(lane, brief)
         completed = True
     finally:
         for lane in pool + ended:
             lane.alive = False
             lane.process.end(wait=1.0 if completed else 0.0)
+            lane.mark.close()
+        stuck.adopt(None)  # the home lane's judge thread, if overdue, sets a mark no one reads
+        workroot.remove(marks)
 
 
 class WatchedPreflight:
@@ -321,6 +327,8 @@ def serve_lane(inbox, out) -> None:
     target_pipe.start_spare()  # (started already, before the imports: `LANE`)
     setup = json.loads(inbox.readline())["setup"]
     settings, units = _settings(setup["settings"]), _units(setup["units"])
+    if setup.get("mark"):
+        stuck.adopt(stuck.Mark(setup["mark"]))
     for line in iter(inbox.readline, b""):
         line = line.strip()
         if line.startswith(b"{"):  # the brief, before the first unit

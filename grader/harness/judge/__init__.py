@@ -5,6 +5,8 @@ process that imported the code under grade, and believes only what it validated.
                    a failure) and the grade's probe before any check
     dbhost         the real sqlite3 connections behind the code's proxies: the lockdown, the
                    trace, the statement gate, the fault counts
+    hosted         one real connection as dbhost hosts it: its cursors, what the authorizer
+                   and the trace told of the code's statements, the statement cache's texts
     dbvalues       how dbhost carries values, rows and errors across the channel
     lockdown       the bounds and the authorizer of the real connections that run the code's SQL
     invariants     the rules true after every call of claim, finish and work_once, checked

@@ -15,7 +15,7 @@ and the real sqlite3 module makes of it what it makes of any callback that raise
 class and message as on a real connection: it is that module that calls the stand-in). Nothing
 from the target is ever run here: only data crosses.
 
-Bounds: a stand-in runs only while the code's own request is served (`_Conn.serving`): a
+Bounds: a stand-in runs only while the code's own request is served (`Hosted.serving`): a
 statement of the judge's own on that connection (its setup SQL, a row read) never calls the
 target; a name that is SQLite's own function or collation, or the judge's (`harness_count`),
 cannot be registered (the judge's statements and triggers on the connection use them); at most
@@ -82,7 +82,7 @@ BUILTIN_FUNCTIONS = _builtin_functions()
 
 
 def register(conn, request: dict, host) -> None:
-    """Serve a proxy's "function" request on `conn` (dbhost's `_Conn`): register (or remove) a
+    """Serve a proxy's "function" request on `conn` (`hosted.Hosted`): register (or remove) a
     stand-in on its real connection. A malformed request is a wire.WireError (the target broke
     the protocol); what the real module raises is the code's error, as on a real connection."""
     kind = request.get("kind")

@@ -26,138 +26,12 @@ from .dbvalues import (BUILTIN_ERRORS, MAX_CURSORS, TOO_BIG, connection_state, c
                        RequestError)
 from .lockdown import (COUNTER, FAILER, PROGRESS_STEPS, authorize, fail_injected, lock_down)
 from grader.harness import wire
-from .interleave import verb
+from grader.harness.processes import stuck
+from .hosted import Hosted
 
 #: Rows a proxy asks for at a time while it is iterated (fetchone asks for 1).
 ITER_CHUNK = wire.DB_ITER_CHUNK
 _ATTRS = ("isolation_level", "autocommit")
-
-
-class _Conn:
-    """One real connection and the cursors its proxies use."""
-
-    def __init__(self, name: str, epoch: int, real: watched.WatchedConnection,
-                 path: str):
-        self.name, self.epoch, self.real, self.path = name, epoch, real, path
-        self.cursors: dict[int, sqlite3.Cursor] = {}
-        self.student_trace: list[str] | None = None  # collecting for a proxy's trace callback
-        self.serving = False  # a proxy's request runs: the statements are the code's
-        self.judge_ran = False  # the judge ran a statement here since the code's last request
-        self.judge_triggers: set[str] = set()  # the triggers the judge created (lower case)
-        # the code ran a statement that may change the database otherwise than row by row (its
-        # schema, a PRAGMA that sets): its total_changes no longer tells every change (`changes`)
-        self.reshaped = False
-        # what SQLite's authorizer told of the statements prepared since the last one traced (the
-        # tables they read or write, `lockdown.table_key`): `tables_read`, `traced`
-        self.prepared = False  # a statement was prepared (the authorizer was called)
-        self.prepared_tables: set[str] = set()
-        #: the text an execute or executemany runs now (sqlite3's statement cache's key for it),
-        #: None otherwise (`cached`)
-        self.running: str | None = None
-        #: such a text -> the tables of its statement, as when it was last prepared; the oldest
-        #: first, at most MAX_REMEMBERED texts of MAX_REMEMBERED_CHARS characters in all
-        self.tables_of: dict[str, frozenset] = {}
-        self.remembered_chars = 0
-        self.last_tables: frozenset | None = None  # those of the statement traced last
-        # whether that statement writes rows (the authorizer told SQLITE_INSERT/UPDATE/DELETE):
-        # a write's RETURNING rows are not read ahead (`DbHost._run`); None where not known.
-        # Kept per text as its tables are (`writes_of`, the same keys as `tables_of`).
-        self.prepared_writes = False
-        self.writes_of: dict[str, bool] = {}
-        self.last_writes: bool | None = None
-        #: the code's SQL functions registered here: (collation?, name, narg) -> the number the
-        #: target keeps the callable by (`callbacks.register`)
-        self.functions: dict[tuple, int] = {}
-        #: the state (`connection_state`) last sent to the target for this connection, in a
-        #: reply or a call's request: what its proxy holds; a message whose state would be the
-        #: same leaves it out (`DbHost.news`)
-        self.sent_state: dict | None = None
-        self.proxied = False  # a call on it was sent: the target made its proxy (`DbHost.news`)
-
-    def news(self) -> dict | None:
-        """This connection's state (`connection_state`) if it is not what its proxy holds (the
-        state last sent), now recorded as sent; None when the proxy holds it already."""
-        state = connection_state(self.real)
-        if state == self.sent_state:
-            return None
-        self.sent_state = state
-        return state
-
-    def cached(self, sql: str, run: Callable[[], object]):
-        """`run()`, an execute or executemany of `sql` on the real connection, which prepares it
-        only if sqlite3's statement cache does not hold it: its tables are then those its text
-        had when it was last prepared (`tables_of`). A text dropped from `tables_of` makes every
-        statement prepared again before its next run (`WatchedConnection.expire`), so none runs
-        from the cache unseen by the authorizer, whatever the cache holds."""
-        self.prepared, self.prepared_tables = False, set()  # a failed prepare tells nothing here
-        self.prepared_writes = False
-        tables = self.tables_of.pop(sql, None)
-        if tables is not None:  # the most recent last
-            self.tables_of[sql] = tables
-        dropped = False
-        while self.tables_of and (len(self.tables_of) > MAX_REMEMBERED
-                                  or self.remembered_chars > MAX_REMEMBERED_CHARS):
-            oldest = next(iter(self.tables_of))
-            del self.tables_of[oldest]
-            self.writes_of.pop(oldest, None)
-            self.remembered_chars -= len(oldest)
-            dropped = True
-        if dropped:
-            self.real.expire()
-        outer, self.running = self.running, sql
-        try:
-            return run()
-        finally:
-            self.running = outer
-
-    def traced(self, sql: str) -> frozenset | None:
-        """The tables (`lockdown.table_key`) of the statement SQLite traces now, its text `sql`: what the
-        authorizer told since the last statement traced, when it was prepared just now; else
-        (run again from sqlite3's statement cache, or executemany's next row) those its text had
-        (`cached`); None where not known (text that is only comments: a trigger program).
-
-        A transaction's statement (BEGIN, COMMIT, END, ROLLBACK, SAVEPOINT, RELEASE) touches no
-        table. sqlite3's own BEGIN (a legacy isolation_level) is prepared and traced after the
-        statement it runs before was prepared: what the authorizer told of that one (a write
-        always names its table) is kept for it."""
-        first = verb(sql)
-        if not first:
-            self.last_writes = None
-            return None
-        if first in _TRANSACTION_VERBS:
-            if not self.prepared_tables:
-                self.prepared = False
-            self.last_writes = False
-            return frozenset()
-        if self.prepared:
-            tables, writes = frozenset(self.prepared_tables), self.prepared_writes
-            if self.running is not None:
-                self._remember(self.running, tables)
-                self.writes_of[self.running] = writes
-        else:
-            tables = None if self.running is None else self.tables_of.get(self.running)
-            writes = None if self.running is None else self.writes_of.get(self.running)
-        self.prepared = False
-        self.prepared_tables = set()
-        self.prepared_writes = False
-        self.last_writes = writes
-        return tables
-
-    def _remember(self, sql: str, tables: frozenset) -> None:
-        if sql in self.tables_of:
-            del self.tables_of[sql]
-        else:
-            self.remembered_chars += len(sql)
-        self.tables_of[sql] = tables
-
-
-#: How many texts' tables one connection remembers, and how many characters of text in all (a
-#: statement run again from sqlite3's statement cache is not prepared again: the authorizer is
-#: not asked). Beyond either, the oldest are dropped and every statement prepared again.
-MAX_REMEMBERED = 512
-MAX_REMEMBERED_CHARS = 1 << 20
-#: The verbs of the statements that only open or end a transaction or a savepoint: no table.
-_TRANSACTION_VERBS = frozenset(("BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"))
 
 
 class DbHost:
@@ -166,7 +40,7 @@ class DbHost:
     def __init__(self, traced: Callable[[str, str], None] | None = None):
         #: called with (name, sql) for every statement traced on any connection here
         self.traced = traced
-        self.conns: dict[str, _Conn] = {}
+        self.conns: dict[str, Hosted] = {}
         self.counts: dict[str, int] = {}
         self._epochs = 0
         #: time.monotonic() by which a proxy's request must be done (the call's timeout, set by
@@ -191,7 +65,8 @@ class DbHost:
         self.close(name)
         real = watched.connect(path, busy_timeout_ms=busy_timeout_ms)
         self._epochs += 1
-        conn = _Conn(name, self._epochs, real, str(path))
+        conn = Hosted(name, self._epochs, real, str(path))
+        conn.busy_timeout_ms = busy_timeout_ms
         real.watch(lambda sql, conn=conn: self._trace(conn, sql))
         real.create_function(COUNTER, 1, self._count)
         real.create_function(FAILER, 0, fail_injected)
@@ -278,6 +153,21 @@ class DbHost:
                           lambda: conn.real.execute("PRAGMA journal_mode").fetchone())
         return str(row[0]) if row else ""
 
+    def busy_lowered(self, name: str) -> tuple[int, int] | None:
+        """(now, opened): connection `name`'s busy timeout in ms, when the code has lowered it
+        below the one the connection was opened with (read only once the code prepared a PRAGMA
+        that sets: `Hosted.settings_changed`); None otherwise, or when it is not open."""
+        conn = self.conns.get(name)
+        if conn is None or not conn.settings_changed:
+            return None
+        try:
+            row = conn.cached("PRAGMA busy_timeout",
+                              lambda: conn.real.execute("PRAGMA busy_timeout").fetchone())
+        except sqlite3.Error:  # closed by the code
+            return None
+        now = int(row[0]) if row else conn.busy_timeout_ms
+        return (now, conn.busy_timeout_ms) if now < conn.busy_timeout_ms else None
+
     def count(self, key: str) -> int:
         """How often a trigger called harness_count(key) on any connection here."""
         return self.counts.get(key, 0)
@@ -286,7 +176,7 @@ class DbHost:
         """The rows connection `name` has inserted, updated or deleted so far (triggers'
         included: SQLite's total_changes), a number that moves with every change it makes to
         the database; None where that is not known (not open, closed, or the code ran a
-        statement that changes it otherwise: `_Conn.reshaped`)."""
+        statement that changes it otherwise: `Hosted.reshaped`)."""
         conn = self.conns.get(name)
         if conn is None or conn.reshaped:
             return None
@@ -323,7 +213,7 @@ class DbHost:
         frozenset() for one that touches no table (`SELECT 1`, `SELECT sqlite_version()`, a
         PRAGMA, BEGIN or COMMIT); None where that is not known (text that is only comments).
         A statement run again from sqlite3's statement cache, not prepared again, has the tables
-        its text had when it was last prepared (`_Conn.cached`, `_Conn.traced`)."""
+        its text had when it was last prepared (`Hosted.cached`, `Hosted.traced`)."""
         conn = self.conns.get(name)
         return None if conn is None else conn.last_tables
 
@@ -416,17 +306,23 @@ class DbHost:
             conn.prepared_writes = False
             if raw_text:  # the code's text_factory is not str: TEXT that is not UTF-8 is sent
                 conn.real.text_factory = text_or_raw
+            mark = stuck.here()  # set while the code's SQL runs: a lane overdue then is its doing
+            if mark is not None:
+                mark.set(True)
             try:
                 result = self._run(conn, op, request)
             finally:
                 conn.serving = False
                 if raw_text:
                     quietly(lambda: setattr(conn.real, "text_factory", str))
+                if mark is not None:
+                    mark.set(False)
         except RequestError:
             raise
         except wire.WireError as exc:
             raise RequestError(str(exc)) from None
-        except BaseException as exc:  # the real module's error: the proxy raises the same
+        except Exception as exc:  # the real module's error: the proxy raises the same
+            # (not a BaseException: the judge's own alarm, sandbox.TimeUp, ends the check)
             reply = {"error": error_data(exc)}
         else:
             reply = {"ok": result}
@@ -450,7 +346,7 @@ class DbHost:
             self.close_all()
         return reply
 
-    def _run(self, conn: _Conn, op, request: dict):
+    def _run(self, conn: Hosted, op, request: dict):
         real = conn.real
         if op in ("execute", "executemany", "executescript"):
             cursor = self._cursor(conn, request)
@@ -544,7 +440,7 @@ class DbHost:
             return None
         raise RequestError(f"unknown op {str(op)[:40]!r}")
 
-    def _cursor(self, conn: _Conn, request: dict, create: bool = True) -> sqlite3.Cursor:
+    def _cursor(self, conn: Hosted, request: dict, create: bool = True) -> sqlite3.Cursor:
         cid = integer_of(request.get("cur"), "cur")
         cursor = conn.cursors.get(cid)
         if cursor is None:
@@ -556,7 +452,7 @@ class DbHost:
         return cursor
 
     # -- what the real connections tell ----------------------------------------------------------
-    def _trace(self, conn: _Conn, sql: str) -> None:
+    def _trace(self, conn: Hosted, sql: str) -> None:
         conn.last_tables = conn.traced(sql)
         if not conn.serving:  # the judge's own statement: prepared with the judge's leave
             conn.judge_ran = True

@@ -11,8 +11,9 @@ The Lab (scenario) asks these after each call and keeps the first rule broken (`
 check that then passes on its own fails with it, its timeline cut at the call that broke it.
 
 Only the generic rules are written here: no transaction open, no statement running (after every
-call, and on work_once's connection as it calls send: send runs with no lock held), a call that
-raised changes nothing, the clock read after send returned. What a call makes of the rows is the
+call, and on work_once's connection as it calls send: send runs with no lock held), the busy
+timeout not lowered (after every call), a call that raised changes nothing, the clock read after
+send returned. What a call makes of the rows is the
 contract's one model (`grader.checks.model.QueueModel`, which reads rows as SQLite compares
 them: a NULL compares as unknown, never true), handed to the Lab by the check run (`RowModel`);
 the harness may not import the checks, and a copy of the grader without the model
@@ -124,6 +125,18 @@ def send_broke(held: list[tuple[bool, tuple[int, int] | None]]) -> tuple[str, di
     return None
 
 
+def busy_broke(function: str, lowered: tuple[int, int] | None) -> tuple[str, dict] | None:
+    """The rule a call of `function` broke by leaving its connection's busy timeout lower than
+    the connection was handed with, and its parameters, or None. `lowered`: (now, handed) in ms,
+    as dbhost.DbHost.busy_lowered reads it on the real connection (None: not lowered). The busy
+    timeout is the caller's setting: lowered, every later call on the connection gives up at
+    once where it should wait its turn for another worker's lock."""
+    if lowered is None:
+        return None
+    ms, handed = lowered
+    return "busy-timeout-lowered", {"function": function, "ms": ms, "default": handed}
+
+
 class Rules:
     """What one Lab holds its calls to (see the module's docstring): `before(conn)` ahead of a
     call, `after(...)` once it returned or raised; the first rule broken is kept (`broken`).
@@ -156,6 +169,14 @@ class Rules:
                              {"function": function, "reads": reads, "writes": writes}))
             return False
         return True
+
+    def settings(self, function: str, event: dict, lowered: tuple[int, int] | None) -> None:
+        """The call left its connection's busy timeout no lower than the connection was handed
+        with (`busy_broke`)."""
+        broke = busy_broke(function, lowered)
+        if broke is not None:
+            rule, params = broke
+            self.keep(Broken(rule, event, params))
 
     def sends(self, event: dict, held: list[tuple[bool, tuple[int, int] | None]]) -> None:
         """work_once called each send with no lock held (`send_broke`; `held`: for each send,

@@ -112,6 +112,8 @@ def authorize(conn, action, arg1, arg2, database, source):
     if conn.serving and action not in _ROW_ACTIONS and (action != sqlite3.SQLITE_PRAGMA
                                                          or arg2 is not None):
         conn.reshaped = True
+        if action == sqlite3.SQLITE_PRAGMA:
+            conn.settings_changed = True
     if action == sqlite3.SQLITE_FUNCTION:
         function = "" if arg2 is None else arg2.lower()
         if function in _DENIED_FUNCTIONS or (function in JUDGE_FUNCTIONS and (

@@ -407,18 +407,21 @@ class Lab(Verdicts):
 
     def _connection_rules(self, function: str, conn: Conn, event: dict) -> None:
         """After every call: no transaction open on its connection, no statement of the code's
-        running there (invariants.Rules.connection; the first broken is kept). Not asked of a
+        running there (invariants.Rules.connection), its busy timeout not lowered
+        (invariants.Rules.settings); the first broken is kept. Not asked of a
         target process the judge gave up on (its own send raised inside the call: the check
         stops with that)."""
         try:
             in_transaction = self.target.in_transaction(conn.name)
             unfinished = self.target.unfinished(conn.name)
             isolation = self.target.isolation_level(conn.name)
+            lowered = self.target.db.busy_lowered(conn.name)
         except TargetProcessError:
             return
         if isolation is not None and self.isolation_changed_by is None:
             self.isolation_changed_by = function
         clean = self.rules.connection(function, event, in_transaction, unfinished)
+        self.rules.settings(function, event, lowered)
         if clean:
             self._left_open.pop(conn.name, None)
         elif conn.name not in self._left_open:

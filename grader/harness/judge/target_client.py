@@ -52,7 +52,7 @@ from grader.harness.wire.values import RaisedInTarget, decode_error, decode_valu
 EXTRA_WRITABLE = "LEASELAB_EXTRA_WRITABLE"
 CALL_TIMEOUT = 10.0  # seconds the target may keep control before it is taken as hung
 START_TIMEOUT = 20.0  # a fresh interpreter that imports the target, on a loaded machine
-_SCALARS = (type(None), bool, int, str)
+_SCALARS = (type(None), bool, int, float, str)  # what a callback's answer may be
 
 
 class TargetProcess:
@@ -516,10 +516,10 @@ class TargetProcess:
             self._abandon(f"the judge's {name} raised")
             raise
         else:
-            if type(result) not in _SCALARS and type(result) is not float:
-                raise TypeError(f"the judge's {name} returned a {type(result).__name__}: "
-                                "only None, bool, int, float or str can go to the target")
-            answer = {"op": "return", "cb": cb, "value": result}
+            if type(result) not in _SCALARS and result is not wire.SEND_OBJECT:
+                raise TypeError(f"the judge's {name} returned a {type(result).__name__}")
+            answer = ({"op": "return", "cb": cb, "object": True} if result is wire.SEND_OBJECT
+                      else {"op": "return", "cb": cb, "value": result})  # an object: made there
         self._send(answer, frame.op)
 
     def _function(self, request: dict):

@@ -13,7 +13,7 @@ own), their owners as `w.name("B")`, their quantities as `w.qty(5)`; the Lab num
 and names the files. Roles keep their letters in the check's code and in the report's
 sentences ("{B}'s claim"): the sentences are filled with the names this world gave them.
 
-May import: the standard library only.
+May import: the standard library and the wire (`wire.SEND_OBJECT`, one of what sends return).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import hashlib
 import random
 import string
 from dataclasses import dataclass, field
+
+from grader.harness import wire
 
 #: The seed of a local run: the lesson's own values, the same on every run.
 LESSON_SEED = 1
@@ -65,7 +67,10 @@ class World:
             self.lease_ms = rng.choice([rng.randrange(20, 1000), rng.randrange(1000, 60_000)])
             self.far = self.t0 + self.lease_ms * rng.randrange(200, 5000)
             self.roles = dict(zip(ROLES, _names(rng, len(ROLES))))
-            self._first_id = rng.randrange(1, 10 ** 6)
+            # the first id a little below a power of ten (997 to 999, 99,999,998...): a check's
+            # ids then change their number of digits by its fourth job, as the lesson's do at
+            # its tenth (ids compared as text: "1000" < "999")
+            self._first_id = 10 ** rng.randrange(1, 10) - rng.randrange(1, 4)
             self._gaps = tuple(rng.choice((1, 1, 2, 3, 7, rng.randrange(1, 10 ** 4)))
                                for _ in range(8))
         # job_id's sums: of gaps[k % len] for k = 2..r+1, r = 0..len-1; of every gap
@@ -128,11 +133,14 @@ class World:
         nothing: what real callables return and work_once must ignore (the contract: finish is
         called whatever send returned). Every world starts with False (the first send of a
         check is often its only one: a work_once that takes False for a failed delivery meets
-        it in every world), then 0, None, a value, in the lesson's order or drawn."""
+        it in every world), then an object (a client's response: no JSON, no number; second
+        in every world too, for the checks that send twice), then 0, None, a value, in the
+        lesson's order or drawn."""
         values = (0, None, "202 Accepted", True, 1)
         rng = None if self.lesson else self._draw("send-returns")
         while True:
             yield False
+            yield wire.SEND_OBJECT
             yield from (values if rng is None else rng.sample(values, len(values)))
 
     def label(self, kind: str, lesson_value: str) -> str:

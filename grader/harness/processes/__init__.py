@@ -10,6 +10,8 @@ end, what contains them.
     forkloop   a fork server's loop (the zygote's, the batch's)
     jail       Landlock: the target processes and the judges write only their own folder
     hygiene    nothing a check, a grade or a lane started outlives it
+    stuck      a lane's mark: its judge runs the code's SQL now (an overdue lane is then the
+               code's doing, not the grader's)
     workroot   where the temporary folders live, and who removes them
 
 May import: the standard library and the grader's top-level basics (`grader.results`). Never

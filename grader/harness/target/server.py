@@ -52,9 +52,18 @@ class SendFailed(Exception):
     """Raised inside the target when the judge's send (or clock) fails: the judge said "raise"."""
 
 
+class SendReceipt:
+    """What the judge's send returns where a real client returns an object of its own (a
+    response): not data (no JSON, no number, no str), and nothing work_once needs to read."""
+
+    __slots__ = ()
+
+
 #: The SendFailed that is also ConnectionError / TimeoutError (wire.SEND_ALSO), named as the
 #: builtin: the judge's send failed the way the network does.
-SEND_ALSO = {name: type(name, (SendFailed, getattr(builtins, name)),
+SEND_ALSO = {name: type(name, (SendFailed, getattr(builtins, name))
+                        if issubclass(getattr(builtins, name), Exception)
+                        else (getattr(builtins, name),),
                         {"__module__": __name__, "__doc__": f"SendFailed, as a {name}."})
              for name in wire.SEND_ALSO}
 
@@ -436,6 +445,8 @@ class Server:
                 if request.get("cb") != cb:
                     _bug("answer to another callback")
                 if op == "return":
+                    if request.get("object") is True:  # what a real client's send returns
+                        return SendReceipt()
                     value = request.get("value")
                     if type(value) not in (type(None), bool, int, float, str):
                         _bug("callback value is not a scalar")

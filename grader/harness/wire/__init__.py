@@ -39,8 +39,23 @@ INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # SQLite's integers
 #: separated; the server then enters its Landlock jail (grader.harness.processes.jail) before the import.
 JAIL_ENV = "LEASELAB_JAIL_WRITE"
 
-#: Builtin errors a callback's SendFailed may also be ({"op": "raise", ..., "also": name}).
-SEND_ALSO = ("ConnectionError", "TimeoutError")
+#: Builtin errors a callback's SendFailed may also be ({"op": "raise", ..., "also": name}). In
+#: the target, one that is no Exception (KeyboardInterrupt: Ctrl-C while send waited) is raised
+#: as that builtin alone, as a real one is (`except Exception` does not catch it).
+SEND_ALSO = ("ConnectionError", "TimeoutError", "KeyboardInterrupt")
+
+
+class _Opaque:
+    """What the judge's send returns where a real client returns an object of its own (a
+    response): `{"op": "return", "cb", "object": true}` on the wire, a plain object in the
+    target, which is not data (no JSON, no number, no str) and means nothing to work_once."""
+
+    def __repr__(self) -> str:
+        return "an object"
+
+
+#: The judge's send returning an object (`_Opaque`).
+SEND_OBJECT = _Opaque()
 
 #: The proxy connection's protocol (grader.harness.target.dbproxy <-> dbhost): the rows a proxy asks for
 #: at a time while it is iterated, and the builtin errors a request may raise besides sqlite3's
