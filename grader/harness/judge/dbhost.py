@@ -65,8 +65,7 @@ class DbHost:
         self.close(name)
         real = watched.connect(path, busy_timeout_ms=busy_timeout_ms)
         self._epochs += 1
-        conn = Hosted(name, self._epochs, real, str(path))
-        conn.busy_timeout_ms = busy_timeout_ms
+        conn = Hosted(name, self._epochs, real, str(path), busy_timeout_ms)
         real.watch(lambda sql, conn=conn: self._trace(conn, sql))
         real.create_function(COUNTER, 1, self._count)
         real.create_function(FAILER, 0, fail_injected)

@@ -25,7 +25,7 @@ class Hosted:
     """One real connection and the cursors its proxies use."""
 
     def __init__(self, name: str, epoch: int, real: watched.WatchedConnection,
-                 path: str):
+                 path: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
         self.name, self.epoch, self.real, self.path = name, epoch, real, path
         self.cursors: dict[int, sqlite3.Cursor] = {}
         self.student_trace: list[str] | None = None  # collecting for a proxy's trace callback
@@ -38,7 +38,7 @@ class Hosted:
         # the code prepared a PRAGMA that sets (its busy timeout among them: `busy_lowered`), and
         # the busy timeout the connection was opened with, in ms
         self.settings_changed = False
-        self.busy_timeout_ms = BUSY_TIMEOUT_MS
+        self.busy_timeout_ms = busy_timeout_ms
         # what SQLite's authorizer told of the statements prepared since the last one traced (the
         # tables they read or write, `lockdown.table_key`): `tables_read`, `traced`
         self.prepared = False  # a statement was prepared (the authorizer was called)
